@@ -1,0 +1,79 @@
+#include "base/gpu.h"
+
+#include "base/error.h"
+
+#if MX_USE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace mx::gpu {
+
+#if MX_USE_CUDA
+namespace {
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) throw Error(str("CUDA error in ", what, ": ", cudaGetErrorString(err)));
+}
+}  // namespace
+
+bool compiled_with_cuda() { return true; }
+
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+void set_device(int device) {
+  int count = device_count();
+  if (device < 0 || device >= count)
+    throw Error(str("gpu:", device, " does not exist (", count, " GPU(s) found)"));
+  check(cudaSetDevice(device), "cudaSetDevice");
+}
+
+void* create_stream(int device) {
+  set_device(device);
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  return stream;
+}
+
+void destroy_stream(void* stream) {
+  if (stream != nullptr) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+}
+
+void synchronize(void* stream, int device) {
+  if (stream == nullptr) {
+    set_device(device);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  } else {
+    check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+  }
+}
+
+void copy(void* dst, const void* src, size_t bytes, CopyKind kind, void* stream) {
+  cudaMemcpyKind k = kind == CopyKind::kHostToDevice   ? cudaMemcpyHostToDevice
+                     : kind == CopyKind::kDeviceToHost ? cudaMemcpyDeviceToHost
+                                                       : cudaMemcpyDeviceToDevice;
+  check(cudaMemcpyAsync(dst, src, bytes, k, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync");
+}
+#else
+namespace {
+[[noreturn]] void no_cuda(int device = 0) {
+  throw Error(str("gpu:", device, " was requested, but this build of mx has no CUDA support "
+                  "(configure with -DMX_USE_CUDA=ON on a machine with the CUDA toolkit)"));
+}
+}  // namespace
+
+bool compiled_with_cuda() { return false; }
+int device_count() { return 0; }
+void set_device(int device) { no_cuda(device); }
+void* create_stream(int device) { no_cuda(device); }
+void destroy_stream(void*) {}
+void synchronize(void*, int device) { no_cuda(device); }
+void copy(void*, const void*, size_t, CopyKind, void*) { no_cuda(); }
+#endif
+
+}  // namespace mx::gpu

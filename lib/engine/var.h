@@ -1,0 +1,47 @@
+// An engine variable: the queue of operations waiting on one resource.
+// Reads that follow each other run together; a write waits until the reads
+// and the write before it are done, and the reads after it wait for it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <vector>
+
+namespace mx {
+
+struct Operation;
+
+class Var {
+ public:
+  // Each returns true when `op` may run now as far as this variable is
+  // concerned; otherwise `op` is queued and released by a later complete_*.
+  bool append_read(Operation* op);
+  bool append_write(Operation* op);
+  // Called when an operation that read / wrote this variable has finished;
+  // adds the operations this releases to `released`.
+  void complete_read(std::vector<Operation*>& released);
+  // `error` (or nullptr on success) becomes the variable's stored exception.
+  void complete_write(std::exception_ptr error, std::vector<Operation*>& released);
+
+  std::exception_ptr exception() const;
+  // Number of completed writes (a version, as in the paper's tagged queue).
+  uint64_t version() const;
+
+ private:
+  struct Pending {
+    Operation* op;
+    bool is_write;
+  };
+  void release_front_locked(std::vector<Operation*>& released);
+
+  mutable std::mutex mutex_;
+  std::deque<Pending> queue_;  // waiting operations, in push order
+  int running_reads_ = 0;
+  bool running_write_ = false;
+  uint64_t version_ = 0;
+  std::exception_ptr exception_;
+};
+
+}  // namespace mx

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what mx needs to build, test and run its default job on Debian.
+# Idempotent: packages already present are left alone; apt-get update runs only
+# when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git python3
+  libopenblas-dev libyaml-cpp-dev libcli11-dev doctest-dev
+  libopenmpi-dev openmpi-bin libopencv-dev zlib1g-dev
+  clang libclang-rt-dev
+  dataset-fashion-mnist
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
