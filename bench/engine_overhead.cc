@@ -74,9 +74,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     int value = std::atoi(argv[i + 1]);
-    if (flag == "--ops") ops = value;
-    else if (flag == "--repeats") repeats = value;
-    else if (flag == "--threads") threads = value;
+    if (flag == "--ops")
+      ops = value;
+    else if (flag == "--repeats")
+      repeats = value;
+    else if (flag == "--threads")
+      threads = value;
     else {
       std::fprintf(stderr, "usage: bench_engine [--ops N] [--repeats R] [--threads T]\n");
       return 2;

@@ -70,8 +70,10 @@ int main(int argc, char** argv) {
     for (const auto& file : files) {
       mx::NamedArrays list = mx::load_params(file);
       int64_t total = 0;
-      if (json) std::cout << "{\"file\": \"" << json_escape(file) << "\", \"arrays\": [";
-      else std::cout << file << ": " << list.arrays.size() << " array(s)\n";
+      if (json)
+        std::cout << "{\"file\": \"" << json_escape(file) << "\", \"arrays\": [";
+      else
+        std::cout << file << ": " << list.arrays.size() << " array(s)\n";
       for (size_t i = 0; i < list.arrays.size(); ++i) {
         const auto& a = list.arrays[i];
         std::string name = list.names.empty() ? std::to_string(i) : list.names[i];
@@ -81,13 +83,16 @@ int main(int argc, char** argv) {
         std::snprintf(stats, sizeof stats, "min %.6g max %.6g mean %.6g l2 %.6g", s.min, s.max,
                       s.mean, s.l2);
         if (json) {
-          std::cout << (i ? ", " : "") << "{\"name\": \"" << json_escape(name) << "\", \"dtype\": \""
-                    << (a.is_none() ? "none" : mx::dtype_name(a.dtype())) << "\", \"shape\": ["
-                    << mx::join([&] {
-                         std::vector<std::string> d;
-                         for (int64_t x : a.shape()) d.push_back(std::to_string(x));
-                         return d;
-                       }(), ", ")
+          std::cout << (i ? ", " : "") << "{\"name\": \"" << json_escape(name)
+                    << "\", \"dtype\": \"" << (a.is_none() ? "none" : mx::dtype_name(a.dtype()))
+                    << "\", \"shape\": ["
+                    << mx::join(
+                           [&] {
+                             std::vector<std::string> d;
+                             for (int64_t x : a.shape()) d.push_back(std::to_string(x));
+                             return d;
+                           }(),
+                           ", ")
                     << "], \"size\": " << a.size() << ", \"min\": " << s.min
                     << ", \"max\": " << s.max << ", \"mean\": " << s.mean << ", \"l2\": " << s.l2
                     << ", \"non_finite\": " << s.non_finite << "}";
@@ -98,8 +103,10 @@ int main(int argc, char** argv) {
                       s.non_finite ? (" non-finite " + std::to_string(s.non_finite)).c_str() : "");
         }
       }
-      if (json) std::cout << "], \"total_elements\": " << total << "}\n";
-      else std::cout << "  total elements: " << total << "\n";
+      if (json)
+        std::cout << "], \"total_elements\": " << total << "}\n";
+      else
+        std::cout << "  total elements: " << total << "\n";
     }
   });
 }

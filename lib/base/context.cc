@@ -15,8 +15,7 @@ std::string Context::to_string() const {
 
 Context Context::parse(const std::string& text) {
   auto fail = [&] {
-    return InputError("cannot parse device '" + text +
-                      "' (expected cpu, cpu:N, gpu or gpu:N)");
+    return InputError("cannot parse device '" + text + "' (expected cpu, cpu:N, gpu or gpu:N)");
   };
   size_t split = 0;
   while (split < text.size() &&
@@ -24,16 +23,23 @@ Context Context::parse(const std::string& text) {
     ++split;
   std::string name = text.substr(0, split);
   Context ctx;
-  if (name == "cpu") ctx.type = DeviceType::kCPU;
-  else if (name == "gpu") ctx.type = DeviceType::kGPU;
-  else if (name == "cpu_pinned") ctx.type = DeviceType::kCPUPinned;
-  else throw fail();
+  if (name == "cpu")
+    ctx.type = DeviceType::kCPU;
+  else if (name == "gpu")
+    ctx.type = DeviceType::kGPU;
+  else if (name == "cpu_pinned")
+    ctx.type = DeviceType::kCPUPinned;
+  else
+    throw fail();
   std::string rest = text.substr(split);
   if (rest.empty()) return ctx;
   std::string digits;
-  if (rest.front() == ':') digits = rest.substr(1);
-  else if (rest.front() == '(' && rest.back() == ')') digits = rest.substr(1, rest.size() - 2);
-  else throw fail();
+  if (rest.front() == ':')
+    digits = rest.substr(1);
+  else if (rest.front() == '(' && rest.back() == ')')
+    digits = rest.substr(1, rest.size() - 2);
+  else
+    throw fail();
   if (digits.empty() || digits.size() > 6) throw fail();
   for (char c : digits)
     if (std::isdigit(static_cast<unsigned char>(c)) == 0) throw fail();

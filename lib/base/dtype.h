@@ -33,13 +33,34 @@ bool is_floating(DType dtype);
 
 template <typename T>
 struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::kFloat64; };
-template <> struct DTypeOf<half_t> { static constexpr DType value = DType::kFloat16; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kUint8; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
-template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kInt8; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::kFloat32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::kFloat64;
+};
+template <>
+struct DTypeOf<half_t> {
+  static constexpr DType value = DType::kFloat16;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::kUint8;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::kInt32;
+};
+template <>
+struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::kInt8;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::kInt64;
+};
 
 template <typename T>
 inline constexpr DType dtype_of = DTypeOf<T>::value;

@@ -53,9 +53,9 @@ std::string str(Args&&... args) {
 
 // Internal invariant: on failure throws mx::Error naming the condition and the
 // source location, followed by the streamed message pieces.
-#define MX_CHECK(cond, ...)                                                         \
-  do {                                                                              \
-    if (!(cond))                                                                    \
-      ::mx::detail::throw_check_failure(#cond, __FILE__, __LINE__,                 \
+#define MX_CHECK(cond, ...)                                                                   \
+  do {                                                                                        \
+    if (!(cond))                                                                              \
+      ::mx::detail::throw_check_failure(#cond, __FILE__, __LINE__,                            \
                                         ::mx::detail::concat("" __VA_OPT__(, ) __VA_ARGS__)); \
   } while (0)

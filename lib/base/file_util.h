@@ -13,7 +13,8 @@ namespace mx {
 // Calls write(stream) on a temporary file next to `path`, then renames it to
 // `path`. On any failure (including an exception from `write`) the
 // temporary file is removed, `path` is untouched, and an Error is thrown.
-void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write);
 
 // Size of a regular file in bytes; throws InputError if it cannot be opened.
 uint64_t file_size(const std::string& path);

@@ -62,7 +62,8 @@ void copy(void* dst, const void* src, size_t bytes, CopyKind kind, void* stream)
 #else
 namespace {
 [[noreturn]] void no_cuda(int device = 0) {
-  throw Error(str("gpu:", device, " was requested, but this build of mx has no CUDA support "
+  throw Error(str("gpu:", device,
+                  " was requested, but this build of mx has no CUDA support "
                   "(configure with -DMX_USE_CUDA=ON on a machine with the CUDA toolkit)"));
 }
 }  // namespace

@@ -12,7 +12,7 @@ struct half_t {
   uint16_t bits = 0;
 
   half_t() = default;
-  half_t(float value) : bits(from_float(value)) {}  // NOLINT: implicit like a built-in float type
+  half_t(float value) : bits(from_float(value)) {}   // NOLINT: implicit like a built-in float type
   operator float() const { return to_float(bits); }  // NOLINT
 
   static half_t from_bits(uint16_t b) {
@@ -31,7 +31,7 @@ struct half_t {
       return static_cast<uint16_t>(sign | 0x7c00u | nan);
     }
     if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
-    if (abs < 0x38800000u) {  // subnormal half (or zero)
+    if (abs < 0x38800000u) {                                      // subnormal half (or zero)
       if (abs < 0x33000000u) return static_cast<uint16_t>(sign);  // below half the smallest
       const uint32_t exponent = abs >> 23;
       const uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;

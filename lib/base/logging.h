@@ -37,7 +37,7 @@ class LogLine {
 }  // namespace mx
 
 // MX_LOG(kInfo) << "epoch " << e;  The stream is not evaluated below the level.
-#define MX_LOG(level)                                     \
-  if (::mx::LogLevel::level < ::mx::log_level()) {        \
-  } else                                                  \
+#define MX_LOG(level)                              \
+  if (::mx::LogLevel::level < ::mx::log_level()) { \
+  } else                                           \
     ::mx::detail::LogLine(::mx::LogLevel::level)

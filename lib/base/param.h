@@ -27,6 +27,7 @@
 
 #include "base/error.h"
 #include "base/param_value.h"
+#include "base/param_yaml.h"
 #include "base/strings.h"
 
 namespace mx {
@@ -34,7 +35,7 @@ namespace mx {
 // What a listing shows of one field.
 struct ParamFieldInfo {
   std::string name;
-  std::string type;         // "int", "float", "Shape(tuple)", "{'max', 'avg'}", ...
+  std::string type;          // "int", "float", "Shape(tuple)", "{'max', 'avg'}", ...
   std::string default_text;  // "" when required
   bool required = false;
   std::string description;
@@ -156,7 +157,9 @@ class FieldBuilder {
     }
     auto rules = rules_;
     auto member = member_;
-    field_->parse = [rules, member](P& p, const std::string& text) { p.*member = rules.parse(text); };
+    field_->parse = [rules, member](P& p, const std::string& text) {
+      p.*member = rules.parse(text);
+    };
     field_->print = [rules, member](const P& p) { return rules.print(p.*member); };
     return *this;
   }
@@ -224,6 +227,18 @@ struct Params {
                          ") is missing" +
                          (f->info.description.empty() ? "" : ": " + f->info.description));
     return p;
+  }
+
+  // From a YAML mapping (values as in param_yaml.h); errors are prefixed
+  // with the mapping's file:line:column.
+  static Derived from_yaml(const YAML::Node& mapping, const std::string& file,
+                           const std::string& owner, const std::vector<std::string>& skip = {}) {
+    auto values = yaml_to_attr_strings(mapping, file, skip);
+    try {
+      return from_strings(values, owner);
+    } catch (const InputError& e) {
+      throw InputError(yaml_location(mapping, file) + ": " + e.what());
+    }
   }
 
   // Every field as MXNet's attribute strings.

@@ -47,9 +47,12 @@ struct IntCodec {
   }
   static std::string print(T v) { return std::to_string(v); }
 };
-template <> struct Codec<int> : IntCodec<int> {};
-template <> struct Codec<int64_t> : IntCodec<int64_t> {};
-template <> struct Codec<uint32_t> : IntCodec<uint32_t> {};
+template <>
+struct Codec<int> : IntCodec<int> {};
+template <>
+struct Codec<int64_t> : IntCodec<int64_t> {};
+template <>
+struct Codec<uint32_t> : IntCodec<uint32_t> {};
 
 template <>
 struct Codec<float> {

@@ -11,8 +11,8 @@ Shape::Shape(std::initializer_list<int64_t> dims) : Shape(std::vector<int64_t>(d
 
 Shape::Shape(const std::vector<int64_t>& dims) {
   if (dims.size() > static_cast<size_t>(kMaxNdim))
-    throw InputError(str("shape has ", dims.size(), " dimensions; at most ", kMaxNdim,
-                         " are supported"));
+    throw InputError(
+        str("shape has ", dims.size(), " dimensions; at most ", kMaxNdim, " are supported"));
   ndim_ = static_cast<int>(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) dims_[i] = dims[i];
 }

@@ -87,8 +87,10 @@ std::string format_bytes(double bytes) {
     ++unit;
   }
   char buffer[32];
-  if (unit == 0) std::snprintf(buffer, sizeof buffer, "%.0f %s", bytes, units[unit]);
-  else std::snprintf(buffer, sizeof buffer, "%.2f %s", bytes, units[unit]);
+  if (unit == 0)
+    std::snprintf(buffer, sizeof buffer, "%.0f %s", bytes, units[unit]);
+  else
+    std::snprintf(buffer, sizeof buffer, "%.2f %s", bytes, units[unit]);
   return buffer;
 }
 

@@ -28,8 +28,10 @@ VarHandle& VarHandle::operator=(VarHandle&& other) noexcept {
 VarHandle::~VarHandle() { release(); }
 
 void VarHandle::release(std::function<void()> on_delete) {
-  if (var_) engine_->delete_var(std::move(var_), std::move(on_delete));
-  else if (on_delete) on_delete();
+  if (var_)
+    engine_->delete_var(std::move(var_), std::move(on_delete));
+  else if (on_delete)
+    on_delete();
 }
 
 void Engine::push(SyncFn fn, Context ctx, std::vector<Var*> reads, std::vector<Var*> writes,

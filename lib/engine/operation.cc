@@ -15,11 +15,10 @@ void normalize_dependencies(std::vector<Var*>& reads, std::vector<Var*>& writes)
   sort_unique(writes);
   sort_unique(reads);
   if (!writes.empty()) {
-    reads.erase(std::remove_if(reads.begin(), reads.end(),
-                               [&](Var* v) {
-                                 return std::binary_search(writes.begin(), writes.end(), v);
-                               }),
-                reads.end());
+    reads.erase(
+        std::remove_if(reads.begin(), reads.end(),
+                       [&](Var* v) { return std::binary_search(writes.begin(), writes.end(), v); }),
+        reads.end());
   }
 }
 

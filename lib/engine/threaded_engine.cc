@@ -74,7 +74,9 @@ WorkerPool& ThreadedEngine::pool_for(const Operation& op) {
   return op.prop == FnProperty::kCopy ? *pools.copy : *pools.compute;
 }
 
-void ThreadedEngine::dispatch(Operation* op) { pool_for(*op).submit(op, op->priority, op->sequence); }
+void ThreadedEngine::dispatch(Operation* op) {
+  pool_for(*op).submit(op, op->priority, op->sequence);
+}
 
 void ThreadedEngine::execute(Operation* op, RunContext rctx) {
   if (op->skip_if_input_failed) {

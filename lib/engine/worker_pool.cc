@@ -8,7 +8,8 @@ namespace mx {
 WorkerPool::WorkerPool(int threads, Context ctx, bool gpu_stream, RunFn run)
     : ctx_(ctx), gpu_stream_(gpu_stream), run_(std::move(run)) {
   threads_.reserve(static_cast<size_t>(threads));
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this, i] { work(static_cast<size_t>(i)); });
+  for (int i = 0; i < threads; ++i)
+    threads_.emplace_back([this, i] { work(static_cast<size_t>(i)); });
 }
 
 WorkerPool::~WorkerPool() {

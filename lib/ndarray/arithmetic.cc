@@ -81,10 +81,22 @@ NDArray operator-(const NDArray& a, const NDArray& b) { return binary(BinaryOp::
 NDArray operator*(const NDArray& a, const NDArray& b) { return binary(BinaryOp::kMul, a, b); }
 NDArray operator/(const NDArray& a, const NDArray& b) { return binary(BinaryOp::kDiv, a, b); }
 
-NDArray& operator+=(NDArray& a, const NDArray& b) { push_binary(BinaryOp::kAdd, a, b, a); return a; }
-NDArray& operator-=(NDArray& a, const NDArray& b) { push_binary(BinaryOp::kSub, a, b, a); return a; }
-NDArray& operator*=(NDArray& a, const NDArray& b) { push_binary(BinaryOp::kMul, a, b, a); return a; }
-NDArray& operator/=(NDArray& a, const NDArray& b) { push_binary(BinaryOp::kDiv, a, b, a); return a; }
+NDArray& operator+=(NDArray& a, const NDArray& b) {
+  push_binary(BinaryOp::kAdd, a, b, a);
+  return a;
+}
+NDArray& operator-=(NDArray& a, const NDArray& b) {
+  push_binary(BinaryOp::kSub, a, b, a);
+  return a;
+}
+NDArray& operator*=(NDArray& a, const NDArray& b) {
+  push_binary(BinaryOp::kMul, a, b, a);
+  return a;
+}
+NDArray& operator/=(NDArray& a, const NDArray& b) {
+  push_binary(BinaryOp::kDiv, a, b, a);
+  return a;
+}
 
 NDArray operator+(const NDArray& a, double s) { return scalar(ScalarOp::kAdd, a, s); }
 NDArray operator-(const NDArray& a, double s) { return scalar(ScalarOp::kSub, a, s); }
@@ -95,9 +107,21 @@ NDArray operator-(double s, const NDArray& a) { return scalar(ScalarOp::kRSub, a
 NDArray operator*(double s, const NDArray& a) { return scalar(ScalarOp::kMul, a, s); }
 NDArray operator/(double s, const NDArray& a) { return scalar(ScalarOp::kRDiv, a, s); }
 
-NDArray& operator+=(NDArray& a, double s) { push_scalar(ScalarOp::kAdd, a, s, a); return a; }
-NDArray& operator-=(NDArray& a, double s) { push_scalar(ScalarOp::kSub, a, s, a); return a; }
-NDArray& operator*=(NDArray& a, double s) { push_scalar(ScalarOp::kMul, a, s, a); return a; }
-NDArray& operator/=(NDArray& a, double s) { push_scalar(ScalarOp::kDiv, a, s, a); return a; }
+NDArray& operator+=(NDArray& a, double s) {
+  push_scalar(ScalarOp::kAdd, a, s, a);
+  return a;
+}
+NDArray& operator-=(NDArray& a, double s) {
+  push_scalar(ScalarOp::kSub, a, s, a);
+  return a;
+}
+NDArray& operator*=(NDArray& a, double s) {
+  push_scalar(ScalarOp::kMul, a, s, a);
+  return a;
+}
+NDArray& operator/=(NDArray& a, double s) {
+  push_scalar(ScalarOp::kDiv, a, s, a);
+  return a;
+}
 
 }  // namespace mx

@@ -67,8 +67,8 @@ void binary_kernel_cpu(BinaryOp op, DType dtype, const void* a, const void* b, v
 void scalar_kernel_cpu(ScalarOp op, DType dtype, const void* a, double s, void* out, int64_t n);
 void fill_kernel_cpu(DType dtype, void* out, double value, int64_t n);
 
-void binary_kernel_gpu(BinaryOp op, DType dtype, const void* a, const void* b, void* out,
-                       int64_t n, void* stream);
+void binary_kernel_gpu(BinaryOp op, DType dtype, const void* a, const void* b, void* out, int64_t n,
+                       void* stream);
 void scalar_kernel_gpu(ScalarOp op, DType dtype, const void* a, double s, void* out, int64_t n,
                        void* stream);
 void fill_kernel_gpu(DType dtype, void* out, double value, int64_t n, void* stream);

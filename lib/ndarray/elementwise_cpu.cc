@@ -8,7 +8,8 @@ namespace {
 template <typename T, typename F>
 void map2(const T* a, const T* b, T* out, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i)
-    out[i] = static_cast<T>(f(static_cast<ComputeType<T>>(a[i]), static_cast<ComputeType<T>>(b[i])));
+    out[i] =
+        static_cast<T>(f(static_cast<ComputeType<T>>(a[i]), static_cast<ComputeType<T>>(b[i])));
 }
 
 template <typename T, typename F>

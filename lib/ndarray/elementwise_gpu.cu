@@ -18,13 +18,17 @@ struct DeviceValue<half_t> {
 
 template <typename T>
 __device__ inline ComputeType<T> load(const typename DeviceValue<T>::type& v) {
-  if constexpr (std::is_same_v<T, half_t>) return __half2float(v);
-  else return v;
+  if constexpr (std::is_same_v<T, half_t>)
+    return __half2float(v);
+  else
+    return v;
 }
 template <typename T>
 __device__ inline typename DeviceValue<T>::type store(ComputeType<T> v) {
-  if constexpr (std::is_same_v<T, half_t>) return __float2half(v);
-  else return static_cast<T>(v);
+  if constexpr (std::is_same_v<T, half_t>)
+    return __float2half(v);
+  else
+    return static_cast<T>(v);
 }
 
 template <typename T>
@@ -37,8 +41,8 @@ __global__ void binary_kernel(BinaryOp op, const typename DeviceValue<T>::type* 
 }
 
 template <typename T>
-__global__ void scalar_kernel(ScalarOp op, const typename DeviceValue<T>::type* a,
-                              ComputeType<T> s, typename DeviceValue<T>::type* out, int64_t n) {
+__global__ void scalar_kernel(ScalarOp op, const typename DeviceValue<T>::type* a, ComputeType<T> s,
+                              typename DeviceValue<T>::type* out, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
     out[i] = store<T>(apply_scalar(op, load<T>(a[i]), s));
@@ -59,14 +63,14 @@ unsigned blocks_for(int64_t n) {
 
 void check_launch(const char* what) {
   cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) throw Error(str("CUDA kernel ", what, " failed to launch: ",
-                                          cudaGetErrorString(err)));
+  if (err != cudaSuccess)
+    throw Error(str("CUDA kernel ", what, " failed to launch: ", cudaGetErrorString(err)));
 }
 
 }  // namespace
 
-void binary_kernel_gpu(BinaryOp op, DType dtype, const void* a, const void* b, void* out,
-                       int64_t n, void* stream) {
+void binary_kernel_gpu(BinaryOp op, DType dtype, const void* a, const void* b, void* out, int64_t n,
+                       void* stream) {
   if (n == 0) return;
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -17,7 +17,9 @@ struct NDArray::Chunk {
   Context ctx;
 
   Chunk(size_t bytes, Context context, const std::string& what)
-      : storage(allocate_storage(context, bytes, what)), var(Engine::get().new_var()), ctx(context) {}
+      : storage(allocate_storage(context, bytes, what)),
+        var(Engine::get().new_var()),
+        ctx(context) {}
   Chunk(const Chunk&) = delete;
   Chunk& operator=(const Chunk&) = delete;
   ~Chunk() {
@@ -46,8 +48,8 @@ NDArray NDArray::full(const Shape& shape, double value, Context ctx, DType dtype
 template <typename T>
 NDArray NDArray::from_vector(const Shape& shape, std::vector<T> values, Context ctx) {
   if (!shape.is_known() || static_cast<int64_t>(values.size()) != shape.size())
-    throw Error(str("from_vector: ", values.size(), " values do not fill shape ",
-                    shape.to_string()));
+    throw Error(
+        str("from_vector: ", values.size(), " values do not fill shape ", shape.to_string()));
   NDArray host(shape, Context::cpu(), dtype_of<T>);
   auto shared = std::make_shared<std::vector<T>>(std::move(values));
   Engine::get().push(
@@ -63,13 +65,14 @@ Var* NDArray::var() const { return chunk_ ? chunk_->var.get() : nullptr; }
 
 void* NDArray::raw_data() const {
   if (!chunk_) return nullptr;
-  return static_cast<char*>(chunk_->storage.data()) + offset_ * static_cast<int64_t>(dtype_size(dtype_));
+  return static_cast<char*>(chunk_->storage.data()) +
+         offset_ * static_cast<int64_t>(dtype_size(dtype_));
 }
 
 void NDArray::check_dtype(DType expected) const {
   if (expected != dtype_)
-    throw Error(str("array is ", dtype_name(dtype_), ", but ", dtype_name(expected),
-                    " was asked for"));
+    throw Error(
+        str("array is ", dtype_name(dtype_), ", but ", dtype_name(expected), " was asked for"));
 }
 
 void NDArray::check_not_none(const char* what) const {
@@ -174,7 +177,7 @@ void NDArray::copy_to(NDArray& dst) const {
           std::memmove(out.raw_data(), src.raw_data(), src.bytes());
           return;
         }
-        gpu::CopyKind kind = !src.ctx().is_gpu() ? gpu::CopyKind::kHostToDevice
+        gpu::CopyKind kind = !src.ctx().is_gpu()   ? gpu::CopyKind::kHostToDevice
                              : !out.ctx().is_gpu() ? gpu::CopyKind::kDeviceToHost
                                                    : gpu::CopyKind::kDeviceToDevice;
         gpu::copy(out.raw_data(), src.raw_data(), src.bytes(), kind, rctx.stream);
@@ -195,8 +198,8 @@ std::string NDArray::describe() const {
   return str(dtype_name(dtype_), " ", shape_.to_string(), " on ", ctx().to_string());
 }
 
-#define MX_INSTANTIATE(T)                                                                   \
-  template NDArray NDArray::from_vector<T>(const Shape&, std::vector<T>, Context);         \
+#define MX_INSTANTIATE(T)                                                          \
+  template NDArray NDArray::from_vector<T>(const Shape&, std::vector<T>, Context); \
   template std::vector<T> NDArray::to_vector<T>() const;
 MX_INSTANTIATE(float)
 MX_INSTANTIATE(double)

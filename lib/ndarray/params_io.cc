@@ -84,7 +84,8 @@ NDArray read_array(BoundedReader& r, Context ctx, size_t index) {
     if (numpy_shape && ndim == -1) return NDArray();  // unknown shape: a none array
     check_ndim(ndim, at);
     dims.resize(static_cast<size_t>(ndim));
-    if (ndim > 0) r.read(dims.data(), sizeof(int64_t) * static_cast<uint64_t>(ndim), "the dimensions");
+    if (ndim > 0)
+      r.read(dims.data(), sizeof(int64_t) * static_cast<uint64_t>(ndim), "the dimensions");
   } else {
     // Before V1 there was no magic: the first word is ndim, dims are uint32.
     if (magic > static_cast<uint32_t>(Shape::kMaxNdim))
@@ -92,7 +93,8 @@ NDArray read_array(BoundedReader& r, Context ctx, size_t index) {
                         " (expected 0xf993fac9, 0xf993faca or 0xf993fac8)"));
     ndim = static_cast<int32_t>(magic);
     std::vector<uint32_t> small(static_cast<size_t>(ndim));
-    if (ndim > 0) r.read(small.data(), sizeof(uint32_t) * static_cast<uint64_t>(ndim), "the dimensions");
+    if (ndim > 0)
+      r.read(small.data(), sizeof(uint32_t) * static_cast<uint64_t>(ndim), "the dimensions");
     dims.assign(small.begin(), small.end());
   }
   // Without numpy shapes, ndim 0 marks a "none" array and nothing follows.
@@ -110,23 +112,24 @@ NDArray read_array(BoundedReader& r, Context ctx, size_t index) {
   int32_t dev_type = r.value<int32_t>("the device type");
   r.value<int32_t>("the device id");
   if (dev_type < 1 || dev_type > 3)
-    r.fail(ctx_at, str(which, ": device type ", dev_type, " is not cpu (1), gpu (2) or cpu_pinned (3)"));
+    r.fail(ctx_at,
+           str(which, ": device type ", dev_type, " is not cpu (1), gpu (2) or cpu_pinned (3)"));
   const uint64_t type_at = r.offset();
   int32_t type_flag = r.value<int32_t>("the type flag");
   if (!is_valid_dtype_flag(type_flag))
-    r.fail(type_at, str(which, ": type flag ", type_flag,
-                        " is not one of 0..6 (float32, float64, float16, uint8, int32, int8, int64)"));
+    r.fail(type_at,
+           str(which, ": type flag ", type_flag,
+               " is not one of 0..6 (float32, float64, float16, uint8, int32, int8, int64)"));
   const DType dtype = static_cast<DType>(type_flag);
   const uint64_t elem = dtype_size(dtype);
-  if (static_cast<uint64_t>(count) > r.remaining() / elem)
-  {
+  if (static_cast<uint64_t>(count) > r.remaining() / elem) {
     const uint64_t max = std::numeric_limits<uint64_t>::max();
     const std::string needed = static_cast<uint64_t>(count) > max / elem
                                    ? "more than " + std::to_string(max)
                                    : std::to_string(static_cast<uint64_t>(count) * elem);
-    r.fail(r.offset(), str(which, ": shape ", Shape(dims).to_string(), " of ", dtype_name(dtype),
-                           " needs ", needed, " bytes, but only ", r.remaining(),
-                           " are left in the file"));
+    r.fail(r.offset(),
+           str(which, ": shape ", Shape(dims).to_string(), " of ", dtype_name(dtype), " needs ",
+               needed, " bytes, but only ", r.remaining(), " are left in the file"));
   }
   NDArray host(Shape(dims), Context::cpu(), dtype);
   r.read(host.raw_data(), static_cast<uint64_t>(count) * elem, "the array data");
@@ -156,8 +159,8 @@ const NDArray& NamedArrays::get(const std::string& name) const {
 
 void write_params(std::ostream& out, const NamedArrays& list) {
   if (!list.names.empty() && list.names.size() != list.arrays.size())
-    throw Error(str("save_params: ", list.names.size(), " names for ", list.arrays.size(),
-                    " arrays"));
+    throw Error(
+        str("save_params: ", list.names.size(), " names for ", list.arrays.size(), " arrays"));
   bool numpy_shape = false;
   for (const auto& a : list.arrays) numpy_shape = numpy_shape || needs_numpy_shape(a);
   const uint32_t magic = numpy_shape ? kArrayMagicV3 : kArrayMagicV2;
@@ -179,7 +182,8 @@ void write_params(std::ostream& out, const NamedArrays& list) {
     put(out, static_cast<int32_t>(a.dtype()));
     NDArray host = a.ctx().is_gpu() ? a.copy_to(Context::cpu()) : a;
     host.wait_to_read();
-    out.write(static_cast<const char*>(host.raw_data()), static_cast<std::streamsize>(host.bytes()));
+    out.write(static_cast<const char*>(host.raw_data()),
+              static_cast<std::streamsize>(host.bytes()));
   }
   put(out, static_cast<uint64_t>(list.names.size()));
   for (const auto& name : list.names) {
@@ -204,8 +208,8 @@ NamedArrays read_params(std::istream& in, uint64_t size, const std::string& sour
   uint64_t count = r.value<uint64_t>("the array count");
   // The smallest array entry is 8 bytes (a magic and ndim 0).
   if (count > r.remaining() / 8)
-    r.fail(count_at, str("array count ", count, " cannot fit in the ", r.remaining(),
-                         " bytes that follow"));
+    r.fail(count_at,
+           str("array count ", count, " cannot fit in the ", r.remaining(), " bytes that follow"));
   NamedArrays result;
   result.arrays.reserve(count);
   for (uint64_t i = 0; i < count; ++i) result.arrays.push_back(read_array(r, ctx, i));

@@ -1,6 +1,5 @@
-#include "storage/storage.h"
-
 #include "base/error.h"
+#include "storage/storage.h"
 
 #if MX_USE_CUDA
 #include <cuda_runtime.h>
@@ -47,7 +46,8 @@ std::unique_ptr<DeviceAllocator> make_gpu_allocator(int device_id) {
 }
 #else
 std::unique_ptr<DeviceAllocator> make_gpu_allocator(int device_id) {
-  throw Error(str("gpu:", device_id, " requested, but this build of mx has no CUDA support "
+  throw Error(str("gpu:", device_id,
+                  " requested, but this build of mx has no CUDA support "
                   "(configure with -DMX_USE_CUDA=ON on a machine with the CUDA toolkit)"));
 }
 #endif

@@ -8,7 +8,10 @@
 namespace mx {
 
 Storage::Storage(Storage&& other) noexcept
-    : pool_(std::move(other.pool_)), ptr_(other.ptr_), size_(other.size_), rounded_(other.rounded_) {
+    : pool_(std::move(other.pool_)),
+      ptr_(other.ptr_),
+      size_(other.size_),
+      rounded_(other.rounded_) {
   other.ptr_ = nullptr;
   other.size_ = other.rounded_ = 0;
 }

@@ -21,9 +21,9 @@
 namespace mx {
 
 struct StorageStats {
-  int64_t live_bytes = 0;    // handed out and not yet given back
-  int64_t peak_bytes = 0;    // highest live_bytes since the last reset_peak()
-  int64_t pooled_bytes = 0;  // given back and kept for reuse
+  int64_t live_bytes = 0;          // handed out and not yet given back
+  int64_t peak_bytes = 0;          // highest live_bytes since the last reset_peak()
+  int64_t pooled_bytes = 0;        // given back and kept for reuse
   int64_t device_allocations = 0;  // calls to the device allocator (pool misses)
   int64_t requests = 0;            // allocations asked of the pool
 };

@@ -41,8 +41,8 @@ TEST_CASE("Shape: parsing accepts MXNet's forms and rejects malformed text") {
   CHECK(Shape::parse("(2L, 3L)") == Shape{2, 3});
   CHECK(Shape::parse("(-1, 4)") == Shape{-1, 4});
   CHECK_FALSE(Shape::parse("None").rank_known());
-  for (const char* bad : {"(3,,3)", "(3 3)", "(a)", "(3", "3)", "(-2, 1)", "(1,2)x",
-                          "(99999999999999999999)"}) {
+  for (const char* bad :
+       {"(3,,3)", "(3 3)", "(a)", "(3", "3)", "(-2, 1)", "(1,2)x", "(99999999999999999999)"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(Shape::parse(bad), InputError);
   }
@@ -91,7 +91,8 @@ TEST_CASE("half_t: rounding from float is to nearest, ties to even") {
   CHECK(static_cast<float>(half_t(65519.0f)) == 65504.0f);
   // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even gives 1.
   CHECK(static_cast<float>(half_t(1.0f + std::ldexp(1.0f, -11))) == 1.0f);
-  CHECK(static_cast<float>(half_t(1.0f + 3 * std::ldexp(1.0f, -11))) == 1.0f + std::ldexp(1.0f, -9));
+  CHECK(static_cast<float>(half_t(1.0f + 3 * std::ldexp(1.0f, -11))) ==
+        1.0f + std::ldexp(1.0f, -9));
   // Smallest subnormal and below half of it.
   CHECK(static_cast<float>(half_t(std::ldexp(1.0f, -24))) == std::ldexp(1.0f, -24));
   CHECK(static_cast<float>(half_t(std::ldexp(1.0f, -26))) == 0.0f);

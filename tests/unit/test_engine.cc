@@ -74,7 +74,8 @@ void stress(EngineKind kind, int pushers, int ops_per_thread, int num_cells, uin
     threads.emplace_back([&, t] {
       std::mt19937_64 rng(seed + static_cast<uint64_t>(t));
       for (int i = 0; i < ops_per_thread; ++i) {
-        RandomOp op = random_op(rng, num_cells, static_cast<uint64_t>(t) << 32 | static_cast<uint64_t>(i));
+        RandomOp op =
+            random_op(rng, num_cells, static_cast<uint64_t>(t) << 32 | static_cast<uint64_t>(i));
         std::vector<Var*> reads, writes;
         for (int r : op.reads) reads.push_back(vars[static_cast<size_t>(r)].get());
         for (int w : op.writes) writes.push_back(vars[static_cast<size_t>(w)].get());
@@ -160,8 +161,11 @@ TEST_CASE("higher priority runs first among ready operations") {
   std::vector<int> order;
   std::mutex m;
   // Block the only worker, then queue independent operations of different priority.
-  engine->push([&](RunContext) { while (!open.load()) std::this_thread::yield(); }, Context::cpu(),
-               {}, {gate.get()});
+  engine->push(
+      [&](RunContext) {
+        while (!open.load()) std::this_thread::yield();
+      },
+      Context::cpu(), {}, {gate.get()});
   std::vector<VarHandle> vars;
   for (int p : {0, 5, 1, 9, 3}) {
     vars.push_back(engine->new_var());
@@ -177,7 +181,8 @@ TEST_CASE("higher priority runs first among ready operations") {
   CHECK(order == std::vector<int>{9, 5, 3, 1, 0});
 }
 
-TEST_CASE("an exception is re-thrown with the operation's name, passed on, and cleared by a good write") {
+TEST_CASE(
+    "an exception is re-thrown with the operation's name, passed on, and cleared by a good write") {
   for (auto kind : {EngineKind::kThreaded, EngineKind::kNaive}) {
     CAPTURE(static_cast<int>(kind));
     auto engine = make(kind);
@@ -195,7 +200,7 @@ TEST_CASE("an exception is re-thrown with the operation's name, passed on, and c
       CHECK(std::string(e.what()) == "in operation 'produce a': bad value 42");
       CHECK(e.exit_code() == 2);  // the kind of the original error survives
     }
-    CHECK_FALSE(downstream_ran);          // skipped: its input failed
+    CHECK_FALSE(downstream_ran);                   // skipped: its input failed
     CHECK_NOTHROW(engine->wait_for_var(c.get()));  // unrelated work is fine
     CHECK_THROWS_AS(engine->wait_for_var(a.get()), Error);
     // Reported once by wait_for_var: wait_all does not report it again.
@@ -229,10 +234,11 @@ TEST_CASE("asynchronous operations complete from another thread") {
           },
           Context::cpu(), {}, {v.get()}, FnProperty::kNormal, 0, "async");
     }
-    engine->push_async([](RunContext, OnComplete done) { done(std::make_exception_ptr(Error("late failure"))); },
-                       Context::cpu(), {}, {v.get()}, FnProperty::kNormal, 0, "async failure");
-    CHECK_THROWS_WITH_AS(engine->wait_for_var(v.get()), "in operation 'async failure': late failure",
-                         Error);
+    engine->push_async(
+        [](RunContext, OnComplete done) { done(std::make_exception_ptr(Error("late failure"))); },
+        Context::cpu(), {}, {v.get()}, FnProperty::kNormal, 0, "async failure");
+    CHECK_THROWS_WITH_AS(engine->wait_for_var(v.get()),
+                         "in operation 'async failure': late failure", Error);
     CHECK(value.load() == 50);
     engine->wait_all();
     std::lock_guard<std::mutex> lock(helpers_mutex);
@@ -247,9 +253,14 @@ TEST_CASE("deleting a variable waits for its pending operations, without blockin
   std::atomic<bool> release{false};
   {
     VarHandle v = engine->new_var();
-    engine->push([&](RunContext) { while (!release.load()) std::this_thread::yield(); ++done_ops; },
-                 Context::cpu(), {}, {v.get()});
-    for (int i = 0; i < 10; ++i) engine->push([&](RunContext) { ++done_ops; }, Context::cpu(), {v.get()}, {});
+    engine->push(
+        [&](RunContext) {
+          while (!release.load()) std::this_thread::yield();
+          ++done_ops;
+        },
+        Context::cpu(), {}, {v.get()});
+    for (int i = 0; i < 10; ++i)
+      engine->push([&](RunContext) { ++done_ops; }, Context::cpu(), {v.get()}, {});
     v.release([&] { deleted_after_all = done_ops.load() == 11; });
     CHECK(!v);
   }  // returned while the first operation still blocks
@@ -264,7 +275,8 @@ TEST_CASE("a variable listed twice or as both read and write is handled once") {
     auto engine = make(kind);
     VarHandle v = engine->new_var();
     int runs = 0;
-    engine->push([&](RunContext) { ++runs; }, Context::cpu(), {v.get(), v.get()}, {v.get(), v.get()});
+    engine->push([&](RunContext) { ++runs; }, Context::cpu(), {v.get(), v.get()},
+                 {v.get(), v.get()});
     engine->push([&](RunContext) { ++runs; }, Context::cpu(), {v.get(), nullptr}, {});
     engine->wait_all();
     CHECK(runs == 2);

@@ -77,9 +77,9 @@ TEST_CASE("NDArray: in-place updates are ordered with reads") {
 TEST_CASE("NDArray: mismatched operands give clear errors") {
   NDArray a = NDArray::zeros({2, 3});
   NDArray b = NDArray::zeros({3, 2});
-  CHECK_THROWS_WITH_AS(a + b,
-                       "elemwise_add: operands differ: float32 (2, 3) on cpu:0 and float32 (3, 2) on cpu:0",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      a + b, "elemwise_add: operands differ: float32 (2, 3) on cpu:0 and float32 (3, 2) on cpu:0",
+      Error);
   NDArray c = NDArray::zeros({2, 3}, Context::cpu(), DType::kFloat64);
   CHECK_THROWS_AS(a * c, Error);
 }

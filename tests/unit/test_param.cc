@@ -22,7 +22,9 @@ struct ExampleParam : Params<ExampleParam> {
 
   static void declare(ParamDecl<ExampleParam>& d) {
     d.field("kernel", &ExampleParam::kernel).describe("Kernel size (h, w).");
-    d.field("num_filter", &ExampleParam::num_filter).set_range(1, 100000).describe("Output channels.");
+    d.field("num_filter", &ExampleParam::num_filter)
+        .set_range(1, 100000)
+        .describe("Output channels.");
     d.field("eps", &ExampleParam::eps).set_default(1e-3f).set_lower_bound(0.0f);
     d.field("no_bias", &ExampleParam::no_bias).set_default(false);
     d.field("pool_type", &ExampleParam::pool_type)
@@ -48,10 +50,13 @@ std::string message_of(const std::map<std::string, std::string>& values) {
 }  // namespace
 
 TEST_CASE("Params parse MXNet attribute strings and fill defaults") {
-  auto p = ExampleParam::from_strings(
-      {{"kernel", "(3, 3)"}, {"num_filter", "64"}, {"no_bias", "True"}, {"pool_type", "avg"},
-       {"axis", "-1"}, {"dtype", "float16"}},
-      "Example");
+  auto p = ExampleParam::from_strings({{"kernel", "(3, 3)"},
+                                       {"num_filter", "64"},
+                                       {"no_bias", "True"},
+                                       {"pool_type", "avg"},
+                                       {"axis", "-1"},
+                                       {"dtype", "float16"}},
+                                      "Example");
   CHECK(p.kernel == Shape{3, 3});
   CHECK(p.num_filter == 64);
   CHECK(p.eps == doctest::Approx(1e-3));
@@ -107,4 +112,29 @@ TEST_CASE("Params list their fields for --help and docs") {
   CHECK(infos[4].type == "{'max', 'avg', 'sum'}");
   CHECK(infos[4].default_text == "max");
   CHECK(infos[5].default_text == "None");
+}
+
+TEST_CASE("Params from YAML: lists become tuples, errors carry file:line:column") {
+  YAML::Node node = YAML::Load(
+      "op: Example\n"
+      "kernel: [3, 3]\n"
+      "num_filter: 16\n"
+      "axis: null\n"
+      "pool_type: avg\n");
+  auto p = ExampleParam::from_yaml(node, "net.yaml", "Example 'c1'", {"op"});
+  CHECK(p.kernel == Shape{3, 3});
+  CHECK(p.num_filter == 16);
+  CHECK_FALSE(p.axis.has_value());
+  CHECK(p.pool_type == PoolType::kAvg);
+  CHECK(yaml_to_attr_string(YAML::Load("[7]"), "f") == "(7,)");
+
+  YAML::Node bad = YAML::Load("layer:\n  kernel: [3, 3]\n  num_filtr: 16\n");
+  CHECK_THROWS_WITH_AS(ExampleParam::from_yaml(bad["layer"], "net.yaml", "Example 'c1'"),
+                       "net.yaml:2:3: Example 'c1': unknown parameter 'num_filtr' (did you mean "
+                       "'num_filter'?); parameters are: kernel, num_filter, eps, no_bias, "
+                       "pool_type, axis, dtype, name",
+                       InputError);
+  YAML::Node nested = YAML::Load("kernel: {h: 3}\n");
+  CHECK_THROWS_WITH_AS(yaml_to_attr_strings(nested, "net.yaml"),
+                       "net.yaml:1:9: expected a value or a list, found a mapping", InputError);
 }

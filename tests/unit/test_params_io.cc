@@ -69,8 +69,10 @@ std::vector<double> values_of(const NDArray& a) {
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (const T& v : a.to_vector<T>()) {
-      if constexpr (std::is_same_v<T, half_t>) out.push_back(static_cast<float>(v));
-      else out.push_back(static_cast<double>(v));
+      if constexpr (std::is_same_v<T, half_t>)
+        out.push_back(static_cast<float>(v));
+      else
+        out.push_back(static_cast<double>(v));
     }
   });
   return out;
@@ -170,7 +172,8 @@ TEST_CASE("save/load round trip through a file, and lookup by name") {
   CHECK(back.get("arg:w").to_vector<float>() == std::vector<float>{1, 2, 3, 4});
   CHECK(back.get("aux:mean").to_vector<double>() == std::vector<double>{0.5, -0.25, 1e-300});
   CHECK(back.get("arg:steps").to_vector<int64_t>()[0] == int64_t{1} << 50);
-  CHECK_THROWS_WITH_AS(back.get("arg:ww"), "no array named 'arg:ww' (did you mean 'arg:w'?)", Error);
+  CHECK_THROWS_WITH_AS(back.get("arg:ww"), "no array named 'arg:ww' (did you mean 'arg:w'?)",
+                       Error);
   std::remove(path.c_str());
 
   // A 0-d array needs numpy shape semantics: the file switches to the V3 magic.
@@ -184,15 +187,17 @@ TEST_CASE("save/load round trip through a file, and lookup by name") {
   CHECK(parse(out.str()).arrays[0].scalar() == 3.5);
 }
 
-TEST_CASE("a file that is not .params, truncated or corrupted gives a clear error with the offset") {
+TEST_CASE(
+    "a file that is not .params, truncated or corrupted gives a clear error with the offset") {
   const std::string good = small_file();
   CHECK(parse(good).get("w").to_vector<float>() == std::vector<float>{1.5f, -2.0f});
 
   CHECK(error_of("") ==
         "test.params: byte 0: file ends while reading the file magic (8 bytes needed, 0 left); "
         "the file is truncated or not a .params file");
-  CHECK(error_of("PK\x03\x04 this is a zip file") ==
-        "test.params: byte 0: not an MXNet .params file (magic 0x6968742004034b50, expected 0x112)");
+  CHECK(
+      error_of("PK\x03\x04 this is a zip file") ==
+      "test.params: byte 0: not an MXNet .params file (magic 0x6968742004034b50, expected 0x112)");
   // Every truncation of a valid file fails cleanly.
   for (size_t n = 0; n < good.size(); ++n) {
     CAPTURE(n);
@@ -211,7 +216,8 @@ TEST_CASE("a file that is not .params, truncated or corrupted gives a clear erro
   CHECK(patched(28, int32_t{1}) ==
         "test.params: byte 28: array 0: storage type 1 (sparse) is not supported; only dense "
         "arrays (0) are");
-  CHECK(patched(32, int32_t{1000000}) == "test.params: byte 32: array 0: ndim 1000000 is outside [0, 16]");
+  CHECK(patched(32, int32_t{1000000}) ==
+        "test.params: byte 32: array 0: ndim 1000000 is outside [0, 16]");
   CHECK(patched(32, int32_t{-5}) == "test.params: byte 32: array 0: ndim -5 is outside [0, 16]");
   CHECK(patched(36, int64_t{-3}) == "test.params: byte 24: array 0: negative dimension in (-3,)");
   CHECK(patched(36, int64_t{1} << 40) ==
@@ -226,15 +232,17 @@ TEST_CASE("a file that is not .params, truncated or corrupted gives a clear erro
         "test.params: byte 52: array 0: type flag 12 is not one of 0..6 (float32, float64, "
         "float16, uint8, int32, int8, int64)");
   CHECK(patched(16, uint64_t{1} << 60) ==
-        "test.params: byte 16: array count 1152921504606846976 cannot fit in the 57 bytes that follow");
+        "test.params: byte 16: array count 1152921504606846976 cannot fit in the 57 bytes that "
+        "follow");
   CHECK(patched(64, uint64_t{3}) == "test.params: byte 64: 3 names for 1 arrays (expected 0 or 1)");
   CHECK(patched(72, uint64_t{1} << 50) ==
-        "test.params: byte 72: name 0 is 1125899906842624 bytes long, but only 1 are left in the file");
+        "test.params: byte 72: name 0 is 1125899906842624 bytes long, but only 1 are left in the "
+        "file");
 }
 
 TEST_CASE("loading a missing file is an input error naming it") {
-  CHECK_THROWS_WITH_AS(load_params("no-such-file.params"), "cannot open 'no-such-file.params': no such file",
-                       InputError);
+  CHECK_THROWS_WITH_AS(load_params("no-such-file.params"),
+                       "cannot open 'no-such-file.params': no such file", InputError);
 }
 
 TEST_CASE("names and arrays must agree when saving") {
