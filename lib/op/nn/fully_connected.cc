@@ -1,0 +1,118 @@
+// FullyConnected: Y = X W^T + b over the batch, with X flattened to 2-D
+// (flatten=True) or applied to the last axis (flatten=False). One GEMM per
+// pass through OpenBLAS.
+#include "op/blas.h"
+#include "op/infer_util.h"
+#include "op/registry.h"
+
+namespace mx::op {
+namespace {
+
+struct FullyConnectedParam : Params<FullyConnectedParam> {
+  int num_hidden = 0;
+  bool no_bias = false;
+  bool flatten = true;
+  static void declare(ParamDecl<FullyConnectedParam>& d) {
+    d.field("num_hidden", &FullyConnectedParam::num_hidden)
+        .set_lower_bound(1)
+        .describe("Number of hidden units (output features).");
+    d.field("no_bias", &FullyConnectedParam::no_bias)
+        .set_default(false)
+        .describe("Disable the bias.");
+    d.field("flatten", &FullyConnectedParam::flatten)
+        .set_default(true)
+        .describe("Flatten all but the first axis of the input (else apply to the last axis).");
+  }
+};
+
+// Rows (batch) and features (K) of the input as the product sees it.
+std::pair<int64_t, int64_t> input_matrix(const FullyConnectedParam& p, const Shape& data) {
+  if (p.flatten) return {data[0], data.prod(1, data.ndim())};
+  return {data.prod(0, data.ndim() - 1), data[data.ndim() - 1]};
+}
+
+void infer(const FullyConnectedParam& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {
+  const Shape& data = in[0];
+  if (!data.rank_known() || data.ndim() < 1) {
+    if (data.rank_known()) throw ShapeError("input 'data' must have at least 1 dimension");
+    return;
+  }
+  int64_t features = -1;
+  if (p.flatten) {
+    // The batch may be unknown; the features are the product of the rest.
+    bool rest_known = true;
+    for (int i = 1; i < data.ndim(); ++i) rest_known = rest_known && data[i] >= 0;
+    if (rest_known) features = data.prod(1, data.ndim());
+    assign_shape(out[0], Shape{data[0], p.num_hidden}, "output");
+  } else {
+    features = data[data.ndim() - 1];
+    Shape o = data;
+    o[o.ndim() - 1] = p.num_hidden;
+    assign_shape(out[0], o, "output");
+  }
+  assign_shape(in[1], Shape{p.num_hidden, features}, "input 'weight'");
+  if (!p.no_bias) assign_shape(in[2], Shape{p.num_hidden}, "input 'bias'");
+}
+
+template <typename T>
+void forward(const FullyConnectedParam& p, const ForwardCall& c) {
+  auto [rows, k] = input_matrix(p, c.inputs[0].shape);
+  const T* x = c.inputs[0].ptr<T>();
+  const T* w = c.inputs[1].ptr<T>();
+  T* y = c.outputs[0].ptr<T>();
+  const int64_t h = p.num_hidden;
+  if (c.req[0] == OpReq::kNull) return;
+  T beta = c.req[0] == OpReq::kAdd ? T(1) : T(0);
+  if (!p.no_bias) {
+    // Start from the bias in every row, then accumulate the product on top.
+    const T* b = c.inputs[2].ptr<T>();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < h; ++j) y[r * h + j] = beta * y[r * h + j] + b[j];
+    beta = T(1);
+  }
+  gemm(false, true, rows, h, k, T(1), x, k, w, k, beta, y, h);
+}
+
+template <typename T>
+void backward(const FullyConnectedParam& p, const BackwardCall& c) {
+  auto [rows, k] = input_matrix(p, c.inputs[0].shape);
+  const int64_t h = p.num_hidden;
+  const T* dy = c.out_grads[0].ptr<T>();
+  const T* x = c.inputs[0].ptr<T>();
+  const T* w = c.inputs[1].ptr<T>();
+  auto beta = [&](size_t i) { return c.req[i] == OpReq::kAdd ? T(1) : T(0); };
+  if (c.req[0] != OpReq::kNull)  // dX = dY W
+    gemm(false, false, rows, k, h, T(1), dy, h, w, k, beta(0), c.in_grads[0].ptr<T>(), k);
+  if (c.req[1] != OpReq::kNull)  // dW = dY^T X
+    gemm(true, false, h, k, rows, T(1), dy, h, x, k, beta(1), c.in_grads[1].ptr<T>(), k);
+  if (!p.no_bias && c.req[2] != OpReq::kNull) {  // db = column sums of dY
+    T* db = c.in_grads[2].ptr<T>();
+    if (c.req[2] != OpReq::kAdd)
+      for (int64_t j = 0; j < h; ++j) db[j] = T(0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < h; ++j) db[j] += dy[r * h + j];
+  }
+}
+
+}  // namespace
+
+void register_fully_connected(OpRegistry& r) {
+  r.add<FullyConnectedParam>("FullyConnected")
+      .describe("Fully connected layer: output = data * weight^T + bias.")
+      .inputs([](const FullyConnectedParam& p) {
+        return p.no_bias ? std::vector<std::string>{"data", "weight"}
+                         : std::vector<std::string>{"data", "weight", "bias"};
+      })
+      .infer_shape(infer)
+      .backward_uses(true, false)
+      .forward_cpu([](const FullyConnectedParam& p, const ForwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "FullyConnected",
+                      [&](auto tag) { forward<typename decltype(tag)::type>(p, c); });
+      })
+      .backward_cpu([](const FullyConnectedParam& p, const BackwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "FullyConnected",
+                      [&](auto tag) { backward<typename decltype(tag)::type>(p, c); });
+      });
+}
+
+}  // namespace mx::op

@@ -1,0 +1,64 @@
+#include "op/registry.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "base/strings.h"
+
+namespace mx::op {
+
+const OpRegistry& OpRegistry::get() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    // Every operator family, in one place.
+    register_elemwise_ops(r);
+    register_fully_connected(r);
+    register_activation_ops(r);
+    r.index_aliases();
+    return r;
+  }();
+  return registry;
+}
+
+OpDef& OpRegistry::add_def(const std::string& name) {
+  MX_CHECK(by_name_.find(name) == by_name_.end(), "operator ", name, " registered twice");
+  defs_.push_back(std::make_unique<OpDef>());
+  OpDef& def = *defs_.back();
+  def.name = name;
+  by_name_[name] = &def;
+  return def;
+}
+
+void OpRegistry::index_aliases() {
+  for (const auto& def : defs_) {
+    MX_CHECK(def->input_names, "operator ", def->name, " declares no inputs");
+    MX_CHECK(def->infer_shape, "operator ", def->name, " has no shape inference");
+    MX_CHECK(def->forward[0], "operator ", def->name, " has no CPU kernel");
+    for (const auto& alias : def->aliases) {
+      MX_CHECK(by_name_.find(alias) == by_name_.end(), "alias ", alias, " registered twice");
+      by_name_[alias] = def.get();
+    }
+  }
+}
+
+const OpDef* OpRegistry::lookup(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+const OpDef& OpRegistry::find(const std::string& name) const {
+  if (const OpDef* def = lookup(name)) return *def;
+  std::vector<std::string> names;
+  for (const auto& [n, def] : by_name_) names.push_back(n);
+  throw InputError("unknown operator '" + name + "'" + did_you_mean(name, names));
+}
+
+std::vector<const OpDef*> OpRegistry::list() const {
+  std::vector<const OpDef*> out;
+  for (const auto& def : defs_) out.push_back(def.get());
+  std::sort(out.begin(), out.end(),
+            [](const OpDef* a, const OpDef* b) { return a->name < b->name; });
+  return out;
+}
+
+}  // namespace mx::op

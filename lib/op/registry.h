@@ -1,0 +1,46 @@
+// The operator registry: every operator of mx, by MXNet name and alias.
+// Families register themselves from one place (registry.cc), so there is no
+// static-initialization magic and the list of families is readable.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "op/op_def.h"
+
+namespace mx::op {
+
+class OpRegistry {
+ public:
+  static const OpRegistry& get();
+
+  // Throws InputError naming the closest registered name when absent.
+  const OpDef& find(const std::string& name) const;
+  const OpDef* lookup(const std::string& name) const;
+  // Every operator, sorted by name.
+  std::vector<const OpDef*> list() const;
+
+  // Registration (only while the registry is built).
+  template <typename P>
+  OpBuilder<P> add(const std::string& name) {
+    return OpBuilder<P>(add_def(name));
+  }
+  // Makes aliases findable; called once after all families registered.
+  void index_aliases();
+
+ private:
+  OpRegistry() = default;
+  OpDef& add_def(const std::string& name);
+
+  std::vector<std::unique_ptr<OpDef>> defs_;  // stable addresses
+  std::unordered_map<std::string, const OpDef*> by_name_;
+};
+
+// One function per family file.
+void register_elemwise_ops(OpRegistry& r);
+void register_fully_connected(OpRegistry& r);
+void register_activation_ops(OpRegistry& r);
+
+}  // namespace mx::op

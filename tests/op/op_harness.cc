@@ -1,0 +1,244 @@
+#include "op_harness.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "base/strings.h"
+#include "ndarray/params_io.h"
+#include "op/resources.h"
+
+namespace mx::test {
+namespace {
+
+std::vector<double> host_values(const NDArray& a) {
+  std::vector<double> out;
+  dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (const T& v : a.to_vector<T>()) {
+      if constexpr (std::is_same_v<T, half_t>)
+        out.push_back(static_cast<float>(v));
+      else
+        out.push_back(static_cast<double>(v));
+    }
+  });
+  return out;
+}
+
+NDArray random_array(const Shape& shape, std::mt19937_64& rng, const GradientCheckOptions& o,
+                     bool integer) {
+  std::vector<double> values(static_cast<size_t>(shape.size()));
+  std::uniform_real_distribution<double> uniform(o.low, o.high);
+  for (auto& v : values) {
+    if (integer) {
+      v = static_cast<double>(rng() % static_cast<uint64_t>(o.integer_range));
+      continue;
+    }
+    do {
+      v = uniform(rng);
+    } while (std::abs(v) < o.min_abs);
+  }
+  return NDArray::from_vector<double>(shape, values);
+}
+
+bool contains(const std::vector<int>& v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+}  // namespace
+
+double closeness(const NDArray& a, const NDArray& b, double rtol, double atol) {
+  auto x = host_values(a), y = host_values(b);
+  if (x.size() != y.size()) return INFINITY;
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) != std::isnan(y[i])) return INFINITY;
+    if (std::isnan(x[i])) continue;
+    worst = std::max(worst, std::abs(x[i] - y[i]) / (atol + rtol * std::abs(y[i])));
+  }
+  return worst;
+}
+
+void check_gradient(const std::string& name, const op::AttrMap& attrs,
+                    const std::vector<Shape>& input_shapes, const GradientCheckOptions& o) {
+  op::OpInstance op(name, attrs);
+  INFO("gradient check of ", name, " ",
+       join(
+           [&] {
+             std::vector<std::string> parts;
+             for (const auto& [k, v] : attrs) parts.push_back(k + "=" + v);
+             return parts;
+           }(),
+           ", "));
+  REQUIRE(input_shapes.size() == op.input_names().size());
+  std::mt19937_64 rng(o.seed);
+  std::vector<NDArray> inputs;
+  for (size_t i = 0; i < input_shapes.size(); ++i)
+    inputs.push_back(
+        random_array(input_shapes[i], rng, o, contains(o.integer_inputs, static_cast<int>(i))));
+  auto fresh_aux = [&] {
+    std::vector<NDArray> aux;
+    for (const auto& s : o.aux_shapes)
+      aux.push_back(NDArray::full(s, o.aux_value, Context::cpu(), DType::kFloat64));
+    return aux;
+  };
+  auto run_forward = [&] {
+    op::ResourceManager::get().seed(o.seed);
+    return op::invoke(op, inputs, fresh_aux(), o.is_train);
+  };
+  std::vector<NDArray> outputs = run_forward();
+  const int visible = op.num_visible_outputs();
+  std::vector<NDArray> weights;
+  for (int k = 0; k < visible; ++k)
+    weights.push_back(
+        random_array(outputs[static_cast<size_t>(k)].shape(), rng, GradientCheckOptions{}, false));
+
+  auto loss = [&](const std::vector<NDArray>& outs) {
+    if (o.loss) {
+      std::vector<std::vector<double>> ov, iv;
+      for (const auto& a : outs) ov.push_back(host_values(a));
+      for (const auto& a : inputs) iv.push_back(host_values(a));
+      return o.loss(ov, iv);
+    }
+    double l = 0;
+    for (int k = 0; k < visible; ++k) {
+      auto y = host_values(outs[static_cast<size_t>(k)]);
+      auto w = host_values(weights[static_cast<size_t>(k)]);
+      for (size_t i = 0; i < y.size(); ++i) l += y[i] * w[i];
+    }
+    return l;
+  };
+
+  // Analytic gradients.
+  std::vector<NDArray> grads;
+  std::vector<op::OpReq> req;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    bool skip = contains(o.skip_inputs, static_cast<int>(i));
+    grads.push_back(NDArray::zeros(inputs[i].shape(), Context::cpu(), DType::kFloat64));
+    req.push_back(skip ? op::OpReq::kNull : op::OpReq::kWrite);
+  }
+  op::ResourceManager::get().seed(o.seed);
+  op::invoke_backward(op, weights, inputs, outputs, fresh_aux(), grads, req);
+  Engine::get().wait_all();
+
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (req[i] == op::OpReq::kNull) continue;
+    auto analytic = grads[i].to_vector<double>();
+    for (double g : analytic) REQUIRE(std::isfinite(g));
+    const int64_t n = inputs[i].size();
+    std::vector<int64_t> indices(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) indices[static_cast<size_t>(k)] = k;
+    std::shuffle(indices.begin(), indices.end(), rng);
+    if (static_cast<int64_t>(indices.size()) > o.max_checks_per_input)
+      indices.resize(static_cast<size_t>(o.max_checks_per_input));
+    for (int64_t k : indices) {
+      Engine::get().wait_all();
+      double* x = inputs[i].data<double>();
+      const double saved = x[k];
+      x[k] = saved + o.step;
+      double plus = loss(run_forward());
+      Engine::get().wait_all();
+      x[k] = saved - o.step;
+      double minus = loss(run_forward());
+      Engine::get().wait_all();
+      x[k] = saved;
+      double numeric = (plus - minus) / (2 * o.step);
+      double a = analytic[static_cast<size_t>(k)];
+      double tolerance = o.atol + o.rtol * std::max(std::abs(numeric), std::abs(a));
+      if (std::abs(numeric - a) > tolerance) {
+        FAIL_CHECK("input '", op.input_names()[i], "' element ", k, ": analytic ", a, " numeric ",
+                   numeric);
+        return;
+      }
+    }
+  }
+}
+
+std::vector<ReferenceCase> load_reference_cases(const std::string& family) {
+  const std::string base = std::string(MX_FIXTURES_DIR) + "/ops/" + family;
+  NamedArrays arrays = load_params(base + ".params");
+  std::map<std::string, NDArray> by_name;
+  for (size_t i = 0; i < arrays.names.size(); ++i) by_name[arrays.names[i]] = arrays.arrays[i];
+  std::ifstream in(base + ".cases");
+  REQUIRE_MESSAGE(in.good(), "missing ", base, ".cases");
+  std::vector<ReferenceCase> cases;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    auto fields = split(line, '\t');
+    REQUIRE(fields.size() >= 3);
+    ReferenceCase c;
+    c.id = fields[0];
+    c.op = fields[1];
+    c.is_train = fields[2] == "1";
+    for (size_t f = 3; f < fields.size(); ++f) {
+      auto eq = fields[f].find('=');
+      REQUIRE(eq != std::string::npos);
+      c.attrs[fields[f].substr(0, eq)] = fields[f].substr(eq + 1);
+    }
+    auto collect = [&](const std::string& kind) {
+      std::vector<NDArray> list;
+      for (int k = 0;; ++k) {
+        auto it = by_name.find(c.id + ":" + kind + std::to_string(k));
+        if (it == by_name.end()) break;
+        list.push_back(it->second);
+      }
+      return list;
+    };
+    c.inputs = collect("in");
+    c.aux = collect("aux");
+    c.outputs = collect("out");
+    c.out_grads = collect("ograd");
+    c.aux_after = collect("auxafter");
+    // Gradients may be missing for inputs that have none (labels): keep positions.
+    for (size_t k = 0; k < c.inputs.size(); ++k) {
+      auto it = by_name.find(c.id + ":igrad" + std::to_string(k));
+      c.in_grads.push_back(it == by_name.end() ? NDArray() : it->second);
+    }
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+void check_reference(const ReferenceCase& c, double rtol, double atol) {
+  INFO("reference case ", c.id, " (", c.op, ")");
+  op::OpInstance op(c.op, c.attrs);
+  std::vector<NDArray> aux;
+  for (const auto& a : c.aux) aux.push_back(a.copy());
+  op::ResourceManager::get().seed(0);
+  std::vector<NDArray> outputs = op::invoke(op, c.inputs, aux, c.is_train);
+  const size_t visible = static_cast<size_t>(op.num_visible_outputs());
+  REQUIRE(c.outputs.size() <= outputs.size());
+  for (size_t k = 0; k < std::min(visible, c.outputs.size()); ++k) {
+    INFO("output ", k);
+    CHECK(outputs[k].shape() == c.outputs[k].shape());
+    CHECK(closeness(outputs[k], c.outputs[k], rtol, atol) <= 1.0);
+  }
+  for (size_t k = 0; k < c.aux_after.size(); ++k) {
+    INFO("auxiliary state ", k, " after the forward pass");
+    CHECK(closeness(aux[k], c.aux_after[k], rtol, atol) <= 1.0);
+  }
+  bool any_grad = false;
+  for (const auto& g : c.in_grads) any_grad = any_grad || !g.is_none();
+  if (!any_grad) return;
+  std::vector<NDArray> grads;
+  std::vector<op::OpReq> req;
+  for (size_t k = 0; k < c.inputs.size(); ++k) {
+    grads.push_back(NDArray::zeros(c.inputs[k].shape(), Context::cpu(), c.inputs[k].dtype()));
+    req.push_back(c.in_grads[k].is_none() ? op::OpReq::kNull : op::OpReq::kWrite);
+  }
+  std::vector<NDArray> ograds = c.out_grads;
+  op::invoke_backward(op, ograds, c.inputs, outputs, aux, grads, req);
+  for (size_t k = 0; k < grads.size(); ++k) {
+    if (c.in_grads[k].is_none()) continue;
+    INFO("gradient of input ", k, " (", op.input_names()[k], ")");
+    CHECK(closeness(grads[k], c.in_grads[k], rtol, atol) <= 1.0);
+  }
+}
+
+}  // namespace mx::test

@@ -1,0 +1,70 @@
+// The one test harness for every operator (Caffe's gradient checker, ggml's
+// backend comparison, llm.c's reference check):
+//   - check_gradient: backward against central finite differences, in float64;
+//   - check_reference: forward outputs and input gradients against values
+//     computed by real MXNet 1.9.1 (fixtures made by scripts/fixtures/make_op_fixtures.py);
+//   - (with a GPU) the same cases on the GPU against the CPU.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ndarray/ndarray.h"
+#include "op/invoke.h"
+
+namespace mx::test {
+
+struct GradientCheckOptions {
+  std::vector<Shape> aux_shapes;  // auxiliary states (filled with `aux_values`)
+  double aux_value = 1.0;
+  bool is_train = true;
+  double step = 1e-6;
+  double rtol = 1e-4, atol = 1e-6;
+  // Inputs whose gradient is not checked (labels, indices).
+  std::vector<int> skip_inputs;
+  // Inputs that hold integer-valued data in [0, integer_range) (labels, indices).
+  std::vector<int> integer_inputs;
+  int integer_range = 4;
+  // Inputs drawn from [low, high] (default [-1, 1]); e.g. positive for log/sqrt.
+  double low = -1.0, high = 1.0;
+  // Inputs kept away from 0 by at least this much (kinks of relu/abs).
+  double min_abs = 0.0;
+  uint64_t seed = 7;
+  // For loss operators (whose backward ignores output gradients): the loss
+  // whose gradient the backward computes, from the forward outputs and the
+  // inputs (all as float64 vectors). Unset: L = sum_k sum(output_k * w_k).
+  std::function<double(const std::vector<std::vector<double>>& outputs,
+                       const std::vector<std::vector<double>>& inputs)>
+      loss;
+  // At most this many elements per input are perturbed (chosen at random).
+  int max_checks_per_input = 120;
+};
+
+// Runs the operator in float64 on random inputs and compares the gradient of
+// L = sum_k sum(output_k * w_k) (random weights w_k on the visible outputs),
+// or of options.loss for loss operators, with central differences of L.
+void check_gradient(const std::string& op, const op::AttrMap& attrs,
+                    const std::vector<Shape>& input_shapes,
+                    const GradientCheckOptions& options = {});
+
+// The inputs, outputs and gradients of one case computed by real MXNet.
+struct ReferenceCase {
+  std::string id, op;
+  bool is_train = false;
+  op::AttrMap attrs;
+  std::vector<NDArray> inputs, aux, outputs, out_grads, in_grads, aux_after;
+};
+
+// Every case of the committed fixture file `family` (tests/fixtures/ops/FAMILY.params + .cases).
+std::vector<ReferenceCase> load_reference_cases(const std::string& family);
+
+// Runs one case in mx and compares forward outputs (and, where the fixture
+// has them, input gradients and updated auxiliary states) within tolerance.
+void check_reference(const ReferenceCase& c, double rtol = 1e-4, double atol = 1e-5);
+
+// Max |a - b| / (atol + rtol |b|) over elements; <= 1 means close.
+double closeness(const NDArray& a, const NDArray& b, double rtol, double atol);
+
+}  // namespace mx::test

@@ -1,0 +1,75 @@
+#include <doctest/doctest.h>
+
+#include "op_harness.h"
+
+using namespace mx;
+using namespace mx::test;
+
+TEST_CASE("gradients: element-wise binary operators") {
+  GradientCheckOptions o;
+  o.min_abs = 0.2;  // keep divisors away from 0
+  for (const char* name : {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div"})
+    check_gradient(name, {}, {Shape{3, 4}, Shape{3, 4}}, o);
+}
+
+TEST_CASE("gradients: operators with a scalar") {
+  GradientCheckOptions positive;
+  positive.low = 0.5;
+  positive.high = 2.0;
+  for (const char* name : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar",
+                           "_div_scalar", "_rdiv_scalar", "_power_scalar", "_rpower_scalar"})
+    check_gradient(name, {{"scalar", "1.7"}}, {Shape{2, 5}}, positive);
+  GradientCheckOptions away;
+  away.min_abs = 0.1;
+  check_gradient("_maximum_scalar", {{"scalar", "0.05"}}, {Shape{20}}, away);
+  check_gradient("_minimum_scalar", {{"scalar", "0.05"}}, {Shape{20}}, away);
+}
+
+TEST_CASE("gradients: unary math") {
+  GradientCheckOptions any;
+  any.min_abs = 0.05;  // relu and abs have a kink at 0
+  for (const char* name : {"relu", "sigmoid", "tanh", "exp", "square", "abs", "negative", "_copy"})
+    check_gradient(name, {}, {Shape{4, 6}}, any);
+  GradientCheckOptions positive;
+  positive.low = 0.3;
+  positive.high = 3.0;
+  for (const char* name : {"log", "sqrt", "reciprocal"})
+    check_gradient(name, {}, {Shape{4, 6}}, positive);
+}
+
+TEST_CASE("gradients: add_n, clip, BlockGrad, zeros_like") {
+  check_gradient("add_n", {{"num_args", "3"}}, {Shape{2, 3}, Shape{2, 3}, Shape{2, 3}});
+  GradientCheckOptions away;
+  away.min_abs = 0.05;
+  check_gradient("clip", {{"a_min", "-0.5"}, {"a_max", "0.6"}}, {Shape{30}}, away);
+  check_gradient("zeros_like", {}, {Shape{5}});
+  check_gradient("ones_like", {}, {Shape{5}});
+}
+
+TEST_CASE("gradients: Activation and FullyConnected") {
+  GradientCheckOptions away;
+  away.min_abs = 0.05;
+  for (const char* act : {"relu", "sigmoid", "tanh", "softrelu", "softsign"})
+    check_gradient("Activation", {{"act_type", act}}, {Shape{3, 7}}, away);
+  check_gradient("FullyConnected", {{"num_hidden", "5"}}, {Shape{4, 3, 2}, Shape{5, 6}, Shape{5}});
+  check_gradient("FullyConnected", {{"num_hidden", "3"}, {"no_bias", "True"}},
+                 {Shape{2, 4}, Shape{3, 4}});
+  check_gradient("FullyConnected", {{"num_hidden", "3"}, {"flatten", "False"}},
+                 {Shape{2, 3, 4}, Shape{3, 4}, Shape{3}});
+  // Large enough that the product is split over threads.
+  GradientCheckOptions big;
+  big.max_checks_per_input = 20;
+  check_gradient("FullyConnected", {{"num_hidden", "64"}},
+                 {Shape{64, 300}, Shape{64, 300}, Shape{64}}, big);
+}
+
+TEST_CASE("BlockGrad passes values and stops the gradient") {
+  NDArray x = NDArray::from_vector<double>({3}, {1, -2, 3});
+  op::OpInstance block("BlockGrad", {});
+  auto y = op::invoke(block, {x});
+  CHECK(y[0].to_vector<double>() == std::vector<double>{1, -2, 3});
+  NDArray g = NDArray::full({3}, 9.0, Context::cpu(), DType::kFloat64);
+  op::invoke_backward(block, {NDArray::full({3}, 1.0, Context::cpu(), DType::kFloat64)}, {x}, y, {},
+                      {g}, {op::OpReq::kWrite});
+  CHECK(g.to_vector<double>() == std::vector<double>{0, 0, 0});
+}
