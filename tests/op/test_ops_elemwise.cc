@@ -73,3 +73,9 @@ TEST_CASE("BlockGrad passes values and stops the gradient") {
                       {g}, {op::OpReq::kWrite});
   CHECK(g.to_vector<double>() == std::vector<double>{0, 0, 0});
 }
+
+TEST_CASE("reference: element-wise, FullyConnected and Activation against MXNet 1.9.1") {
+  auto cases = load_reference_cases("elemwise");
+  CHECK(cases.size() >= 30);
+  for (const auto& c : cases) check_reference(c);
+}
