@@ -1,0 +1,133 @@
+#include "op/listing.h"
+
+#include <sstream>
+
+#include "base/strings.h"
+#include "op/registry.h"
+
+namespace mx::op {
+namespace {
+
+// Inputs and outputs depend on parameters (no_bias, num_args, ...); the
+// listing shows them for the defaults, with required values filled by a
+// plausible example so that the declaration can be evaluated.
+struct Signature {
+  std::vector<std::string> inputs, aux, outputs;
+};
+
+Signature signature_of(const OpDef& def) {
+  AttrMap attrs;
+  for (const auto& p : def.param_infos) {
+    if (!p.required) continue;
+    if (p.type == "int" || p.type == "float" || p.type == "double") attrs[p.name] = "1";
+    else if (p.type == "Shape(tuple)") attrs[p.name] = "(1, 1)";
+    else if (p.type == "boolean") attrs[p.name] = "False";
+    else if (p.type.size() > 2 && p.type.front() == '{') attrs[p.name] = p.type.substr(2, p.type.find('\'', 2) - 2);
+    else attrs[p.name] = "1";
+  }
+  Signature s;
+  try {
+    ParamsPtr params = def.parse(attrs, def.name);
+    s.inputs = def.input_names(params);
+    s.aux = def.aux_names(params);
+    auto outputs = def.output_names(params);
+    outputs.resize(static_cast<size_t>(def.num_visible_outputs(params)));
+    s.outputs = outputs;
+  } catch (const Error&) {
+    s.inputs = {"(depends on parameters)"};
+  }
+  return s;
+}
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string json_list(const std::vector<std::string>& items) {
+  std::vector<std::string> quoted;
+  for (const auto& i : items) quoted.push_back(json_string(i));
+  return "[" + join(quoted, ", ") + "]";
+}
+
+void print_text(std::ostream& out, const OpDef& def) {
+  Signature s = signature_of(def);
+  out << def.name;
+  if (!def.aliases.empty()) out << " (also " << join(def.aliases, ", ") << ")";
+  out << ": " << def.description << "\n";
+  out << "  inputs: " << join(s.inputs, ", ");
+  if (!s.aux.empty()) out << "; auxiliary states: " << join(s.aux, ", ");
+  out << "; outputs: " << join(s.outputs, ", ") << "\n";
+  for (const auto& p : def.param_infos) {
+    out << "  " << p.name << " : " << p.type
+        << (p.required ? ", required" : ", default " + (p.default_text.empty() ? "''" : p.default_text));
+    if (!p.description.empty()) out << " — " << p.description;
+    out << "\n";
+  }
+}
+
+void print_markdown(std::ostream& out, const OpDef& def) {
+  Signature s = signature_of(def);
+  out << "## " << def.name << "\n\n" << def.description << "\n\n";
+  if (!def.aliases.empty()) out << "Also called: " << join(def.aliases, ", ") << ".\n\n";
+  out << "Inputs: " << join(s.inputs, ", ") << ".";
+  if (!s.aux.empty()) out << " Auxiliary states: " << join(s.aux, ", ") << ".";
+  out << " Outputs: " << join(s.outputs, ", ") << ".";
+  if (def.is_loss) out << " Loss layer: its gradient does not use the output gradient.";
+  out << "\n\n";
+  if (def.param_infos.empty()) return;
+  out << "| parameter | type | default | description |\n| --- | --- | --- | --- |\n";
+  for (const auto& p : def.param_infos)
+    out << "| `" << p.name << "` | " << p.type << " | "
+        << (p.required ? "required" : "`" + p.default_text + "`") << " | " << p.description << " |\n";
+  out << "\n";
+}
+
+void print_json(std::ostream& out, const OpDef& def) {
+  Signature s = signature_of(def);
+  out << "{\"name\": " << json_string(def.name) << ", \"aliases\": " << json_list(def.aliases)
+      << ", \"description\": " << json_string(def.description)
+      << ", \"inputs\": " << json_list(s.inputs) << ", \"aux\": " << json_list(s.aux)
+      << ", \"outputs\": " << json_list(s.outputs) << ", \"loss\": " << (def.is_loss ? "true" : "false")
+      << ", \"params\": [";
+  for (size_t i = 0; i < def.param_infos.size(); ++i) {
+    const auto& p = def.param_infos[i];
+    out << (i ? ", " : "") << "{\"name\": " << json_string(p.name) << ", \"type\": " << json_string(p.type)
+        << ", \"required\": " << (p.required ? "true" : "false")
+        << ", \"default\": " << json_string(p.default_text)
+        << ", \"description\": " << json_string(p.description) << "}";
+  }
+  out << "]}";
+}
+
+}  // namespace
+
+void print_operators(std::ostream& out, ListingFormat format, const std::string& name) {
+  const auto& registry = OpRegistry::get();
+  std::vector<const OpDef*> defs;
+  if (name.empty()) defs = registry.list();
+  else defs = {&registry.find(name)};
+  if (format == ListingFormat::kMarkdown && name.empty()) {
+    out << "# Operators\n\n"
+        << "Generated from the operator registry by `scripts/gen_operator_docs.sh`; do not edit.\n"
+        << "Names and parameters are Apache MXNet 1.x's. " << defs.size() << " operators.\n\n";
+  }
+  if (format == ListingFormat::kJson) out << "[";
+  for (size_t i = 0; i < defs.size(); ++i) {
+    switch (format) {
+      case ListingFormat::kText: print_text(out, *defs[i]); break;
+      case ListingFormat::kMarkdown: print_markdown(out, *defs[i]); break;
+      case ListingFormat::kJson:
+        if (i) out << ",\n ";
+        print_json(out, *defs[i]);
+        break;
+    }
+  }
+  if (format == ListingFormat::kJson) out << "]\n";
+}
+
+}  // namespace mx::op
