@@ -33,8 +33,11 @@ std::pair<int64_t, int64_t> input_matrix(const FullyConnectedParam& p, const Sha
 
 void infer(const FullyConnectedParam& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {
   const Shape& data = in[0];
+  // The bias and the weight's rows follow from num_hidden alone.
+  if (!p.no_bias) assign_shape(in[2], Shape{p.num_hidden}, "input 'bias'");
   if (!data.rank_known() || data.ndim() < 1) {
     if (data.rank_known()) throw ShapeError("input 'data' must have at least 1 dimension");
+    assign_shape(in[1], Shape{p.num_hidden, -1}, "input 'weight'");
     return;
   }
   int64_t features = -1;
@@ -51,7 +54,6 @@ void infer(const FullyConnectedParam& p, ShapeVector& in, ShapeVector&, ShapeVec
     assign_shape(out[0], o, "output");
   }
   assign_shape(in[1], Shape{p.num_hidden, features}, "input 'weight'");
-  if (!p.no_bias) assign_shape(in[2], Shape{p.num_hidden}, "input 'bias'");
 }
 
 template <typename T>
