@@ -148,6 +148,20 @@ NDArray NDArray::reshape(const Shape& shape) const {
   return view;
 }
 
+NDArray NDArray::view(const Shape& shape, DType dtype) const {
+  check_not_none("view");
+  const int64_t offset_bytes = offset_ * static_cast<int64_t>(dtype_size(dtype_));
+  const size_t bytes = static_cast<size_t>(shape.size()) * dtype_size(dtype);
+  if (!shape.is_known() || offset_bytes % static_cast<int64_t>(dtype_size(dtype)) != 0 ||
+      static_cast<size_t>(offset_bytes) + bytes > chunk_->storage.size())
+    throw Error(str("cannot view ", describe(), " as ", dtype_name(dtype), " ", shape.to_string()));
+  NDArray v = *this;
+  v.shape_ = shape;
+  v.dtype_ = dtype;
+  v.offset_ = offset_bytes / static_cast<int64_t>(dtype_size(dtype));
+  return v;
+}
+
 void NDArray::fill(double value) {
   check_not_none("fill");
   NDArray self = *this;  // keeps the chunk alive until the operation runs

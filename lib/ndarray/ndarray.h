@@ -69,6 +69,10 @@ class NDArray {
   // `shape` may contain one -1, inferred from the size.
   NDArray reshape(const Shape& shape) const;
 
+  // The first bytes of this array's memory seen with another shape and
+  // dtype (memory planners carve typed entries out of byte blocks).
+  NDArray view(const Shape& shape, DType dtype) const;
+
   // Asynchronous fill with `value` converted to the dtype.
   void fill(double value);
   // Asynchronous copy into `dst` (same shape and dtype; any contexts).

@@ -68,8 +68,10 @@ void forward(const FullyConnectedParam& p, const ForwardCall& c) {
   if (!p.no_bias) {
     // Start from the bias in every row, then accumulate the product on top.
     const T* b = c.inputs[2].ptr<T>();
+    // (Never multiply the old contents by 0: uninitialized memory may hold NaN.)
+    const bool add = c.req[0] == OpReq::kAdd;
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < h; ++j) y[r * h + j] = beta * y[r * h + j] + b[j];
+      for (int64_t j = 0; j < h; ++j) y[r * h + j] = add ? y[r * h + j] + b[j] : b[j];
     beta = T(1);
   }
   gemm(false, true, rows, h, k, T(1), x, k, w, k, beta, y, h);

@@ -1,0 +1,357 @@
+#include "executor/executor.h"
+
+#include "base/error.h"
+#include "base/strings.h"
+#include "graph/infer.h"
+#include "op/registry.h"
+#include "storage/storage.h"
+
+namespace mx {
+
+using graph::EntryRole;
+using graph::Step;
+using graph::StepKind;
+
+namespace {
+
+op::TensorRef ref_of(const NDArray& a) { return {a.raw_data(), a.shape(), a.dtype()}; }
+
+void add_resources(const op::OpDef& def, Context ctx, op::OpResources& res,
+                   std::vector<Var*>& writes) {
+  for (op::ResourceKind kind : def.resources) {
+    if (kind == op::ResourceKind::kTempSpace) {
+      res.temp = &op::ResourceManager::get().temp_space(ctx);
+      writes.push_back(res.temp->var());
+    } else {
+      res.random = &op::ResourceManager::get().random(ctx);
+      writes.push_back(res.random->var());
+    }
+  }
+}
+
+}  // namespace
+
+Executor::Executor(const graph::Symbol& symbol, const std::map<std::string, NDArray>& args,
+                   const std::map<std::string, NDArray>& grads,
+                   const std::map<std::string, NDArray>& aux, const BindOptions& options)
+    : symbol_(symbol), options_(options), args_(args), grads_(grads), aux_(aux) {
+  const auto arg_names = symbol_.list_arguments();
+  const auto aux_names = symbol_.list_auxiliary_states();
+  graph::ShapeMap shapes;
+  for (const auto& name : arg_names) {
+    auto it = args_.find(name);
+    if (it == args_.end())
+      throw InputError("bind: no array for argument '" + name +
+                       "'; arguments are: " + join(arg_names, ", "));
+    shapes[name] = it->second.shape();
+    if (!options_.dtypes.count(name)) options_.dtypes[name] = it->second.dtype();
+  }
+  for (const auto& name : aux_names)
+    if (!aux_.count(name)) throw InputError("bind: no array for auxiliary state '" + name + "'");
+  for (const auto& [name, g] : grads_)
+    if (std::find(arg_names.begin(), arg_names.end(), name) == arg_names.end())
+      throw InputError("bind: gradient given for '" + name + "', which is not an argument" +
+                       did_you_mean(name, arg_names));
+  // Arguments without a gradient array get none.
+  for (const auto& name : arg_names)
+    if (!grads_.count(name)) options_.grad_req[name] = graph::GradReq::kNull;
+  prepare(shapes);
+}
+
+std::unique_ptr<Executor> Executor::simple_bind(const graph::Symbol& symbol,
+                                                const graph::ShapeMap& shapes,
+                                                const BindOptions& options) {
+  auto inferred = symbol.infer_shape(shapes);
+  if (!inferred.complete) {
+    const auto names = symbol.list_arguments();
+    std::vector<std::string> unknown;
+    for (size_t i = 0; i < names.size(); ++i)
+      if (!inferred.arguments[i].is_known())
+        unknown.push_back(names[i] + " " + inferred.arguments[i].to_string());
+    throw InputError("simple_bind: cannot infer every shape from the inputs given; unknown: " +
+                     join(unknown, ", "));
+  }
+  std::map<std::string, NDArray> args, grads, aux;
+  const auto arg_names = symbol.list_arguments();
+  const auto aux_names = symbol.list_auxiliary_states();
+  for (size_t i = 0; i < arg_names.size(); ++i) {
+    auto dt =
+        options.dtypes.count(arg_names[i]) ? options.dtypes.at(arg_names[i]) : DType::kFloat32;
+    args[arg_names[i]] = NDArray::zeros(inferred.arguments[i], options.ctx, dt);
+    auto req = options.grad_req.count(arg_names[i]) ? options.grad_req.at(arg_names[i])
+                                                    : options.default_grad_req;
+    if (options.for_training && req != graph::GradReq::kNull)
+      grads[arg_names[i]] = NDArray::zeros(inferred.arguments[i], options.ctx, dt);
+  }
+  for (size_t i = 0; i < aux_names.size(); ++i)
+    aux[aux_names[i]] = NDArray::zeros(inferred.aux[i], options.ctx);
+  return std::make_unique<Executor>(symbol, args, grads, aux, options);
+}
+
+Executor::~Executor() = default;
+
+void Executor::prepare(const graph::ShapeMap& shapes) {
+  graph_ = std::make_unique<graph::IndexedGraph>(symbol_.outputs());
+  const graph::IndexedGraph& g = *graph_;
+  std::vector<Shape> entry_shapes(g.num_entries());
+  std::vector<std::optional<DType>> entry_types(g.num_entries());
+  for (uint32_t v : g.variables()) {
+    const auto& name = g.node(v).name;
+    if (auto it = shapes.find(name); it != shapes.end())
+      entry_shapes[g.entry_id(v, 0)] = it->second;
+    if (auto it = aux_.find(name); it != aux_.end()) {
+      entry_shapes[g.entry_id(v, 0)] = it->second.shape();
+      entry_types[g.entry_id(v, 0)] = it->second.dtype();
+    }
+    if (auto it = options_.dtypes.find(name); it != options_.dtypes.end())
+      entry_types[g.entry_id(v, 0)] = it->second;
+  }
+  entry_shapes = graph::infer_entry_shapes(g, entry_shapes);
+  // Types: float32 unless given.
+  for (uint32_t v : g.variables())
+    if (!entry_types[g.entry_id(v, 0)] && !g.is_aux_variable(v))
+      entry_types[g.entry_id(v, 0)] = DType::kFloat32;
+  entry_types = graph::infer_entry_types(g, entry_types);
+  std::vector<DType> types;
+  for (auto& t : entry_types) types.push_back(t.value_or(DType::kFloat32));
+
+  graph::PlanOptions plan_options;
+  plan_options.for_training = options_.for_training;
+  plan_options.grad_req = options_.grad_req;
+  plan_options.default_grad_req = options_.default_grad_req;
+  plan_ = graph::build_plan(g, entry_shapes, types, plan_options);
+  if (options_.for_training && options_.mirror != graph::MirrorPolicy::kNone)
+    report_.recompute_steps =
+        graph::apply_mirroring(plan_, g, graph::mirror_nodes(g, options_.mirror));
+  graph::MemoryPlan memory = graph::plan_memory(plan_, g, options_.memory);
+
+  // Check the bound arrays against the inferred shapes.
+  for (uint32_t v : g.variables()) {
+    const auto& name = g.node(v).name;
+    const Shape& expected = entry_shapes[g.entry_id(v, 0)];
+    auto check = [&](const std::map<std::string, NDArray>& arrays, const char* what) {
+      auto it = arrays.find(name);
+      if (it != arrays.end() && it->second.shape() != expected)
+        throw InputError(str("bind: ", what, " '", name, "' has shape ",
+                             it->second.shape().to_string(), ", but the network needs ",
+                             expected.to_string()));
+    };
+    check(args_, "argument");
+    check(aux_, "auxiliary state");
+    check(grads_, "gradient of");
+  }
+
+  for (size_t b = 0; b < memory.block_bytes.size(); ++b) {
+    blocks_.emplace_back(Shape{static_cast<int64_t>(memory.block_bytes[b])}, options_.ctx,
+                         DType::kUint8);
+    report_.allocated_internal_bytes += StoragePool::round_size(memory.block_bytes[b]);
+  }
+  entry_arrays_.resize(plan_.entries.size());
+  for (size_t e = 0; e < plan_.entries.size(); ++e) {
+    const auto& entry = plan_.entries[e];
+    const std::string& var_name = g.node(entry.variable).name;
+    switch (entry.role) {
+      case EntryRole::kArgument: entry_arrays_[e] = args_.at(var_name); break;
+      case EntryRole::kAux: entry_arrays_[e] = aux_.at(var_name); break;
+      case EntryRole::kArgGrad: entry_arrays_[e] = grads_.at(var_name); break;
+      case EntryRole::kHeadGrad:
+        entry_arrays_[e] = NDArray::full(entry.shape, 1.0, options_.ctx, entry.dtype);
+        break;
+      case EntryRole::kInternal: {
+        const int64_t block = memory.storage_of[e];
+        if (block >= 0)
+          entry_arrays_[e] = blocks_[static_cast<size_t>(block)].view(entry.shape, entry.dtype);
+        break;
+      }
+    }
+  }
+  for (int64_t e : plan_.outputs) outputs_.push_back(entry_arrays_[static_cast<size_t>(e)]);
+
+  report_.planned_internal_bytes = memory.total_bytes();
+  report_.num_blocks = memory.block_bytes.size();
+  report_.num_entries = plan_.entries.size();
+  report_.inplace_outputs = memory.inplace_outputs.size();
+  for (const auto& [name, a] : args_) report_.argument_bytes += a.bytes();
+  for (const auto& [name, a] : aux_) report_.argument_bytes += a.bytes();
+  for (const auto& [name, a] : grads_) report_.gradient_bytes += a.bytes();
+}
+
+void Executor::forward(bool is_train) {
+  forward_was_train_ = is_train;
+  run_steps(plan_.forward, is_train);
+}
+
+void Executor::backward(const std::vector<NDArray>& head_grads) {
+  if (!plan_.for_training)
+    throw Error("backward: the executor was bound for inference (for_training = false)");
+  if (!forward_was_train_) throw Error("backward: call forward(is_train = true) first");
+  if (!head_grads.empty()) {
+    if (head_grads.size() != plan_.outputs.size())
+      throw InputError(str("backward: ", head_grads.size(), " head gradients for ",
+                           plan_.outputs.size(), " outputs"));
+    for (size_t k = 0; k < head_grads.size(); ++k) {
+      const int64_t e = plan_.head_grads[k];
+      if (e < 0 || head_grads[k].is_none()) continue;
+      NDArray dst = entry_arrays_[static_cast<size_t>(e)];
+      if (head_grads[k].shape() != dst.shape())
+        throw InputError(str("backward: head gradient ", k, " has shape ",
+                             head_grads[k].shape().to_string(), ", output is ",
+                             dst.shape().to_string()));
+      head_grads[k].copy_to(dst);
+    }
+  }
+  run_steps(plan_.backward, true);
+}
+
+void Executor::run_steps(const std::vector<Step>& steps, bool is_train) {
+  Engine& engine = Engine::get();
+  const graph::IndexedGraph& g = *graph_;
+  auto array = [&](int64_t e) { return e < 0 ? NDArray() : entry_arrays_[static_cast<size_t>(e)]; };
+  for (const Step& s : steps) {
+    std::vector<Var*> reads, writes;
+    std::vector<NDArray> keep;
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      NDArray a = array(s.inputs[k]);
+      if (a.is_none()) continue;
+      keep.push_back(a);
+      if (s.reads[k]) reads.push_back(a.var());
+    }
+    for (int64_t e : s.outputs) {
+      NDArray a = array(e);
+      if (a.is_none()) continue;
+      keep.push_back(a);
+      writes.push_back(a.var());
+    }
+    switch (s.kind) {
+      case StepKind::kZero: {
+        NDArray out = array(s.outputs[0]);
+        if (s.req[0] != op::OpReq::kAdd) out.fill(0.0);
+        break;
+      }
+      case StepKind::kSum: {
+        op::OpInstance sum("ElementWiseSum", {{"num_args", std::to_string(s.inputs.size())}});
+        op::ForwardCall call;
+        for (int64_t e : s.inputs) call.inputs.push_back(ref_of(array(e)));
+        call.outputs = {ref_of(array(s.outputs[0]))};
+        call.req = s.req;
+        const Context ctx = options_.ctx;
+        const int device = ctx.is_gpu() ? 1 : 0;
+        engine.push(
+            [sum, call, device, keep](RunContext rctx) mutable {
+              call.rctx = rctx;
+              sum.def().forward[device](sum.params(), call);
+            },
+            ctx, reads, writes, FnProperty::kNormal, 0, "gradient sum");
+        break;
+      }
+      case StepKind::kForward:
+      case StepKind::kRecompute: {
+        const graph::Node& node = g.node(s.node);
+        const op::OpInstance& op = *node.op;
+        const size_t num_args = op.input_names().size();
+        op::ForwardCall call;
+        call.is_train = is_train || s.kind == StepKind::kRecompute;
+        for (size_t k = 0; k < s.inputs.size(); ++k)
+          (k < num_args ? call.inputs : call.aux).push_back(ref_of(array(s.inputs[k])));
+        for (int64_t e : s.outputs) call.outputs.push_back(ref_of(array(e)));
+        call.req = s.req;
+        if (call.is_train && s.kind == StepKind::kForward) {
+          // Training updates auxiliary states (BatchNorm's moving statistics).
+          for (size_t k = num_args; k < s.inputs.size(); ++k)
+            writes.push_back(array(s.inputs[k]).var());
+        }
+        add_resources(op.def(), options_.ctx, call.resources, writes);
+        const int device = options_.ctx.is_gpu() ? 1 : 0;
+        if (!op.def().forward[device])
+          throw Error(str(op.owner(), ": no ", options_.ctx.is_gpu() ? "GPU" : "CPU", " kernel"));
+        engine.push(
+            [op, call, device, keep](RunContext rctx) mutable {
+              call.rctx = rctx;
+              op.def().forward[device](op.params(), call);
+            },
+            options_.ctx, reads, writes, FnProperty::kNormal, 0, node.name);
+        if (monitor_ && s.kind == StepKind::kForward) {
+          for (size_t k = 0; k < s.outputs.size() && k < node.num_visible_outputs(); ++k) {
+            NDArray out = array(s.outputs[k]);
+            std::string name = node.output_name(static_cast<uint32_t>(k));
+            Monitor monitor = monitor_;
+            engine.push([monitor, name, out](RunContext) { monitor(name, out); }, options_.ctx,
+                        {out.var()}, {}, FnProperty::kNormal, 0, "monitor " + name);
+          }
+        }
+        break;
+      }
+      case StepKind::kBackward: {
+        const graph::Node& node = g.node(s.node);
+        const op::OpInstance& op = *node.op;
+        const size_t visible = node.num_visible_outputs();
+        const size_t num_args = op.input_names().size();
+        const size_t num_outputs = node.num_outputs();
+        op::BackwardCall call;
+        size_t k = 0;
+        for (; k < visible; ++k) call.out_grads.push_back(ref_of(array(s.inputs[k])));
+        for (size_t i = 0; i < num_args; ++i, ++k)
+          call.inputs.push_back(ref_of(array(s.inputs[k])));
+        for (size_t i = 0; i < num_outputs; ++i, ++k)
+          call.outputs.push_back(ref_of(array(s.inputs[k])));
+        for (; k < s.inputs.size(); ++k) call.aux.push_back(ref_of(array(s.inputs[k])));
+        for (size_t i = 0; i < s.outputs.size(); ++i) {
+          op::TensorRef r = ref_of(array(s.outputs[i]));
+          if (s.outputs[i] < 0) r.shape = call.inputs[i].shape;  // no gradient wanted: shape only
+          call.in_grads.push_back(r);
+        }
+        call.req = s.req;
+        add_resources(op.def(), options_.ctx, call.resources, writes);
+        const int device = options_.ctx.is_gpu() ? 1 : 0;
+        if (!op.def().backward[device])
+          throw Error(
+              str(op.owner(), ": no ", options_.ctx.is_gpu() ? "GPU" : "CPU", " backward kernel"));
+        engine.push(
+            [op, call, device, keep](RunContext rctx) mutable {
+              call.rctx = rctx;
+              op.def().backward[device](op.params(), call);
+            },
+            options_.ctx, reads, writes, FnProperty::kNormal, 0, "backward of " + node.name);
+        break;
+      }
+    }
+  }
+}
+
+MemoryReport Executor::plan_only(const graph::Symbol& symbol, const graph::ShapeMap& shapes,
+                                 const BindOptions& options) {
+  graph::IndexedGraph g(symbol.outputs());
+  std::vector<Shape> entry_shapes(g.num_entries());
+  std::vector<std::optional<DType>> entry_types(g.num_entries());
+  for (uint32_t v : g.variables()) {
+    auto it = shapes.find(g.node(v).name);
+    if (it != shapes.end()) entry_shapes[g.entry_id(v, 0)] = it->second;
+    if (!g.is_aux_variable(v)) entry_types[g.entry_id(v, 0)] = DType::kFloat32;
+  }
+  entry_shapes = graph::infer_entry_shapes(g, entry_shapes);
+  entry_types = graph::infer_entry_types(g, entry_types);
+  std::vector<DType> types;
+  for (auto& t : entry_types) types.push_back(t.value_or(DType::kFloat32));
+  graph::PlanOptions plan_options;
+  plan_options.for_training = options.for_training;
+  plan_options.grad_req = options.grad_req;
+  plan_options.default_grad_req = options.default_grad_req;
+  graph::ExecPlan plan = graph::build_plan(g, entry_shapes, types, plan_options);
+  MemoryReport report;
+  if (options.for_training && options.mirror != graph::MirrorPolicy::kNone)
+    report.recompute_steps =
+        graph::apply_mirroring(plan, g, graph::mirror_nodes(g, options.mirror));
+  graph::MemoryPlan memory = graph::plan_memory(plan, g, options.memory);
+  report.planned_internal_bytes = memory.total_bytes();
+  report.num_blocks = memory.block_bytes.size();
+  report.num_entries = plan.entries.size();
+  report.inplace_outputs = memory.inplace_outputs.size();
+  for (const auto& e : plan.entries) {
+    if (e.role == EntryRole::kArgument || e.role == EntryRole::kAux)
+      report.argument_bytes += e.bytes();
+    if (e.role == EntryRole::kArgGrad) report.gradient_bytes += e.bytes();
+  }
+  return report;
+}
+
+}  // namespace mx

@@ -1,0 +1,97 @@
+// The executor binds a symbol to arrays on a device and runs it: forward
+// (inference or training) and backward, every step an engine operation on
+// the planned memory, so independent branches run concurrently and the
+// optimizer's updates can overlap the backward pass.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/exec_plan.h"
+#include "graph/plan_memory.h"
+#include "graph/symbol.h"
+#include "ndarray/ndarray.h"
+
+namespace mx {
+
+struct BindOptions {
+  Context ctx = Context::cpu();
+  bool for_training = true;
+  std::map<std::string, graph::GradReq> grad_req;  // default write for every argument
+  graph::GradReq default_grad_req = graph::GradReq::kWrite;
+  graph::MemoryPlanOptions memory;
+  graph::MirrorPolicy mirror = graph::MirrorPolicy::kNone;
+  // Element types of the arguments (default float32).
+  std::map<std::string, DType> dtypes;
+};
+
+// What the planner decided and what the storage counters saw.
+struct MemoryReport {
+  size_t planned_internal_bytes = 0;    // activations, gradients (not the bound arrays)
+  size_t allocated_internal_bytes = 0;  // the storage pool's count for those blocks
+  size_t argument_bytes = 0;            // arguments + auxiliary states
+  size_t gradient_bytes = 0;            // bound argument gradients
+  size_t num_blocks = 0, num_entries = 0, inplace_outputs = 0, recompute_steps = 0;
+};
+
+class Executor {
+ public:
+  // Binds with given arrays. `grads` may omit arguments (their gradient is
+  // then not computed, as grad_req null). Shapes come from the arrays.
+  Executor(const graph::Symbol& symbol, const std::map<std::string, NDArray>& args,
+           const std::map<std::string, NDArray>& grads, const std::map<std::string, NDArray>& aux,
+           const BindOptions& options);
+  // Allocates arguments, gradients and auxiliary states from input shapes
+  // (MXNet's simple_bind); arguments and gradients start at zero, auxiliary
+  // states at zero.
+  static std::unique_ptr<Executor> simple_bind(const graph::Symbol& symbol,
+                                               const graph::ShapeMap& shapes,
+                                               const BindOptions& options);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Pushes the forward steps; is_train selects training behaviour (dropout,
+  // batch statistics) and is required before backward().
+  void forward(bool is_train);
+  // Pushes the backward steps. head_grads: one per output, none for loss
+  // outputs; empty = ones for every non-loss output.
+  void backward(const std::vector<NDArray>& head_grads = {});
+
+  const std::vector<NDArray>& outputs() const { return outputs_; }
+  const std::map<std::string, NDArray>& arg_dict() const { return args_; }
+  const std::map<std::string, NDArray>& grad_dict() const { return grads_; }
+  const std::map<std::string, NDArray>& aux_dict() const { return aux_; }
+  const graph::Symbol& symbol() const { return symbol_; }
+
+  // Called after each forward step with each output's name and array; the
+  // callback runs inside an engine operation that reads the array.
+  using Monitor = std::function<void(const std::string& name, const NDArray& value)>;
+  void set_monitor(Monitor monitor) { monitor_ = std::move(monitor); }
+
+  MemoryReport memory_report() const { return report_; }
+  // The internal memory a bind would plan, without allocating anything.
+  static MemoryReport plan_only(const graph::Symbol& symbol, const graph::ShapeMap& shapes,
+                                const BindOptions& options);
+
+ private:
+  void prepare(const graph::ShapeMap& shapes);
+  void run_steps(const std::vector<graph::Step>& steps, bool is_train);
+
+  graph::Symbol symbol_;
+  BindOptions options_;
+  std::map<std::string, NDArray> args_, grads_, aux_;
+  std::vector<NDArray> outputs_;
+  std::unique_ptr<graph::IndexedGraph> graph_;
+  graph::ExecPlan plan_;
+  std::vector<NDArray> entry_arrays_;  // per plan entry
+  std::vector<NDArray> blocks_;        // planned storage
+  MemoryReport report_;
+  Monitor monitor_;
+  bool forward_was_train_ = false;
+};
+
+}  // namespace mx

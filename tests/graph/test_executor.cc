@@ -1,0 +1,248 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <random>
+
+#include "base/error.h"
+#include "executor/executor.h"
+#include "storage/storage.h"
+
+using namespace mx;
+using namespace mx::graph;
+
+namespace {
+
+Symbol var(const std::string& name) { return Symbol::variable(name); }
+Symbol fc(const Symbol& x, const std::string& name, int hidden) {
+  return Symbol::create("FullyConnected", name, {{"num_hidden", std::to_string(hidden)}}, {x});
+}
+Symbol act(const Symbol& x, const std::string& name, const char* type) {
+  return Symbol::create("Activation", name, {{"act_type", type}}, {x});
+}
+
+// An MLP with a residual add and a two-way branch: exercises summed gradients.
+Symbol branchy_net() {
+  Symbol x = var("data");
+  Symbol h = act(fc(x, "fc1", 6), "a1", "tanh");
+  Symbol left = act(fc(h, "fc2", 6), "a2", "sigmoid");
+  Symbol right = Symbol::create("_mul_scalar", "scale", {{"scalar", "0.5"}}, {h});
+  Symbol sum = Symbol::create("elemwise_add", "res", {}, {left, right});
+  Symbol sq = Symbol::create("square", "sq", {}, {h});  // h feeds three consumers
+  Symbol both = Symbol::create("elemwise_mul", "mul", {}, {sum, sq});
+  return fc(both, "fc3", 3);
+}
+
+void randomize(std::map<std::string, NDArray>& arrays, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto& [name, a] : arrays) {
+    std::vector<double> v(static_cast<size_t>(a.size()));
+    for (auto& x : v) x = u(rng);
+    NDArray::from_vector<double>(a.shape(), v).copy_to(a);
+  }
+}
+
+BindOptions float64_training() {
+  BindOptions o;
+  o.for_training = true;
+  return o;
+}
+
+std::unique_ptr<Executor> bind64(const Symbol& s, const ShapeMap& shapes, BindOptions o) {
+  for (const auto& name : s.list_arguments()) o.dtypes[name] = DType::kFloat64;
+  return Executor::simple_bind(s, shapes, o);
+}
+
+double dot_with(const NDArray& a, const NDArray& w) {
+  auto x = a.to_vector<double>(), y = w.to_vector<double>();
+  double s = 0;
+  for (size_t i = 0; i < x.size(); ++i) s += x[i] * y[i];
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "whole-network gradients match finite differences (branches, shared inputs, residual add)") {
+  Symbol net = branchy_net();
+  auto exe = bind64(net, {{"data", Shape{4, 5}}}, float64_training());
+  auto args = exe->arg_dict();
+  randomize(args, 1);
+  NDArray head = NDArray::zeros({4, 3}, Context::cpu(), DType::kFloat64);
+  std::map<std::string, NDArray> h{{"h", head}};
+  randomize(h, 2);
+  exe->forward(true);
+  exe->backward({head});
+  auto loss = [&] {
+    exe->forward(true);
+    return dot_with(exe->outputs()[0], head);
+  };
+  const double step = 1e-6;
+  for (const auto& [name, a] : args) {
+    CAPTURE(name);
+    auto grad = exe->grad_dict().at(name).to_vector<double>();
+    for (int64_t i = 0; i < std::min<int64_t>(a.size(), 12); ++i) {
+      Engine::get().wait_all();
+      double* p = a.data<double>();
+      const double saved = p[i];
+      p[i] = saved + step;
+      double plus = loss();
+      p[i] = saved - step;
+      double minus = loss();
+      p[i] = saved;
+      double numeric = (plus - minus) / (2 * step);
+      CHECK(grad[static_cast<size_t>(i)] == doctest::Approx(numeric).epsilon(1e-5).scale(1.0));
+    }
+  }
+}
+
+TEST_CASE("the planned executor gives bit-identical results to naive allocation") {
+  Symbol net = branchy_net();
+  BindOptions planned = float64_training();
+  BindOptions naive = float64_training();
+  naive.memory.inplace = false;
+  naive.memory.coshare = false;
+  auto a = bind64(net, {{"data", Shape{8, 5}}}, planned);
+  auto b = bind64(net, {{"data", Shape{8, 5}}}, naive);
+  auto args_a = a->arg_dict();
+  randomize(args_a, 3);
+  for (const auto& [name, arr] : args_a) arr.copy_to(const_cast<NDArray&>(b->arg_dict().at(name)));
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    a->forward(true);
+    a->backward();
+    b->forward(true);
+    b->backward();
+  }
+  CHECK(a->outputs()[0].to_vector<double>() == b->outputs()[0].to_vector<double>());
+  for (const auto& [name, g] : a->grad_dict()) {
+    CAPTURE(name);
+    CHECK(g.to_vector<double>() == b->grad_dict().at(name).to_vector<double>());
+  }
+  CHECK(a->memory_report().planned_internal_bytes < b->memory_report().planned_internal_bytes);
+  CHECK(a->memory_report().inplace_outputs > 0);
+  CHECK(b->memory_report().inplace_outputs == 0);
+}
+
+TEST_CASE("grad_req write, add and null") {
+  Symbol net = fc(var("data"), "fc", 2);
+  BindOptions o = float64_training();
+  o.grad_req = {{"data", GradReq::kNull}, {"fc_bias", GradReq::kAdd}};
+  auto exe = bind64(net, {{"data", Shape{3, 4}}}, o);
+  CHECK(exe->grad_dict().count("data") == 0);
+  auto args = exe->arg_dict();
+  randomize(args, 4);
+  exe->forward(true);
+  exe->backward();
+  auto once_w = exe->grad_dict().at("fc_weight").to_vector<double>();
+  auto once_b = exe->grad_dict().at("fc_bias").to_vector<double>();
+  exe->forward(true);
+  exe->backward();
+  CHECK(exe->grad_dict().at("fc_weight").to_vector<double>() == once_w);  // write
+  auto twice_b = exe->grad_dict().at("fc_bias").to_vector<double>();
+  for (size_t i = 0; i < once_b.size(); ++i)
+    CHECK(twice_b[i] == doctest::Approx(2 * once_b[i]));  // add
+  CHECK(once_b[0] == doctest::Approx(3.0));  // head gradient of ones summed over the batch
+}
+
+TEST_CASE("mirroring recomputes cheap nodes: same gradients, less memory") {
+  // A deep chain of cheap activations between fully connected layers.
+  Symbol x = var("data");
+  for (int i = 0; i < 6; ++i) {
+    x = fc(x, "fc" + std::to_string(i), 64);
+    x = act(x, "tanh" + std::to_string(i), "tanh");
+    x = Symbol::create("_mul_scalar", "s" + std::to_string(i), {{"scalar", "1.1"}}, {x});
+    x = act(x, "sig" + std::to_string(i), "sigmoid");
+  }
+  BindOptions plain = float64_training();
+  BindOptions mirrored = float64_training();
+  mirrored.mirror = MirrorPolicy::kCheap;
+  auto a = bind64(x, {{"data", Shape{32, 16}}}, plain);
+  auto b = bind64(x, {{"data", Shape{32, 16}}}, mirrored);
+  auto args = a->arg_dict();
+  randomize(args, 5);
+  for (const auto& [name, arr] : args) arr.copy_to(const_cast<NDArray&>(b->arg_dict().at(name)));
+  a->forward(true);
+  a->backward();
+  b->forward(true);
+  b->backward();
+  for (const auto& [name, g] : a->grad_dict()) {
+    CAPTURE(name);
+    CHECK(g.to_vector<double>() == b->grad_dict().at(name).to_vector<double>());
+  }
+  CHECK(b->memory_report().recompute_steps > 0);
+  CHECK(b->memory_report().planned_internal_bytes < a->memory_report().planned_internal_bytes);
+}
+
+TEST_CASE("inference binds carry no backward and plan much less memory") {
+  Symbol net = branchy_net();
+  BindOptions train = float64_training();
+  BindOptions infer;
+  infer.for_training = false;
+  auto t = Executor::plan_only(net, {{"data", Shape{64, 5}}}, train);
+  auto i = Executor::plan_only(net, {{"data", Shape{64, 5}}}, infer);
+  CHECK(i.planned_internal_bytes * 2 < t.planned_internal_bytes);
+  auto exe = Executor::simple_bind(net, {{"data", Shape{2, 5}}}, infer);
+  exe->forward(false);
+  CHECK(exe->outputs()[0].shape() == Shape{2, 3});
+  CHECK_THROWS_AS(exe->backward(), Error);
+}
+
+TEST_CASE("the monitor sees every intermediate output") {
+  Symbol net = branchy_net();
+  BindOptions infer;
+  infer.for_training = false;
+  auto exe = Executor::simple_bind(net, {{"data", Shape{2, 5}}}, infer);
+  std::mutex m;
+  std::vector<std::string> seen;
+  exe->set_monitor([&](const std::string& name, const NDArray& value) {
+    std::lock_guard<std::mutex> lock(m);
+    seen.push_back(name + " " + value.shape().to_string());
+  });
+  exe->forward(false);
+  Engine::get().wait_all();
+  CHECK(seen.size() == 9);
+  CHECK(std::find(seen.begin(), seen.end(), "fc3_output (2, 3)") != seen.end());
+  CHECK(std::find(seen.begin(), seen.end(), "sq_output (2, 6)") != seen.end());
+}
+
+TEST_CASE("binding errors name the array and both shapes") {
+  Symbol net = fc(var("data"), "fc", 2);
+  std::map<std::string, NDArray> args{{"data", NDArray::zeros({3, 4})},
+                                      {"fc_weight", NDArray::zeros({2, 5})},
+                                      {"fc_bias", NDArray::zeros({2})}};
+  BindOptions o;
+  CHECK_THROWS_WITH_AS(
+      Executor(net, args, {}, {}, o),
+      "node 'fc' (FullyConnected): input 'weight': shape (2, 5) conflicts with (2, 4)", InputError);
+  args.erase("fc_bias");
+  CHECK_THROWS_WITH_AS(
+      Executor(net, args, {}, {}, o),
+      "bind: no array for argument 'fc_bias'; arguments are: data, fc_weight, fc_bias", InputError);
+  CHECK_THROWS_AS(Executor::simple_bind(net, {}, o), InputError);
+}
+
+TEST_CASE("measured memory matches the plan") {
+  Symbol net = branchy_net();
+  auto pool = storage_pool(Context::cpu());
+  Engine::get().wait_all();
+  const int64_t before = pool->stats().live_bytes;
+  auto exe = Executor::simple_bind(net, {{"data", Shape{128, 5}}}, float64_training());
+  Engine::get().wait_all();
+  const auto report = exe->memory_report();
+  // The pool's growth is exactly the planned blocks plus the bound arrays
+  // (arguments, gradients, auxiliary states, the head gradient).
+  int64_t arrays = 0;
+  auto add = [&](const std::map<std::string, NDArray>& m) {
+    for (const auto& [name, a] : m)
+      arrays += static_cast<int64_t>(StoragePool::round_size(a.bytes()));
+  };
+  add(exe->arg_dict());
+  add(exe->grad_dict());
+  add(exe->aux_dict());
+  arrays += static_cast<int64_t>(StoragePool::round_size(exe->outputs()[0].bytes()));
+  CHECK(pool->stats().live_bytes - before ==
+        static_cast<int64_t>(report.allocated_internal_bytes) + arrays);
+  CHECK(report.allocated_internal_bytes >= report.planned_internal_bytes);
+}
