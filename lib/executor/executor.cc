@@ -90,7 +90,31 @@ std::unique_ptr<Executor> Executor::simple_bind(const graph::Symbol& symbol,
 
 Executor::~Executor() = default;
 
-void Executor::prepare(const graph::ShapeMap& shapes) {
+std::unique_ptr<Executor> Executor::reshape(const graph::ShapeMap& input_shapes) const {
+  auto inferred = symbol_.infer_shape(input_shapes);
+  const auto arg_names = symbol_.list_arguments();
+  // Parameters keep their arrays; arguments whose shape changes get new ones.
+  std::map<std::string, NDArray> args, grads;
+  for (size_t i = 0; i < arg_names.size(); ++i) {
+    const std::string& name = arg_names[i];
+    const NDArray& old = args_.at(name);
+    Shape shape = inferred.arguments[i].is_known() ? inferred.arguments[i] : old.shape();
+    args[name] = old.shape() == shape ? old : NDArray::zeros(shape, options_.ctx, old.dtype());
+    if (auto it = grads_.find(name); it != grads_.end())
+      grads[name] = it->second.shape() == shape ? it->second
+                                                : NDArray::zeros(shape, options_.ctx, old.dtype());
+  }
+  auto exe = std::unique_ptr<Executor>(new Executor(symbol_, options_));
+  exe->args_ = std::move(args);
+  exe->grads_ = std::move(grads);
+  exe->aux_ = aux_;  // auxiliary states have no batch dimension
+  graph::ShapeMap shapes;
+  for (const auto& [name, a] : exe->args_) shapes[name] = a.shape();
+  exe->prepare(shapes, blocks_);
+  return exe;
+}
+
+void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>& reuse) {
   graph_ = std::make_unique<graph::IndexedGraph>(symbol_.outputs());
   const graph::IndexedGraph& g = *graph_;
   std::vector<Shape> entry_shapes(g.num_entries());
@@ -142,8 +166,12 @@ void Executor::prepare(const graph::ShapeMap& shapes) {
   }
 
   for (size_t b = 0; b < memory.block_bytes.size(); ++b) {
-    blocks_.emplace_back(Shape{static_cast<int64_t>(memory.block_bytes[b])}, options_.ctx,
-                         DType::kUint8);
+    const auto bytes = static_cast<int64_t>(memory.block_bytes[b]);
+    if (b < reuse.size() && reuse[b].size() >= bytes) {
+      blocks_.push_back(reuse[b]);  // shared with the executor this one was reshaped from
+      continue;
+    }
+    blocks_.emplace_back(Shape{bytes}, options_.ctx, DType::kUint8);
     report_.allocated_internal_bytes += StoragePool::round_size(memory.block_bytes[b]);
   }
   entry_arrays_.resize(plan_.entries.size());

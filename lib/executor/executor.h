@@ -72,13 +72,21 @@ class Executor {
   using Monitor = std::function<void(const std::string& name, const NDArray& value)>;
   void set_monitor(Monitor monitor) { monitor_ = std::move(monitor); }
 
+  // An executor for new input shapes (e.g. another batch size) that shares
+  // this one's parameters, gradients of unchanged shape and, where large
+  // enough, its internal memory blocks (MXNet's reshape).
+  std::unique_ptr<Executor> reshape(const graph::ShapeMap& input_shapes) const;
+
   MemoryReport memory_report() const { return report_; }
   // The internal memory a bind would plan, without allocating anything.
   static MemoryReport plan_only(const graph::Symbol& symbol, const graph::ShapeMap& shapes,
                                 const BindOptions& options);
 
  private:
-  void prepare(const graph::ShapeMap& shapes);
+  Executor(const graph::Symbol& symbol, const BindOptions& options)
+      : symbol_(symbol), options_(options) {}
+  // `reuse`: blocks of another executor to take where large enough.
+  void prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>& reuse = {});
   void run_steps(const std::vector<graph::Step>& steps, bool is_train);
 
   graph::Symbol symbol_;

@@ -246,3 +246,27 @@ TEST_CASE("measured memory matches the plan") {
         static_cast<int64_t>(report.allocated_internal_bytes) + arrays);
   CHECK(report.allocated_internal_bytes >= report.planned_internal_bytes);
 }
+
+TEST_CASE("reshape to another batch size shares parameters and memory") {
+  Symbol net = branchy_net();
+  auto exe = bind64(net, {{"data", Shape{16, 5}}}, float64_training());
+  auto args = exe->arg_dict();
+  randomize(args, 9);
+  exe->forward(true);
+  auto small = exe->reshape({{"data", Shape{4, 5}}});
+  CHECK(small->arg_dict().at("fc1_weight").shares_memory_with(exe->arg_dict().at("fc1_weight")));
+  CHECK_FALSE(small->arg_dict().at("data").shares_memory_with(exe->arg_dict().at("data")));
+  CHECK(small->memory_report().allocated_internal_bytes == 0);  // every block reused
+  // The first 4 rows give the same outputs as in the big batch.
+  exe->arg_dict().at("data").slice(0, 4).copy_to(
+      const_cast<NDArray&>(small->arg_dict().at("data")));
+  small->forward(false);
+  exe->forward(false);
+  auto big_out = exe->outputs()[0].slice(0, 4).copy().to_vector<double>();
+  CHECK(small->outputs()[0].to_vector<double>() == big_out);
+  auto bigger = exe->reshape({{"data", Shape{64, 5}}});
+  CHECK(bigger->memory_report().allocated_internal_bytes > 0);
+  bigger->forward(true);
+  bigger->backward();
+  CHECK(bigger->outputs()[0].shape() == Shape{64, 3});
+}

@@ -1,0 +1,66 @@
+// Networks built, bound and run by real MXNet 1.9.1 (scripts/fixtures/make_graph_fixtures.py):
+// the same symbol JSON and parameters must give the same outputs, gradients
+// and updated auxiliary states in mx.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "executor/executor.h"
+#include "ndarray/params_io.h"
+
+using namespace mx;
+using namespace mx::graph;
+
+namespace {
+
+const std::string kDir = std::string(MX_FIXTURES_DIR) + "/graph/";
+
+void check_close(const NDArray& got, const NDArray& want, const std::string& what) {
+  INFO(what);
+  REQUIRE(got.shape() == want.shape());
+  auto a = got.to_vector<float>(), b = want.to_vector<float>();
+  double worst = 0;
+  size_t worst_i = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double err = std::abs(static_cast<double>(a[i]) - b[i]) /
+                 (1e-4 + 1e-3 * std::abs(static_cast<double>(b[i])));
+    if (err > worst) {
+      worst = err;
+      worst_i = i;
+    }
+  }
+  INFO("worst element ", worst_i, ": mx ", a.empty() ? 0.f : a[worst_i], " MXNet ",
+       b.empty() ? 0.f : b[worst_i]);
+  CHECK(worst <= 1.0);
+}
+
+}  // namespace
+
+TEST_CASE("networks exported by MXNet 1.9.1 give MXNet's outputs, gradients and statistics") {
+  for (const char* name : {"mlp", "lenet", "resblock", "inception", "multi_output"}) {
+    CAPTURE(name);
+    Symbol sym = Symbol::load(kDir + name + "-symbol.json");
+    NamedArrays run = load_params(kDir + std::string(name) + "-run.params");
+    std::map<std::string, NDArray> args, grads, aux;
+    for (const auto& n : sym.list_arguments()) {
+      args[n] = run.get("arg:" + n).copy();
+      grads[n] = NDArray::zeros(args[n].shape());
+    }
+    for (const auto& n : sym.list_auxiliary_states()) aux[n] = run.get("aux:" + n).copy();
+    BindOptions options;
+    Executor exe(sym, args, grads, aux, options);
+    exe.forward(true);
+    std::vector<NDArray> heads;
+    for (size_t k = 0; k < exe.outputs().size(); ++k) {
+      check_close(exe.outputs()[k], run.get("out:" + std::to_string(k)),
+                  "output " + std::to_string(k));
+      heads.push_back(run.get("head:" + std::to_string(k)));
+    }
+    exe.backward(heads);
+    for (const auto& n : sym.list_arguments())
+      check_close(exe.grad_dict().at(n), run.get("grad:" + n), "gradient of " + n);
+    for (const auto& n : sym.list_auxiliary_states())
+      check_close(exe.aux_dict().at(n), run.get("auxafter:" + n),
+                  "auxiliary state " + n + " after training");
+  }
+}
