@@ -1,0 +1,419 @@
+#include "train/network_yaml.h"
+
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "base/error.h"
+#include "base/param_value.h"
+#include "base/param_yaml.h"
+#include "base/strings.h"
+#include "op/registry.h"
+
+namespace mx::train {
+namespace {
+
+// ---- ${...} expressions ---------------------------------------------------
+
+class Expression {
+ public:
+  Expression(const std::string& text, const std::map<std::string, std::string>& vars,
+             const std::string& where)
+      : text_(text), vars_(vars), where_(where) {}
+
+  double evaluate() {
+    double v = comparison();
+    skip_space();
+    if (pos_ != text_.size()) fail("unexpected '" + text_.substr(pos_) + "'");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw InputError(where_ + ": in expression '" + text_ + "': " + why);
+  }
+  void skip_space() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool accept(const std::string& token) {
+    skip_space();
+    if (text_.compare(pos_, token.size(), token) == 0) {
+      pos_ += token.size();
+      return true;
+    }
+    return false;
+  }
+  double comparison() {
+    double left = sum();
+    for (const char* op : {"==", "!=", "<=", ">=", "<", ">"}) {
+      if (accept(op)) {
+        double right = sum();
+        std::string o = op;
+        if (o == "==") return left == right;
+        if (o == "!=") return left != right;
+        if (o == "<=") return left <= right;
+        if (o == ">=") return left >= right;
+        if (o == "<") return left < right;
+        return left > right;
+      }
+    }
+    return left;
+  }
+  double sum() {
+    double v = product();
+    for (;;) {
+      if (accept("+"))
+        v += product();
+      else if (accept("-"))
+        v -= product();
+      else
+        return v;
+    }
+  }
+  double product() {
+    double v = unary();
+    for (;;) {
+      if (accept("//")) {
+        double d = unary();
+        if (d == 0) fail("division by zero");
+        v = std::floor(v / d);
+      } else if (accept("*")) {
+        v *= unary();
+      } else if (accept("/")) {
+        double d = unary();
+        if (d == 0) fail("division by zero");
+        v /= d;
+      } else if (accept("%")) {
+        double d = unary();
+        if (d == 0) fail("division by zero");
+        v = std::fmod(v, d);
+      } else {
+        return v;
+      }
+    }
+  }
+  double unary() {
+    if (accept("-")) return -unary();
+    if (accept("(")) {
+      double v = comparison();
+      if (!accept(")")) fail("missing ')'");
+      return v;
+    }
+    skip_space();
+    size_t start = pos_;
+    if (pos_ < text_.size() &&
+        (std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
+      while (pos_ < text_.size() &&
+             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+        ++pos_;
+      std::string name = text_.substr(start, pos_ - start);
+      if (name == "true" || name == "True") return 1;
+      if (name == "false" || name == "False") return 0;
+      auto it = vars_.find(name);
+      if (it == vars_.end()) {
+        std::vector<std::string> names;
+        for (const auto& [k, v] : vars_) names.push_back(k);
+        fail("unknown name '" + name + "'" + did_you_mean(name, names));
+      }
+      return number(it->second, name);
+    }
+    while (pos_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[pos_])) ||
+                                   text_[pos_] == '.' || text_[pos_] == 'e' || text_[pos_] == 'E'))
+      ++pos_;
+    if (start == pos_) fail("expected a number or a name");
+    return number(text_.substr(start, pos_ - start), "");
+  }
+  double number(const std::string& s, const std::string& name) const {
+    std::string t = to_lower(trim(s));
+    if (t == "true") return 1;
+    if (t == "false") return 0;
+    try {
+      return param_value::parse_double(t);
+    } catch (const InputError&) {
+      fail(name.empty() ? "'" + s + "' is not a number"
+                        : "'" + name + "' = '" + s + "' is not a number");
+    }
+  }
+
+  const std::string& text_;
+  const std::map<std::string, std::string>& vars_;
+  const std::string& where_;
+  size_t pos_ = 0;
+};
+
+std::string format_number(double v) {
+  if (std::floor(v) == v && std::abs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+  return param_value::print_double(v);
+}
+
+bool truthy(const std::string& value) {
+  std::string t = to_lower(trim(value));
+  return !(t.empty() || t == "0" || t == "false" || t == "none" || t == "0.0");
+}
+
+// ---- the builder ----------------------------------------------------------
+
+struct Block {
+  std::map<std::string, std::string> defaults;
+  YAML::Node layers;
+  YAML::Node node;
+};
+
+class NetworkBuilder {
+ public:
+  explicit NetworkBuilder(std::string file) : file_(std::move(file)) {}
+
+  graph::Symbol build(const YAML::Node& network) {
+    if (!network.IsMap()) fail(network, "the network must be a mapping with 'layers'");
+    check_keys(network, {"inputs", "blocks", "layers", "outputs"}, "network");
+    Scope scope;
+    std::vector<std::string> inputs = {"data"};
+    if (network["inputs"]) inputs = string_list(network["inputs"], {});
+    for (const auto& name : inputs) scope.names[name] = graph::Symbol::variable(name);
+    scope.previous = scope.names[inputs.front()];
+    if (const auto blocks = network["blocks"]) {
+      if (!blocks.IsMap()) fail(blocks, "'blocks' must map block names to {params, layers}");
+      for (const auto& entry : blocks) {
+        const YAML::Node& def = entry.second;
+        if (!def.IsMap())
+          fail(def, "block '" + entry.first.Scalar() + "' must be a mapping with 'layers'");
+        check_keys(def, {"params", "layers"}, "block '" + entry.first.Scalar() + "'");
+        Block b;
+        b.node = def;
+        if (def["params"]) b.defaults = yaml_to_attr_strings(def["params"], file_);
+        b.layers = def["layers"];
+        if (!b.layers || !b.layers.IsSequence())
+          fail(def, "block '" + entry.first.Scalar() + "' needs a list of 'layers'");
+        blocks_[entry.first.Scalar()] = b;
+      }
+    }
+    const YAML::Node layers = network["layers"];
+    if (!layers || !layers.IsSequence() || layers.size() == 0)
+      fail(network, "the network needs a non-empty list of 'layers'");
+    run_layers(layers, scope, {}, "");
+    if (const auto outputs = network["outputs"]) {
+      std::vector<graph::Symbol> heads;
+      for (const auto& o : outputs) heads.push_back(resolve(o, scope, {}));
+      return graph::Symbol::group(heads);
+    }
+    return scope.previous;
+  }
+
+ private:
+  struct Scope {
+    std::map<std::string, graph::Symbol> names;
+    graph::Symbol previous;
+  };
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& why) const {
+    throw InputError(yaml_location(node, file_) + ": " + why);
+  }
+
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
+                  const std::string& what) const {
+    for (const auto& entry : map) {
+      const std::string key = entry.first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+        fail(entry.first, "unknown key '" + key + "' in " + what + did_you_mean(key, allowed) +
+                              "; allowed: " + join(allowed, ", "));
+    }
+  }
+
+  std::string text(const YAML::Node& node, const std::map<std::string, std::string>& vars) const {
+    return substitute(yaml_to_attr_string(node, file_), vars, yaml_location(node, file_));
+  }
+
+  std::vector<std::string> string_list(const YAML::Node& node,
+                                       const std::map<std::string, std::string>& vars) const {
+    std::vector<std::string> out;
+    if (node.IsScalar()) return {substitute(node.Scalar(), vars, yaml_location(node, file_))};
+    if (!node.IsSequence()) fail(node, "expected a name or a list of names");
+    for (const auto& item : node) {
+      if (!item.IsScalar()) fail(item, "expected a name");
+      out.push_back(substitute(item.Scalar(), vars, yaml_location(item, file_)));
+    }
+    return out;
+  }
+
+  // "conv1", or "split[1]" for the second output of a multi-output layer.
+  graph::Symbol resolve(const YAML::Node& ref_node, const Scope& scope,
+                        const std::map<std::string, std::string>& vars) const {
+    std::string ref = substitute(ref_node.Scalar(), vars, yaml_location(ref_node, file_));
+    std::optional<size_t> index;
+    if (auto open = ref.find('['); open != std::string::npos && ref.back() == ']') {
+      index = std::stoul(ref.substr(open + 1, ref.size() - open - 2));
+      ref = ref.substr(0, open);
+    }
+    auto it = scope.names.find(ref);
+    if (it == scope.names.end()) {
+      std::vector<std::string> names;
+      for (const auto& [k, v] : scope.names) names.push_back(k);
+      fail(ref_node,
+           "no layer or input named '" + ref + "' before this point" + did_you_mean(ref, names));
+    }
+    if (!index) return it->second;
+    if (*index >= it->second.num_outputs())
+      fail(ref_node, str("'", ref, "' has ", it->second.num_outputs(), " outputs; [", *index,
+                         "] is out of range"));
+    return it->second[*index];
+  }
+
+  std::vector<graph::Symbol> layer_inputs(const YAML::Node& layer, const Scope& scope,
+                                          const std::map<std::string, std::string>& vars) const {
+    if (!layer["inputs"]) return {scope.previous};
+    const YAML::Node inputs = layer["inputs"];
+    std::vector<graph::Symbol> out;
+    if (inputs.IsScalar()) return {resolve(inputs, scope, vars)};
+    for (const auto& item : inputs) out.push_back(resolve(item, scope, vars));
+    return out;
+  }
+
+  void run_layers(const YAML::Node& layers, Scope& scope,
+                  const std::map<std::string, std::string>& vars, const std::string& prefix) {
+    for (const auto& layer : layers) {
+      if (!layer.IsMap()) fail(layer, "a layer must be a mapping with 'op' (or 'block')");
+      if (layer["when"] && !truthy(text(layer["when"], vars))) continue;
+      if (layer["op"] && layer["block"])
+        fail(layer, "a layer has either 'op' or 'block', not both");
+      if (layer["block"])
+        run_block(layer, scope, vars, prefix);
+      else if (layer["op"])
+        run_op(layer, scope, vars, prefix);
+      else
+        fail(layer, "a layer needs 'op' (an operator) or 'block' (a block defined under 'blocks')");
+    }
+  }
+
+  void run_op(const YAML::Node& layer, Scope& scope, const std::map<std::string, std::string>& vars,
+              const std::string& prefix) {
+    const std::string op_name = text(layer["op"], vars);
+    const op::OpDef* def = op::OpRegistry::get().lookup(op_name);
+    if (def == nullptr) {
+      std::vector<std::string> names;
+      for (const auto* d : op::OpRegistry::get().list()) names.push_back(d->name);
+      fail(layer["op"], "unknown operator '" + op_name + "'" + did_you_mean(op_name, names) +
+                            " (mx-ops lists them all)");
+    }
+    int repeat = layer["repeat"] ? std::stoi(text(layer["repeat"], vars)) : 1;
+    for (int i = 0; i < repeat; ++i) {
+      std::string local = layer["name"] ? text(layer["name"], vars) : auto_name(def->name);
+      if (repeat > 1 && layer["name"]) local += std::to_string(i + 1);
+      std::map<std::string, std::string> attrs;
+      for (const auto& entry : layer) {
+        const std::string key = entry.first.Scalar();
+        if (key == "op" || key == "name" || key == "inputs" || key == "when" || key == "repeat")
+          continue;
+        // Per-parameter training attributes become MXNet's hidden attributes.
+        if (key == "lr_mult" || key == "wd_mult" || key == "mirror") {
+          attrs["__" + key + "__"] = text(entry.second, vars);
+          continue;
+        }
+        attrs[key] = text(entry.second, vars);
+      }
+      std::vector<graph::Symbol> inputs = layer_inputs(layer, scope, vars);
+      try {
+        graph::Symbol s = graph::Symbol::create(def->name, prefix + local, attrs, inputs);
+        scope.names[local] = s;
+        scope.previous = s;
+      } catch (const InputError& e) {
+        fail(layer, e.what());
+      }
+    }
+  }
+
+  void run_block(const YAML::Node& layer, Scope& scope,
+                 const std::map<std::string, std::string>& vars, const std::string& prefix) {
+    const std::string block_name = text(layer["block"], vars);
+    auto it = blocks_.find(block_name);
+    if (it == blocks_.end()) {
+      std::vector<std::string> names;
+      for (const auto& [k, v] : blocks_) names.push_back(k);
+      fail(layer["block"], "unknown block '" + block_name + "'" + did_you_mean(block_name, names));
+    }
+    const Block& block = it->second;
+    std::vector<std::string> known;
+    for (const auto& [k, v] : block.defaults) known.push_back(k);
+    std::map<std::string, std::string> args, first;
+    for (const auto& entry : layer) {
+      const std::string key = entry.first.Scalar();
+      if (key == "block" || key == "name" || key == "inputs" || key == "when" || key == "repeat")
+        continue;
+      if (key == "first") {
+        for (const auto& f : entry.second) {
+          if (!block.defaults.count(f.first.Scalar()))
+            fail(f.first, "block '" + block_name + "' has no parameter '" + f.first.Scalar() + "'" +
+                              did_you_mean(f.first.Scalar(), known));
+          first[f.first.Scalar()] = text(f.second, vars);
+        }
+        continue;
+      }
+      if (!block.defaults.count(key))
+        fail(entry.first, "block '" + block_name + "' has no parameter '" + key + "'" +
+                              did_you_mean(key, known) + "; its parameters: " + join(known, ", "));
+      args[key] = text(entry.second, vars);
+    }
+    const int repeat = layer["repeat"] ? std::stoi(text(layer["repeat"], vars)) : 1;
+    const std::string base = layer["name"] ? text(layer["name"], vars) : auto_name(block_name);
+    std::vector<graph::Symbol> inputs = layer_inputs(layer, scope, vars);
+    for (int i = 0; i < repeat; ++i) {
+      std::map<std::string, std::string> inner_vars = block.defaults;
+      for (const auto& [k, v] : args) inner_vars[k] = v;
+      if (i == 0)
+        for (const auto& [k, v] : first) inner_vars[k] = v;
+      inner_vars["index"] = std::to_string(i);
+      Scope inner;
+      inner.names["input"] = inputs[0];
+      for (size_t k = 0; k < inputs.size(); ++k)
+        inner.names["input" + std::to_string(k)] = inputs[k];
+      inner.previous = inputs[0];
+      const std::string instance = base + (repeat > 1 ? std::to_string(i + 1) : "");
+      run_layers(block.layers, inner, inner_vars, prefix + instance + "_");
+      inputs = {inner.previous};
+      scope.names[instance] = inner.previous;
+    }
+    scope.names[base] = inputs[0];
+    scope.previous = inputs[0];
+  }
+
+  std::string auto_name(const std::string& op) {
+    std::string lower = to_lower(op);
+    return lower + std::to_string(counters_[lower]++);
+  }
+
+  std::string file_;
+  std::map<std::string, Block> blocks_;
+  std::map<std::string, int> counters_;
+};
+
+}  // namespace
+
+std::string substitute(const std::string& text, const std::map<std::string, std::string>& variables,
+                       const std::string& where) {
+  std::string out;
+  size_t pos = 0;
+  for (;;) {
+    size_t open = text.find("${", pos);
+    if (open == std::string::npos) {
+      out += text.substr(pos);
+      return out;
+    }
+    size_t close = text.find('}', open);
+    if (close == std::string::npos)
+      throw InputError(where + ": '${' without '}' in '" + text + "'");
+    out += text.substr(pos, open - pos);
+    const std::string expr = trim(text.substr(open + 2, close - open - 2));
+    auto it = variables.find(expr);
+    if (it != variables.end())
+      out += it->second;  // a plain name keeps its text ("relu")
+    else
+      out += format_number(Expression(expr, variables, where).evaluate());
+    pos = close + 1;
+  }
+}
+
+graph::Symbol build_network(const YAML::Node& network, const std::string& file) {
+  return NetworkBuilder(file).build(network);
+}
+
+}  // namespace mx::train
