@@ -1,0 +1,85 @@
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "base/error.h"
+#include "train/config.h"
+
+using namespace mx;
+using namespace mx::train;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("mx_config_test_" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("includes merge key by key; later files and the command line win") {
+  TempDir dir;
+  dir.write("base.yaml",
+            "train:\n  epochs: 10\n  batch_size: 64\n  metrics: [acc]\noptimizer:\n  type: sgd\n"
+            "  learning_rate: 0.1\nnetwork:\n  layers:\n    - {op: relu}\n");
+  std::string cfg =
+      dir.write("run.yaml",
+                "include: base.yaml\ntrain:\n  epochs: 3\noptimizer:\n  momentum: 0.9\n"
+                "network:\n  layers:\n    - {op: tanh}\n");
+  Config c =
+      Config::load(cfg, {"train.batch_size=32", "optimizer.type=adam", "train.metrics=[acc, ce]"});
+  CHECK(c.get_int("train.epochs", 0) == 3);
+  CHECK(c.get_int("train.batch_size", 0) == 32);
+  CHECK(c.get_string("optimizer.type", "") == "adam");
+  CHECK(c.get_double("optimizer.learning_rate", 0) == 0.1);
+  CHECK(c.get_double("optimizer.momentum", 0) == 0.9);
+  CHECK(c.get_list("train.metrics", {}) == std::vector<std::string>{"acc", "ce"});
+  CHECK(c.at("network").value["layers"][0]["op"].Scalar() == "tanh");  // replaced whole
+  CHECK(c.origin("train.epochs") == cfg + ":3:11");
+  CHECK(c.origin("optimizer.learning_rate").find("base.yaml:7:18") != std::string::npos);
+  CHECK(c.origin("train.batch_size") == "command line: train.batch_size=32");
+  auto opt = c.section("optimizer");
+  CHECK(opt == std::map<std::string, std::string>{
+                   {"type", "adam"}, {"learning_rate", "0.1"}, {"momentum", "0.9"}});
+}
+
+TEST_CASE("the resolved config prints as YAML that loads back to the same values") {
+  Config c = Config::from_string(
+      "train:\n  epochs: 2\n  devices: [cpu]\nnetwork: {layers: [{op: relu}]}\n", "a.yaml",
+      {"train.seed=7"});
+  std::string printed = c.to_yaml();
+  Config again = Config::from_string(printed, "printed.yaml");
+  CHECK(again.keys() == c.keys());
+  CHECK(again.get_int("train.seed", 0) == 7);
+  CHECK(again.to_yaml() == printed);
+}
+
+TEST_CASE("config errors name the file, line and the closest valid key") {
+  Config c = Config::from_string("train:\n  epochs: 2\n  batch_sise: 8\n", "cfg.yaml");
+  CHECK_THROWS_WITH_AS(
+      c.check_keys({"train.epochs", "train.batch_size", "optimizer.*"}),
+      "cfg.yaml:3:15: unknown key 'train.batch_sise' (did you mean 'train.batch_size'?)",
+      InputError);
+  Config bad_value = Config::from_string("train:\n  epochs: many\n", "cfg.yaml");
+  CHECK_THROWS_WITH_AS(bad_value.get_int("train.epochs", 1),
+                       "cfg.yaml:2:11: 'train.epochs': 'many' is not an integer", InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string("train: [1, 2\n", "broken.yaml"),
+                       "broken.yaml:2:1: end of sequence flow not found", InputError);
+  CHECK_THROWS_AS(Config::from_string("a: 1\n", "x.yaml", {"noequals"}), InputError);
+  CHECK_THROWS_AS(Config::from_string("network: {layers: []}\n", "x.yaml", {"network.layers=[]"}),
+                  InputError);
+  CHECK_THROWS_WITH_AS(Config::load("no-such-config.yaml"),
+                       "cannot open config 'no-such-config.yaml': no such file", InputError);
+  TempDir dir;
+  dir.write("a.yaml", "include: b.yaml\n");
+  dir.write("b.yaml", "include: a.yaml\n");
+  CHECK_THROWS_AS(Config::load((dir.path / "a.yaml").string()), InputError);
+}
