@@ -118,6 +118,7 @@ void write_list_file(const std::string& path, const std::vector<recordio::ListEn
 std::string detect_format(const std::string& source) {
   std::error_code ec;
   if (fs::is_directory(source, ec)) return "folder";
+  mx::file_size(source);  // a clear error when it does not exist
   std::string name = mx::to_lower(fs::path(source).filename().string());
   if (name.size() > 3 && name.substr(name.size() - 3) == ".gz") name.resize(name.size() - 3);
   const auto ends_with = [&](const std::string& suffix) {
@@ -126,7 +127,6 @@ std::string detect_format(const std::string& source) {
   if (ends_with(".lst")) return "lst";
   if (ends_with(".csv")) return "csv";
   if (name.find("idx") != std::string::npos || ends_with("ubyte")) return "idx";
-  mx::file_size(source);  // a clear error when it does not exist
   throw InputError("cannot tell what '" + source +
                    "' is (a folder, a .lst, an IDX file or a .csv); say it with --format");
 }
