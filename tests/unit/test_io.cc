@@ -30,6 +30,7 @@
 #include "io/python_random.h"
 #include "io/rec_inspect.h"
 #include "io/synthetic_iter.h"
+#include "ndarray/params_io.h"
 #include "recordio/image_record.h"
 #include "recordio/indexed_writer.h"
 #include "recordio/list_file.h"
@@ -391,6 +392,28 @@ TEST_CASE("ImageRecordIter reads im2rec's file: labels, ids, pixels, round_batch
   CHECK_FALSE(plain.next());
   plain.reset();
   CHECK(epoch_ids(plain).size() == 6);
+}
+
+TEST_CASE("ImageRecordIter gives what mx.io.ImageRecordIter of MXNet 1.9.1 gives") {
+  // iter_batches.params: MXNet's batch of the six images of im2rec_png.rec.
+  const NamedArrays expected = load_params(kDir + "iter_batches.params");
+  for (const std::string name : {"plain", "resize"}) {
+    CAPTURE(name);
+    ImageRecordIter iter(record_param(kDir + "im2rec_png.rec",
+                                      "batch_size=6 mean_r=100 std_g=2 scale=0.5" +
+                                          std::string(name == "resize" ? " resize=10" : "")));
+    auto batch = iter.next();
+    REQUIRE(batch);
+    CHECK(batch->label.to_vector<float>() == expected.get(name + "_label").to_vector<float>());
+    const auto ours = batch->data.to_vector<float>();
+    const auto theirs = expected.get(name + "_data").to_vector<float>();
+    REQUIRE(ours.size() == theirs.size());
+    // Identical, resizing included: both use OpenCV's bilinear resize with
+    // the same rounding of the new size.
+    float worst = 0;
+    for (size_t i = 0; i < ours.size(); ++i) worst = std::max(worst, std::abs(ours[i] - theirs[i]));
+    CHECK(worst == 0.0f);
+  }
 }
 
 TEST_CASE("ImageRecordIter: seeded shuffle per epoch, disjoint shards with and without .idx") {
