@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <opencv2/imgproc.hpp>
 #include <sstream>
 
 #include "base/error.h"
@@ -75,6 +76,7 @@ void CsvSource::load(const recordio::ListEntry& entry, std::string&, cv::Mat& pi
                            "as images (use CSVIter for real-valued features)"));
     image.data[i] = static_cast<uint8_t>(v);
   }
+  if (channels_ == 3) cv::cvtColor(image, image, cv::COLOR_RGB2BGR);  // OpenCV's order
   pixels = image;
 }
 

@@ -51,8 +51,8 @@ class IdxSource final : public ImageSource {
 };
 
 // Row entry.index of a CSV table: the columns after the first `label_columns`
-// are pixels (integers 0..255) of an image of `channels` x `height` x `width`
-// (channel-last order within a row when channels is 3, as OpenCV stores it).
+// are pixels (integers 0..255) of an image of `channels` x `height` x `width`,
+// row by row; with 3 channels each pixel is three columns R, G, B.
 class CsvSource final : public ImageSource {
  public:
   CsvSource(std::string path, CsvTable table, int label_columns, int channels, int height,
