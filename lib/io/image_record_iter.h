@@ -10,7 +10,8 @@
 // byte offset. bad_record='stop' (default) throws InputError at that batch;
 // 'skip' logs a warning, counts it (stats()) and goes on: a skipped image's
 // slot takes a copy of another image of the same batch, so batches stay full
-// and the order stays reproducible.
+// and the order stays reproducible. A record whose label count differs from
+// label_width is a configuration error and always stops.
 #pragma once
 
 #include <atomic>
