@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "io/csv_iter.h"
+#include "io/data_iter_factory.h"
 #include "io/epoch_order.h"
 #include "io/idx_file.h"
 #include "io/image_augmenter.h"
@@ -741,4 +742,29 @@ TEST_CASE("inspecting a .rec: counts, labels, sizes, damage and index problems")
   std::ostringstream printed;
   print_report(printed, bad);
   CHECK(printed.str().find("PROBLEMS FOUND") != std::string::npos);
+}
+
+TEST_CASE("iterators by name from YAML, with file:line errors") {
+  const std::string file = "config.yaml";
+  YAML::Node ok =
+      YAML::Load("type: ImageRecordIter\npath_imgrec: " + kDir +
+                 "im2rec_png.rec\ndata_shape: [3, 8, 8]\nbatch_size: 3\nrand_mirror: true\n");
+  auto iter = create_data_iter(ok, file);
+  CHECK(iter->data_shape() == Shape{3, 3, 8, 8});
+  CHECK(epoch_ids(*iter).size() == 6);
+  YAML::Node typo = YAML::Load(
+      "type: ImageRecordIter\npath_imgrec: x.rec\ndata_shape: [3, 8, 8]\n"
+      "batch_size: 3\nmean_rr: 1\n");
+  CHECK_THROWS_WITH_AS(create_data_iter(typo, file),
+                       doctest::Contains("config.yaml:1:1: data ImageRecordIter: unknown parameter "
+                                         "'mean_rr' (did you mean 'mean_r'?)"),
+                       InputError);
+  YAML::Node unknown = YAML::Load("type: MnistIter\nbatch_size: 3\n");
+  CHECK_THROWS_WITH_AS(create_data_iter(unknown, file),
+                       doctest::Contains("unknown data iterator 'MnistIter' (did you mean "
+                                         "'MNISTIter'?)"),
+                       InputError);
+  auto synthetic =
+      create_data_iter("SyntheticIter", {{"data_shape", "(10,)"}, {"batch_size", "4"}}, "test");
+  CHECK(synthetic->label_shape() == Shape{4});
 }

@@ -1,0 +1,29 @@
+// Iterators by MXNet's names, from attribute strings or a YAML mapping:
+// what a config's `data:` section turns into.
+//   data: {type: ImageRecordIter, path_imgrec: train.rec, data_shape: [3, 224, 224], batch_size:
+//   64}
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/param_yaml.h"
+#include "io/data_iter.h"
+
+namespace mx {
+
+// "ImageRecordIter", "MNISTIter", "CSVIter", "SyntheticIter".
+std::vector<std::string> data_iter_types();
+
+// Unknown types and bad parameters throw InputError naming `owner`.
+std::unique_ptr<DataIter> create_data_iter(const std::string& type,
+                                           const std::map<std::string, std::string>& params,
+                                           const std::string& owner);
+
+// From a YAML mapping whose `type` key names the iterator; errors carry the
+// file, line and column.
+std::unique_ptr<DataIter> create_data_iter(const YAML::Node& mapping, const std::string& file);
+
+}  // namespace mx
