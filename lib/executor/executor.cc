@@ -1,5 +1,7 @@
 #include "executor/executor.h"
 
+#include <chrono>
+
 #include "base/error.h"
 #include "base/strings.h"
 #include "graph/infer.h"
@@ -344,6 +346,47 @@ void Executor::run_steps(const std::vector<Step>& steps, bool is_train) {
       }
     }
   }
+}
+
+std::vector<Executor::StepTime> Executor::profile(int iterations) {
+  std::vector<StepTime> times;
+  auto label = [&](const Step& step, bool backward) {
+    StepTime t;
+    t.backward = backward;
+    if (step.kind == StepKind::kSum) {
+      t.node = "(gradient sum)";
+      t.op = "ElementWiseSum";
+    } else if (step.kind == StepKind::kZero) {
+      t.node = "(zero gradient)";
+      t.op = "fill";
+    } else {
+      t.node = graph_->node(step.node).name;
+      t.op = graph_->node(step.node).op->def().name;
+    }
+    return t;
+  };
+  for (const auto& step : plan_.forward) times.push_back(label(step, false));
+  for (const auto& step : plan_.backward) times.push_back(label(step, true));
+  Engine::get().wait_all();
+  for (int it = 0; it < iterations; ++it) {
+    size_t k = 0;
+    for (const auto* steps : {&plan_.forward, &plan_.backward}) {
+      const bool backward = steps == &plan_.backward;
+      if (backward) forward_was_train_ = true;
+      for (const auto& step : *steps) {
+        auto start = std::chrono::steady_clock::now();
+        run_steps({step}, true);
+        Engine::get().wait_all();
+        times[k++].ms +=
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+      }
+      if (!plan_.for_training) break;
+    }
+  }
+  for (auto& t : times) t.ms /= std::max(1, iterations);
+  if (!plan_.for_training) times.resize(plan_.forward.size());
+  return times;
 }
 
 MemoryReport Executor::plan_only(const graph::Symbol& symbol, const graph::ShapeMap& shapes,

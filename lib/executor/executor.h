@@ -78,6 +78,16 @@ class Executor {
   std::unique_ptr<Executor> reshape(const graph::ShapeMap& input_shapes) const;
 
   MemoryReport memory_report() const { return report_; }
+
+  // Runs forward(train) and backward `iterations` times, one step at a time
+  // with a wait after each, and returns the mean milliseconds of every step
+  // (what `mx-train --benchmark` prints; the steps add up to the total).
+  struct StepTime {
+    std::string node, op;
+    bool backward = false;
+    double ms = 0;
+  };
+  std::vector<StepTime> profile(int iterations);
   // The internal memory a bind would plan, without allocating anything.
   static MemoryReport plan_only(const graph::Symbol& symbol, const graph::ShapeMap& shapes,
                                 const BindOptions& options);

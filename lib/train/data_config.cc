@@ -1,0 +1,73 @@
+#include "train/data_config.h"
+
+#include "base/error.h"
+#include "base/strings.h"
+#include "io/data_iter_factory.h"
+
+namespace mx::train {
+namespace {
+
+struct TypeInfo {
+  const char* short_name;
+  const char* mxnet_name;
+  bool sharded_and_shuffled;  // has shuffle, num_parts, part_index
+};
+
+// Short names for configs next to MXNet's class names.
+const TypeInfo kTypes[] = {{"mnist", "MNISTIter", true},
+                           {"record", "ImageRecordIter", true},
+                           {"csv", "CSVIter", true},
+                           {"synthetic", "SyntheticIter", false}};
+
+}  // namespace
+
+std::vector<std::string> data_iter_types() {
+  std::vector<std::string> names;
+  for (const auto& t : kTypes) names.push_back(t.short_name);
+  return names;
+}
+
+std::unique_ptr<DataIter> make_data_iter(const Config& config, const std::string& section,
+                                         const DataDefaults& defaults) {
+  auto values = config.section(section);
+  if (!values.count("type"))
+    throw InputError(config.origin(section) + ": '" + section + "' needs a 'type' (" +
+                     join(data_iter_types(), ", ") + ")");
+  const std::string given = values["type"];
+  values.erase("type");
+  const TypeInfo* type = nullptr;
+  for (const auto& t : kTypes)
+    if (to_lower(given) == t.short_name || given == t.mxnet_name) type = &t;
+  if (type == nullptr) {
+    std::vector<std::string> names = data_iter_types();
+    for (const auto& t : kTypes) names.push_back(t.mxnet_name);
+    throw InputError(config.origin(section + ".type") + ": unknown data type '" + given + "'" +
+                     did_you_mean(given, names) + "; types: " + join(data_iter_types(), ", "));
+  }
+  // The trainer's settings, unless the section gives its own.
+  auto fill = [&](const std::string& key, const std::string& value) {
+    if (!values.count(key)) values[key] = value;
+  };
+  if (defaults.batch_size > 0) fill("batch_size", std::to_string(defaults.batch_size));
+  fill("seed", std::to_string(defaults.seed));
+  if (type->sharded_and_shuffled) {
+    fill("shuffle", defaults.shuffle ? "True" : "False");
+    fill("num_parts", std::to_string(defaults.num_parts));
+    fill("part_index", std::to_string(defaults.part_index));
+  }
+  try {
+    return create_data_iter(type->mxnet_name, values, section);
+  } catch (const InputError& e) {
+    // Point at the key the message names, else at the section's type.
+    std::string where = config.origin(section + ".type");
+    const std::string what = e.what();
+    for (const auto& [key, v] : values)
+      if (what.find("'" + key + "'") != std::string::npos && config.has(section + "." + key)) {
+        where = config.origin(section + "." + key);
+        break;
+      }
+    throw InputError(where + ": " + what);
+  }
+}
+
+}  // namespace mx::train

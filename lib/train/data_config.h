@@ -1,0 +1,29 @@
+// Data iterators from a config section (data.train, data.val): `type`
+// selects the iterator (mnist, record, csv, synthetic; MXNet's class names
+// MNISTIter, ImageRecordIter, CSVIter work too), the other keys are its
+// parameters with MXNet's names. batch_size, seed, num_parts and part_index
+// come from the trainer unless the section sets them.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "io/data_iter.h"
+#include "train/config.h"
+
+namespace mx::train {
+
+struct DataDefaults {
+  int batch_size = 0;
+  int seed = 0;
+  int num_parts = 1, part_index = 0;
+  bool shuffle = true;  // for training data
+};
+
+std::unique_ptr<DataIter> make_data_iter(const Config& config, const std::string& section,
+                                         const DataDefaults& defaults);
+
+// The iterator types, for messages and docs.
+std::vector<std::string> data_iter_types();
+
+}  // namespace mx::train

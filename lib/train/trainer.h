@@ -1,0 +1,50 @@
+// The training loop behind mx-train: builds the network, the data, the
+// optimizer and the metrics from a config, trains for the configured epochs
+// with validation, writes a run directory (resolved config, metrics.jsonl,
+// log, checkpoints) and resumes exactly from a checkpoint.
+#pragma once
+
+#include <atomic>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "train/config.h"
+
+namespace mx::train {
+
+struct TrainOptions {
+  std::string config_name = "config";  // names the run directory
+  std::string resume;                  // a run directory or a checkpoint
+  std::string run_dir;                 // overrides train.run_dir
+  bool progress_bar = false;           // live bar (terminals) instead of periodic lines
+};
+
+class Trainer {
+ public:
+  Trainer(Config config, TrainOptions options);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Trains to the configured number of epochs (or until interrupted).
+  void train();
+  bool interrupted() const;
+  const std::string& run_dir() const;
+
+  // The network table, totals and memory report (--dry-run, --json).
+  void describe(std::ostream& out, bool json) const;
+  // Forward/backward time per layer on synthetic input (--benchmark).
+  void benchmark(std::ostream& out, int iterations) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// Ctrl-C (SIGINT) and SIGTERM ask the trainer to checkpoint and stop after
+// the current batch; a second Ctrl-C ends the program at once.
+void install_interrupt_handler();
+bool interrupt_requested();
+
+}  // namespace mx::train
