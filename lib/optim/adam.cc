@@ -1,0 +1,65 @@
+// Adam, MXNet 1.9.1's Adam optimizer and adam_update operator. The bias
+// correction goes into the learning rate (t = this parameter's update count):
+//   lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t)
+//   g    = clip(rescale_grad * grad + wd * w)      (weight decay before clipping)
+//   mean = beta1 * mean + (1 - beta1) * g
+//   var  = beta2 * var + (1 - beta2) * g^2
+//   w    = w - lr_t * mean / (sqrt(var) + epsilon)
+#include <cmath>
+
+#include "base/error.h"
+#include "optim/fused_update.h"
+#include "optim/optimizers.h"
+
+namespace mx::optim {
+
+void AdamParams::declare(ParamDecl<AdamParams>& d) {
+  declare_optimizer_fields(d, 0.001);
+  d.field("beta1", &AdamParams::beta1)
+      .set_default(0.9)
+      .set_range(0.0, 1.0)
+      .describe("decay rate of the first moment estimate, < 1");
+  d.field("beta2", &AdamParams::beta2)
+      .set_default(0.999)
+      .set_range(0.0, 1.0)
+      .describe("decay rate of the second moment estimate, < 1");
+  d.field("epsilon", &AdamParams::epsilon)
+      .set_default(1e-8)
+      .set_lower_bound(0.0)
+      .describe("added to the denominator for stability");
+  d.field("lazy_update", &AdamParams::lazy_update)
+      .set_default(true)
+      .describe("MXNet's sparse lazy update; gradients here are dense, so it has no effect");
+}
+
+Adam::Adam(const AdamParams& p) : Optimizer("adam", p), p_(p) {
+  if (p_.beta1 >= 1.0 || p_.beta2 >= 1.0)
+    throw InputError("optimizer 'adam': beta1 and beta2 must be below 1");
+}
+
+void Adam::push_update(const NDArray& weight, const NDArray& grad,
+                       const std::vector<NDArray>& state, const Step& step) const {
+  const double t = static_cast<double>(step.t);
+  const double coef1 = 1.0 - std::pow(p_.beta1, t), coef2 = 1.0 - std::pow(p_.beta2, t);
+  const double lr = step.lr * std::sqrt(coef2) / coef1;
+  const double wd = step.wd, rescale = fields().rescale_grad, clip = clip_bound(), beta1 = p_.beta1,
+               beta2 = p_.beta2, epsilon = p_.epsilon;
+  detail::push_fused_update(
+      name(), weight, grad, state,
+      [=](auto* w, const auto* g, auto* const* s, int64_t begin, int64_t end) {
+        using T = std::remove_cvref_t<decltype(*w)>;
+        const T lr_ = T(lr), wd_ = T(wd), rs = T(rescale), c = T(clip), b1 = T(beta1),
+                b2 = T(beta2), eps = T(epsilon);
+        T* mean = s[0];
+        T* var = s[1];
+        for (int64_t i = begin; i < end; ++i) {
+          T gi = g[i] * rs + w[i] * wd_;
+          if (clip >= 0) gi = detail::clip(gi, c);
+          mean[i] = b1 * mean[i] + (T(1) - b1) * gi;
+          var[i] = b2 * var[i] + (T(1) - b2) * gi * gi;
+          w[i] = w[i] - lr_ * mean[i] / (std::sqrt(var[i]) + eps);
+        }
+      });
+}
+
+}  // namespace mx::optim

@@ -1,0 +1,54 @@
+// SGD with momentum and weight decay, as MXNet 1.9.1 runs it for dense
+// arrays (multi_sgd_update / multi_sgd_mom_update, which SGD.update always
+// uses for them):
+//   mom = momentum * mom - lr * wd * w - lr * clip(rescale_grad * grad)
+//   w   = w + mom
+// The momentum state holds the negative of the docstring's "state", as in
+// MXNet, so saved states mean the same in both.
+#include "optim/fused_update.h"
+#include "optim/optimizers.h"
+
+namespace mx::optim {
+
+void SGDParams::declare(ParamDecl<SGDParams>& d) {
+  declare_optimizer_fields(d, 0.01);
+  d.field("momentum", &SGDParams::momentum)
+      .set_default(0.0)
+      .set_range(0.0, 1.0)
+      .describe("momentum factor; 0 keeps no momentum state");
+  d.field("lazy_update", &SGDParams::lazy_update)
+      .set_default(true)
+      .describe("MXNet's sparse lazy update; gradients here are dense, so it has no effect");
+}
+
+SGD::SGD(const SGDParams& p) : Optimizer("sgd", p), p_(p) {}
+
+std::vector<std::string> SGD::state_names() const {
+  if (p_.momentum == 0.0) return {};
+  return {"mom"};
+}
+
+void SGD::push_update(const NDArray& weight, const NDArray& grad, const std::vector<NDArray>& state,
+                      const Step& step) const {
+  const bool has_mom = !state.empty();
+  const double lr = step.lr, wd = step.wd, rescale = fields().rescale_grad, clip = clip_bound(),
+               momentum = p_.momentum;
+  detail::push_fused_update(
+      name(), weight, grad, state,
+      [=](auto* w, const auto* g, auto* const* s, int64_t begin, int64_t end) {
+        using T = std::remove_cvref_t<decltype(*w)>;
+        const T lr_ = T(lr), wd_ = T(wd), rs = T(rescale), c = T(clip), mo = T(momentum);
+        for (int64_t i = begin; i < end; ++i) {
+          const T wi = w[i];
+          T mom = has_mom ? s[0][i] : T(0);
+          if (clip >= 0)
+            mom = mo * mom - lr_ * wd_ * wi - lr_ * detail::clip(rs * g[i], c);
+          else
+            mom = mo * mom - lr_ * wd_ * wi - lr_ * rs * g[i];
+          if (has_mom) s[0][i] = mom;
+          w[i] = wi + mom;
+        }
+      });
+}
+
+}  // namespace mx::optim
