@@ -44,6 +44,11 @@ int main(int argc, char** argv) {
     }
     if (app.count("--benchmark") && benchmark <= 0) benchmark = 10;
     namespace fs = std::filesystem;
+    // `mx-train --resume DIR key=value`: the first word is an override, not a config.
+    if (config_path.find('=') != std::string::npos) {
+      overrides.insert(overrides.begin(), config_path);
+      config_path.clear();
+    }
     // A resumed run may give only the run directory: its saved config is the default.
     if (config_path.empty() && !resume.empty()) {
       fs::path dir = fs::is_directory(resume) ? fs::path(resume) : fs::path(resume).parent_path();

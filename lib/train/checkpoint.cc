@@ -121,7 +121,7 @@ CheckpointPaths find_checkpoint(const std::string& resume, const std::string& de
     const std::string prefix = (fs::path(resume) / default_prefix_name).string();
     auto epochs = list_checkpoints(prefix);
     if (epochs.empty())
-      throw InputError("--resume " + resume + ": no checkpoint " + default_prefix_name +
+      throw InputError("'" + resume + "': no checkpoint " + default_prefix_name +
                        "-NNNN.params in it");
     return {prefix, epochs.back()};
   }
@@ -134,7 +134,7 @@ CheckpointPaths find_checkpoint(const std::string& resume, const std::string& de
                      ": expected a run directory or a checkpoint such as runs/x/model-0003");
   CheckpointPaths paths{m[1].str(), std::stoi(m[2].str())};
   if (!fs::exists(paths.params()))
-    throw InputError("--resume " + resume + ": " + paths.params() + " does not exist");
+    throw InputError("'" + resume + "': " + paths.params() + " does not exist");
   return paths;
 }
 

@@ -330,7 +330,11 @@ void Trainer::train() {
   // Run directory: a resumed run continues in the checkpoint's directory.
   CheckpointPaths resume_from;
   if (!s.options.resume.empty()) {
-    resume_from = find_checkpoint(s.options.resume, s.prefix_name);
+    try {
+      resume_from = find_checkpoint(s.options.resume, s.prefix_name);
+    } catch (const InputError& e) {
+      throw InputError(std::string("--resume ") + e.what());
+    }
     s.run_dir = fs::path(resume_from.prefix).parent_path().string();
     if (s.run_dir.empty()) s.run_dir = ".";
   } else if (!s.options.run_dir.empty()) {

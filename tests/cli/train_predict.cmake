@@ -1,0 +1,98 @@
+# pack -> train -> resume -> predict, run as a user runs the programs.
+#   cmake -DBIN=<build>/cmd -DFIXTURES=... -DSOURCE=... -DWORK_DIR=... -P train_predict.cmake
+set(FM /usr/share/datasets/fashion-mnist)
+
+function(run expected_code out_var)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 600)
+  if(NOT code EQUAL expected_code)
+    message(FATAL_ERROR "${ARGN}\nexit code ${code}, expected ${expected_code}\nstdout: ${out}\nstderr: ${err}")
+  endif()
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+function(expect text regex)
+  if(NOT text MATCHES "${regex}")
+    message(FATAL_ERROR "expected output matching '${regex}', got:\n${text}")
+  endif()
+endfunction()
+
+if(NOT EXISTS ${FM}/train-images-idx3-ubyte.gz)
+  message(FATAL_ERROR "Fashion-MNIST is missing: install Debian's dataset-fashion-mnist (scripts/setup.sh)")
+endif()
+set(W ${WORK_DIR})
+file(REMOVE_RECURSE ${W})
+file(MAKE_DIRECTORY ${W})
+
+# Pack 2000 images (1600 train, 400 val).
+run(0 out ${BIN}/mx-pack pack ${FM}/train-images-idx3-ubyte.gz ${W}/fm --limit 2000 --train-ratio 0.8 -q)
+set(WORK ${W})
+configure_file(${SOURCE}/tests/cli/lenet-small.yaml.in ${W}/lenet.yaml @ONLY)
+
+# Train 2 epochs at once.
+run(0 out ${BIN}/mx-train ${W}/lenet.yaml --run-dir ${W}/full)
+expect("${out}" "epoch 2/2: train-accuracy [0-9.]+ train-cross-entropy")
+file(STRINGS ${W}/full/metrics.jsonl full_lines)
+list(LENGTH full_lines n)
+if(NOT n EQUAL 2)
+  message(FATAL_ERROR "metrics.jsonl has ${n} lines, expected 2")
+endif()
+foreach(f model-symbol.json model-0001.params model-0002.params model-0002.states model-0002.json config.yaml)
+  if(NOT EXISTS ${W}/full/${f})
+    message(FATAL_ERROR "the run directory lacks ${f}")
+  endif()
+endforeach()
+
+# One epoch, then resume for the second: the same metrics as the uninterrupted run.
+run(0 out ${BIN}/mx-train ${W}/lenet.yaml train.epochs=1 --run-dir ${W}/split)
+run(0 out ${BIN}/mx-train --resume ${W}/split train.epochs=2)
+expect("${out}" "resumed from .*model-0001.params")
+file(STRINGS ${W}/split/metrics.jsonl split_lines)
+list(GET full_lines 1 a)
+list(GET split_lines 1 b)
+foreach(part train val)
+  string(JSON pa GET "${a}" ${part})
+  string(JSON pb GET "${b}" ${part})
+  if(NOT pa STREQUAL pb)
+    message(FATAL_ERROR "resumed run differs in '${part}': ${pb} vs uninterrupted ${pa}")
+  endif()
+endforeach()
+# The saved config repeats the run.
+run(0 out ${BIN}/mx-train ${W}/full/config.yaml --print-config)
+expect("${out}" "epochs: 2")
+
+# Predict: the validation .rec (accuracy), the test IDX files, and image files.
+run(0 out ${BIN}/mx-predict -m ${W}/full ${W}/fm_val.rec --data-shape 1,28,28 --scale 0.00390625)
+expect("${out}" "400 prediction\\(s\\); accuracy 0\\.[5-9]")
+run(0 out ${BIN}/mx-predict -m ${W}/full/model-0002 ${FM}/t10k-images-idx3-ubyte.gz
+    --labels ${FM}/t10k-labels-idx1-ubyte.gz --json --top-k 2)
+expect("${out}" "\"accuracy\": 0\\.[5-9]")
+run(0 out ${BIN}/mx-predict -m ${W}/full ${FIXTURES}/recordio/images/cat/c1.jpg ${FIXTURES}/recordio/images/dog/d3.png --data-shape 1,28,28
+    --scale 0.00390625 --top-k 3)
+expect("${out}" "c1.jpg: [0-9] \\([0-9.e-]+\\) [0-9] \\([0-9.e-]+\\) [0-9]")
+run(0 out ${BIN}/mx-predict -m ${W}/full --data-shape 1,28,28 --benchmark 3 --batch-size 16)
+expect("${out}" "latency at batch 1: [0-9.]+ ms")
+
+# Bad input: one clear message, exit code 2, nothing written.
+file(WRITE ${W}/bad.yaml "train:\n  epochs: [1\n")
+run(2 out ${BIN}/mx-train ${W}/bad.yaml)
+expect("${out}" "bad.yaml:3:1: ")
+run(2 out ${BIN}/mx-train ${W}/lenet.yaml train.epoch=1 --run-dir ${W}/never)
+expect("${out}" "unknown key 'train.epoch' \\(did you mean 'train.epochs'\\?\\)")
+run(2 out ${BIN}/mx-train ${W}/lenet.yaml "data.train.path_imgrec=${W}/missing.rec" --run-dir ${W}/never)
+expect("${out}" "missing.rec")
+file(READ ${W}/lenet.yaml cfg)
+string(REPLACE "num_hidden: 10}" "num_hidden: 5}" cfg "${cfg}")
+file(WRITE ${W}/five.yaml "${cfg}")
+run(2 out ${BIN}/mx-train ${W}/five.yaml --run-dir ${W}/never)
+expect("${out}" "labels do not fit the output: label [0-9] .* 5 classes")
+string(REPLACE "kernel: [5, 5], num_filter: 8" "kernel: [40, 40], num_filter: 8" cfg "${cfg}")
+file(WRITE ${W}/big_kernel.yaml "${cfg}")
+run(2 out ${BIN}/mx-train ${W}/big_kernel.yaml --run-dir ${W}/never)
+expect("${out}" "conv1")
+if(EXISTS ${W}/never/model-0001.params)
+  message(FATAL_ERROR "a failed run wrote a checkpoint")
+endif()
+run(2 out ${BIN}/mx-predict -m ${W}/nothing-here ${W}/fm_val.rec --data-shape 1,28,28)
+# A learning rate that blows up stops with the epoch, batch and layer.
+run(1 out ${BIN}/mx-train ${W}/lenet.yaml optimizer.learning_rate=1e12 --run-dir ${W}/nan)
+expect("${out}" "NaN or infinite in epoch 1, batch [0-9]+; first non-finite output: ")
