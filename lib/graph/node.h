@@ -34,6 +34,10 @@ struct Node {
   // (not defaults) and extra ones such as __shape__, __lr_mult__, __init__.
   std::map<std::string, std::string> attrs;
   std::vector<NodeEntry> inputs;
+  // The output count a loaded JSON file declared in node_row_ptr, when it
+  // differs from the operator's (MXNet builds with MKL-DNN give max pooling
+  // a workspace output); written back so files round-trip unchanged.
+  std::optional<uint32_t> declared_outputs;
 
   bool is_variable() const { return !op.has_value(); }
   // All outputs, hidden ones (BatchNorm's saved statistics, Dropout's mask) included.

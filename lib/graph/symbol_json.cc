@@ -55,11 +55,20 @@ void write_attrs(std::ostream& out, const std::map<std::string, std::string>& at
   out << "\n" << indent << "}";
 }
 
-template <typename T>
-std::string inline_list(const std::vector<T>& items) {
+// dmlc writes an array on one line when it has at most 10 plain elements,
+// else one element per line, indented one level deeper than `indent`.
+std::string json_array(const std::vector<std::string>& items, const std::string& indent) {
+  if (items.size() <= 10) return "[" + join(items, ", ") + "]";
   std::string s = "[";
-  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + std::to_string(items[i]);
-  return s + "]";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", \n" : "\n") + indent + "  " + items[i];
+  return s + "\n" + indent + "]";
+}
+
+template <typename T>
+std::string inline_list(const std::vector<T>& items, const std::string& indent) {
+  std::vector<std::string> text;
+  for (const auto& i : items) text.push_back(std::to_string(i));
+  return json_array(text, indent);
 }
 
 std::string entry_text(const IndexedGraph& g, const NodeEntry& e) {
@@ -93,11 +102,14 @@ std::string Symbol::to_json() const {
   }
   out << "\n  ], \n";
   std::vector<uint32_t> arg_nodes = g.variables();
-  out << "  \"arg_nodes\": " << inline_list(arg_nodes) << ", \n";
-  out << "  \"node_row_ptr\": " << inline_list(g.row_ptr()) << ", \n";
-  out << "  \"heads\": [";
-  for (size_t k = 0; k < outputs_.size(); ++k) out << (k ? ", " : "") << entry_text(g, outputs_[k]);
-  out << "], \n";
+  out << "  \"arg_nodes\": " << inline_list(arg_nodes, "  ") << ", \n";
+  std::vector<uint32_t> row_ptr{0};
+  for (uint32_t i = 0; i < g.num_nodes(); ++i)
+    row_ptr.push_back(row_ptr.back() + g.node(i).declared_outputs.value_or(g.node(i).num_outputs()));
+  out << "  \"node_row_ptr\": " << inline_list(row_ptr, "  ") << ", \n";
+  std::vector<std::string> heads;
+  for (const auto& h : outputs_) heads.push_back(entry_text(g, h));
+  out << "  \"heads\": " << json_array(heads, "  ") << ", \n";
   out << "  \"attrs\": {\"mxnet_version\": [\"int\", " << kMXNetVersion << "]}\n}";
   return out.str();
 }
@@ -179,6 +191,16 @@ Symbol Symbol::from_json(const std::string& text, const std::string& source) {
       fail(source, where + " ('" + node->name + "'): a variable cannot have inputs");
     }
     nodes.push_back(std::move(node));
+  }
+  // Keep output counts the file declares beyond the operator's own.
+  if (doc.contains("node_row_ptr") && doc["node_row_ptr"].is_array() &&
+      doc["node_row_ptr"].size() == nodes.size() + 1) {
+    const auto& rows = doc["node_row_ptr"];
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (!rows[i].is_number_unsigned() || !rows[i + 1].is_number_unsigned()) break;
+      const uint64_t count = rows[i + 1].get<uint64_t>() - rows[i].get<uint64_t>();
+      if (count > nodes[i]->num_outputs() && count < 1024) nodes[i]->declared_outputs = static_cast<uint32_t>(count);
+    }
   }
   if (!doc.contains("heads") || !doc["heads"].is_array() || doc["heads"].empty())
     fail(source, "no \"heads\" (the symbol's outputs)");

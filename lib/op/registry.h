@@ -42,5 +42,21 @@ class OpRegistry {
 void register_elemwise_ops(OpRegistry& r);
 void register_fully_connected(OpRegistry& r);
 void register_activation_ops(OpRegistry& r);
+void register_matrix_ops(OpRegistry& r);
+void register_concat_ops(OpRegistry& r);
+void register_broadcast_ops(OpRegistry& r);
+void register_reduce_ops(OpRegistry& r);
+void register_dot_ops(OpRegistry& r);
+void register_indexing_ops(OpRegistry& r);
+void register_cast_op(OpRegistry& r);
+void register_softmax_ops(OpRegistry& r);
+void register_output_ops(OpRegistry& r);
+void register_convolution_ops(OpRegistry& r);
+void register_pooling_ops(OpRegistry& r);
+void register_batch_norm_ops(OpRegistry& r);
+void register_lrn_ops(OpRegistry& r);
+void register_dropout_ops(OpRegistry& r);
+void register_leaky_relu_ops(OpRegistry& r);
+void register_embedding_ops(OpRegistry& r);
 
 }  // namespace mx::op

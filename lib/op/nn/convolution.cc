@@ -1,0 +1,396 @@
+// Convolution and Deconvolution (1-D and 2-D, NCW/NCHW), MXNet's parameters
+// and shape rules, on the im2col + GEMM engine of conv_util.h.
+#include <algorithm>
+
+#include "op/infer_util.h"
+#include "op/nn/conv_util.h"
+#include "op/registry.h"
+
+namespace mx::op {
+namespace {
+
+enum class ConvLayout { kNone, kNCW, kNCHW };
+enum class CudnnTune { kNone, kOff, kLimited, kFastest };
+
+// Fields both operators share, declared in MXNet's order.
+template <typename P>
+void declare_window(ParamDecl<P>& d) {
+  d.field("kernel", &P::kernel).describe("Kernel size: (w,) or (h, w).");
+  d.field("stride", &P::stride)
+      .set_default(Shape::scalar())
+      .describe("Stride: (w,) or (h, w). Defaults to 1 for each dimension.");
+  d.field("dilate", &P::dilate)
+      .set_default(Shape::scalar())
+      .describe("Dilation: (w,) or (h, w). Defaults to 1 for each dimension.");
+  d.field("pad", &P::pad)
+      .set_default(Shape::scalar())
+      .describe("Zero padding: (w,) or (h, w). Defaults to no padding.");
+}
+
+template <typename P>
+void declare_common(ParamDecl<P>& d, int64_t workspace, bool no_bias) {
+  d.field("num_filter", &P::num_filter).set_range(1, 100000).describe("Number of output channels.");
+  d.field("num_group", &P::num_group)
+      .set_default(1)
+      .set_lower_bound(1)
+      .describe("Number of groups: input and output channels are split into this many groups.");
+  d.field("workspace", &P::workspace)
+      .set_default(workspace)
+      .set_range(0, 8192)
+      .describe("Maximum temporary workspace in MB (at least one image's columns are used).");
+  d.field("no_bias", &P::no_bias).set_default(no_bias).describe("Disable the bias.");
+  d.field("cudnn_tune", &P::cudnn_tune)
+      .set_default(CudnnTune::kNone)
+      .add_enum("None", CudnnTune::kNone)
+      .add_enum("off", CudnnTune::kOff)
+      .add_enum("limited_workspace", CudnnTune::kLimited)
+      .add_enum("fastest", CudnnTune::kFastest)
+      .describe("cuDNN algorithm selection (accepted for compatibility; the CPU ignores it).");
+  d.field("cudnn_off", &P::cudnn_off)
+      .set_default(false)
+      .describe("Turn off cuDNN (accepted for compatibility; the CPU ignores it).");
+  d.field("layout", &P::layout)
+      .set_default(ConvLayout::kNone)
+      .add_enum("None", ConvLayout::kNone)
+      .add_enum("NCW", ConvLayout::kNCW)
+      .add_enum("NCHW", ConvLayout::kNCHW)
+      .describe("Data layout: NCW for 1-D, NCHW for 2-D (None: the default for the kernel).");
+}
+
+// Checks what the field declarations cannot: ranks, group divisibility, layout.
+template <typename P>
+Window2d check_window(const P& p, const std::string& owner) {
+  Window2d w = make_window(WindowSpec{p.kernel, p.stride, p.dilate, p.pad}, owner);
+  if (p.num_filter % p.num_group != 0)
+    throw InputError(
+        str(owner, ": num_filter ", p.num_filter, " is not divisible by num_group ", p.num_group));
+  if ((p.layout == ConvLayout::kNCW && w.ndim != 1) ||
+      (p.layout == ConvLayout::kNCHW && w.ndim != 2))
+    throw InputError(str(owner, ": layout ", p.layout == ConvLayout::kNCW ? "NCW" : "NCHW",
+                         " does not match the ", w.ndim, "-D kernel ", p.kernel.to_string()));
+  return w;
+}
+
+struct ConvolutionParam : Params<ConvolutionParam> {
+  Shape kernel, stride, dilate, pad;
+  int num_filter = 0;
+  int num_group = 1;
+  int64_t workspace = 1024;
+  bool no_bias = false;
+  CudnnTune cudnn_tune = CudnnTune::kNone;
+  bool cudnn_off = false;
+  ConvLayout layout = ConvLayout::kNone;
+
+  static void declare(ParamDecl<ConvolutionParam>& d) {
+    declare_window(d);
+    declare_common(d, 1024, false);
+  }
+  static ConvolutionParam from_strings(const AttrMap& attrs, const std::string& owner) {
+    ConvolutionParam p = Params::from_strings(attrs, owner);
+    check_window(p, owner);
+    return p;
+  }
+};
+
+struct DeconvolutionParam : Params<DeconvolutionParam> {
+  Shape kernel, stride, dilate, pad, adj, target_shape;
+  int num_filter = 0;
+  int num_group = 1;
+  int64_t workspace = 512;
+  bool no_bias = true;
+  CudnnTune cudnn_tune = CudnnTune::kNone;
+  bool cudnn_off = false;
+  ConvLayout layout = ConvLayout::kNone;
+
+  static void declare(ParamDecl<DeconvolutionParam>& d) {
+    declare_window(d);
+    d.field("adj", &DeconvolutionParam::adj)
+        .set_default(Shape::scalar())
+        .describe(
+            "Extra rows/columns at the end of the output: (w,) or (h, w). Ignored when "
+            "target_shape is set.");
+    d.field("target_shape", &DeconvolutionParam::target_shape)
+        .set_default(Shape::scalar())
+        .describe("Output spatial shape: (w,) or (h, w); pad and adj are then computed from it.");
+    declare_common(d, 512, true);
+  }
+  static DeconvolutionParam from_strings(const AttrMap& attrs, const std::string& owner) {
+    DeconvolutionParam p = Params::from_strings(attrs, owner);
+    const Window2d w = check_window(p, owner);
+    auto check = [&](const char* name, const Shape& s) {
+      if (s.ndim() > 0 && s.ndim() != w.ndim)
+        throw InputError(str(owner, ": ", name, " ", s.to_string(), " must have ", w.ndim,
+                             " dimension(s), like kernel ", p.kernel.to_string()));
+      for (int i = 0; i < s.ndim(); ++i)
+        if (s[i] < 0) throw InputError(str(owner, ": ", name, " ", s.to_string(), " is negative"));
+    };
+    check("adj", p.adj);
+    check("target_shape", p.target_shape);
+    return p;
+  }
+
+  bool uses_target() const {
+    for (int i = 0; i < target_shape.ndim(); ++i)
+      if (target_shape[i] != 0) return true;
+    return false;
+  }
+};
+
+std::vector<std::string> data_weight_bias(bool no_bias) {
+  if (no_bias) return {"data", "weight"};
+  return {"data", "weight", "bias"};
+}
+
+// Spatial dim d (0 = h, 1 = w of the 2-D view) of an N-C-spatial shape.
+int64_t spatial(const Shape& s, const Window2d& w, int d) {
+  if (w.ndim == 1 && d == 0) return 1;
+  return s[d + w.ndim];
+}
+
+// The shape of `data` as far as it is known: rank from the window, channels
+// and batch from the weight and the output.
+Shape partial_data(const Shape& data, int rank) {
+  require_ndim(data, rank, "input 'data'");
+  return data.rank_known() ? data : Shape::filled(rank, -1);
+}
+
+bool any_known(const Shape& s) {
+  for (int i = 0; i < s.ndim(); ++i)
+    if (s[i] >= 0) return true;
+  return false;
+}
+
+void infer_convolution(const ConvolutionParam& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {
+  const Window2d w = check_window(p, "Convolution");
+  const int rank = w.ndim + 2;
+  Shape data = partial_data(in[0], rank);
+  require_ndim(in[1], rank, "input 'weight'");
+  require_ndim(out[0], rank, "output");
+  // Channels from the weight only when the data does not say (a conflict
+  // is then reported on the weight).
+  if (data[1] < 0 && in[1].rank_known() && in[1][1] >= 0) data[1] = in[1][1] * p.num_group;
+  if (out[0].rank_known()) {
+    Shape n = Shape::filled(rank, -1);
+    n[0] = out[0][0];
+    assign_shape(data, n, "input 'data' (batch from the output)");
+  }
+  const int64_t channels = data[1];
+  if (channels >= 0 && channels % p.num_group != 0)
+    throw ShapeError(
+        str("input 'data' has ", channels, " channels, not divisible by num_group ", p.num_group));
+  Shape weight = Shape::filled(rank, -1);
+  weight[0] = p.num_filter;
+  weight[1] = channels >= 0 ? channels / p.num_group : -1;
+  for (int d = 0; d < w.ndim; ++d) weight[2 + d] = p.kernel[d];
+  assign_shape(in[1], weight, "input 'weight'");
+  if (!p.no_bias) assign_shape(in[2], Shape{p.num_filter}, "input 'bias'");
+
+  Shape o = Shape::filled(rank, -1);
+  o[0] = data[0];
+  o[1] = p.num_filter;
+  for (int d = 0; d < w.ndim; ++d) {
+    const int k = d + 2 - w.ndim;  // index into the 2-D window
+    const int64_t size = data[2 + d];
+    if (size < 0) continue;
+    const int64_t padded = size + 2 * w.pad[k];
+    if (w.dilated(k) > padded)
+      throw ShapeError(str("kernel ", p.kernel.to_string(), " (dilated size ", w.dilated(k),
+                           ") exceeds input 'data' ", data.to_string(), " padded to ", padded));
+    o[2 + d] = (padded - w.dilated(k)) / w.stride[k] + 1;
+  }
+  assign_shape(out[0], o, "output");
+  if (in[0].rank_known() || any_known(data)) assign_shape(in[0], data, "input 'data'");
+}
+
+// pad and adj per dim of the 2-D window: from target_shape when set (MXNet's
+// InferPad), else the parameters. `in` is the data shape (dims may be -1).
+std::pair<std::array<int64_t, 2>, std::array<int64_t, 2>> deconv_pad_adj(
+    const DeconvolutionParam& p, const Window2d& w, const Shape& in) {
+  std::array<int64_t, 2> pad = w.pad, adj{0, 0};
+  for (int d = 0; d < p.adj.ndim(); ++d) adj[static_cast<size_t>(d + 2 - w.ndim)] = p.adj[d];
+  if (p.uses_target()) {
+    for (int d = 0; d < w.ndim; ++d) {
+      const size_t k = static_cast<size_t>(d + 2 - w.ndim);
+      const int64_t size = in[2 + d];
+      if (size < 0) continue;
+      int64_t total = w.stride[k] * (size - 1) + w.dilated(static_cast<int>(k));
+      if (total < p.target_shape[d])
+        throw ShapeError(str("target_shape ", p.target_shape.to_string(),
+                             " is too big for input 'data' ", in.to_string()));
+      total -= p.target_shape[d];
+      adj[k] = total % 2;
+      pad[k] = (total + 1) / 2;
+    }
+  }
+  return {pad, adj};
+}
+
+void infer_deconvolution(const DeconvolutionParam& p, ShapeVector& in, ShapeVector&,
+                         ShapeVector& out) {
+  const Window2d w = check_window(p, "Deconvolution");
+  const int rank = w.ndim + 2;
+  Shape data = partial_data(in[0], rank);
+  require_ndim(in[1], rank, "input 'weight'");
+  require_ndim(out[0], rank, "output");
+  if (data[1] < 0 && in[1].rank_known() && in[1][0] >= 0) data[1] = in[1][0];
+  if (out[0].rank_known()) {
+    Shape n = Shape::filled(rank, -1);
+    n[0] = out[0][0];
+    assign_shape(data, n, "input 'data' (batch from the output)");
+  }
+  const int64_t channels = data[1];
+  if (channels >= 0 && channels % p.num_group != 0)
+    throw ShapeError(
+        str("input 'data' has ", channels, " channels, not divisible by num_group ", p.num_group));
+  Shape weight = Shape::filled(rank, -1);
+  weight[0] = channels;
+  weight[1] = p.num_filter / p.num_group;
+  for (int d = 0; d < w.ndim; ++d) weight[2 + d] = p.kernel[d];
+  assign_shape(in[1], weight, "input 'weight'");
+  if (!p.no_bias) assign_shape(in[2], Shape{p.num_filter}, "input 'bias'");
+
+  auto [pad, adj] = deconv_pad_adj(p, w, data);
+  Shape o = Shape::filled(rank, -1);
+  o[0] = data[0];
+  o[1] = p.num_filter;
+  for (int d = 0; d < w.ndim; ++d) {
+    const size_t k = static_cast<size_t>(d + 2 - w.ndim);
+    if (adj[k] >= w.stride[k])
+      throw ShapeError(str("adj ", adj[k], " must be smaller than stride ", w.stride[k]));
+    const int64_t size = data[2 + d];
+    if (size >= 0) {
+      o[2 + d] = w.stride[k] * (size - 1) + w.dilated(static_cast<int>(k)) - 2 * pad[k] + adj[k];
+      if (o[2 + d] <= 0)
+        throw ShapeError(str("output size ", o[2 + d], " is not positive for input 'data' ",
+                             data.to_string(), " and pad ", pad[k]));
+      if (p.uses_target() && p.target_shape[d] > 0 && p.target_shape[d] != o[2 + d])
+        throw ShapeError(str("target_shape ", p.target_shape.to_string(),
+                             " cannot be reached from input 'data' ", data.to_string()));
+    } else if (p.uses_target() && p.target_shape[d] > 0) {
+      o[2 + d] = p.target_shape[d];
+    }
+  }
+  assign_shape(out[0], o, "output");
+  if (in[0].rank_known() || any_known(data)) assign_shape(in[0], data, "input 'data'");
+}
+
+ConvGeom convolution_geom(const ConvolutionParam& p, const Shape& data, const Shape& out) {
+  ConvGeom g;
+  g.win = check_window(p, "Convolution");
+  g.batch = data[0];
+  g.channels = data[1];
+  g.height = spatial(data, g.win, 0);
+  g.width = spatial(data, g.win, 1);
+  g.filters = p.num_filter;
+  g.out_height = spatial(out, g.win, 0);
+  g.out_width = spatial(out, g.win, 1);
+  g.groups = p.num_group;
+  return g;
+}
+
+// The convolution whose transpose the deconvolution is: its input is the
+// deconvolution's output and its output the deconvolution's input.
+ConvGeom deconvolution_geom(const DeconvolutionParam& p, const Shape& data, const Shape& out) {
+  ConvGeom g;
+  g.win = check_window(p, "Deconvolution");
+  g.win.pad = deconv_pad_adj(p, g.win, data).first;
+  g.batch = data[0];
+  g.channels = p.num_filter;
+  g.height = spatial(out, g.win, 0);
+  g.width = spatial(out, g.win, 1);
+  g.filters = data[1];
+  g.out_height = spatial(data, g.win, 0);
+  g.out_width = spatial(data, g.win, 1);
+  g.groups = p.num_group;
+  return g;
+}
+
+template <typename T>
+const T* bias_of(bool no_bias, const std::vector<TensorRef>& inputs) {
+  return no_bias ? nullptr : inputs[2].ptr<T>();
+}
+
+// The gradient of input i, or null when it is not requested (its array may
+// then be absent).
+template <typename T>
+T* grad_of(const BackwardCall& c, size_t i) {
+  return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].ptr<T>();
+}
+
+template <typename T>
+void convolution_forward(const ConvolutionParam& p, const ForwardCall& c) {
+  const ConvGeom g = convolution_geom(p, c.inputs[0].shape, c.outputs[0].shape);
+  conv_forward(g, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), bias_of<T>(p.no_bias, c.inputs),
+               c.outputs[0].ptr<T>(), c.req[0], c.resources, workspace_bytes(p.workspace));
+}
+
+template <typename T>
+void convolution_backward(const ConvolutionParam& p, const BackwardCall& c) {
+  const ConvGeom g = convolution_geom(p, c.inputs[0].shape, c.out_grads[0].shape);
+  const T* dy = c.out_grads[0].ptr<T>();
+  conv_backward(g, c.inputs[0].ptr<T>(), dy, c.inputs[1].ptr<T>(), grad_of<T>(c, 0), c.req[0],
+                grad_of<T>(c, 1), c.req[1], c.resources, workspace_bytes(p.workspace));
+  if (!p.no_bias) bias_gradient(dy, g.batch, g.filters, g.out_plane(), grad_of<T>(c, 2), c.req[2]);
+}
+
+template <typename T>
+void deconvolution_forward(const DeconvolutionParam& p, const ForwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const ConvGeom g = deconvolution_geom(p, c.inputs[0].shape, c.outputs[0].shape);
+  T* y = c.outputs[0].ptr<T>();
+  // The deconvolution's output is the data gradient of the transposed convolution.
+  conv_backward<T>(g, nullptr, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), y,
+                   c.req[0] == OpReq::kAdd ? OpReq::kAdd : OpReq::kWrite, nullptr, OpReq::kNull,
+                   c.resources, workspace_bytes(p.workspace));
+  if (!p.no_bias) add_bias(y, c.inputs[2].ptr<T>(), g.batch, g.channels, g.in_plane());
+}
+
+template <typename T>
+void deconvolution_backward(const DeconvolutionParam& p, const BackwardCall& c) {
+  const ConvGeom g = deconvolution_geom(p, c.inputs[0].shape, c.out_grads[0].shape);
+  const T* dy = c.out_grads[0].ptr<T>();
+  const size_t ws = workspace_bytes(p.workspace);
+  if (c.req[0] != OpReq::kNull)
+    conv_forward<T>(g, dy, c.inputs[1].ptr<T>(), nullptr, grad_of<T>(c, 0), c.req[0], c.resources,
+                    ws);
+  conv_backward<T>(g, dy, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), nullptr, OpReq::kNull,
+                   grad_of<T>(c, 1), c.req[1], c.resources, ws);
+  if (!p.no_bias) bias_gradient(dy, g.batch, g.channels, g.in_plane(), grad_of<T>(c, 2), c.req[2]);
+}
+
+}  // namespace
+
+void register_convolution_ops(OpRegistry& r) {
+  r.add<ConvolutionParam>("Convolution")
+      .describe("1-D or 2-D convolution (NCW/NCHW) with groups, stride, dilation and padding.")
+      .inputs([](const ConvolutionParam& p) { return data_weight_bias(p.no_bias); })
+      .infer_shape(infer_convolution)
+      .resource(ResourceKind::kTempSpace)
+      .backward_uses(true, false)
+      .forward_cpu([](const ConvolutionParam& p, const ForwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "Convolution",
+                      [&](auto tag) { convolution_forward<typename decltype(tag)::type>(p, c); });
+      })
+      .backward_cpu([](const ConvolutionParam& p, const BackwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "Convolution",
+                      [&](auto tag) { convolution_backward<typename decltype(tag)::type>(p, c); });
+      });
+
+  r.add<DeconvolutionParam>("Deconvolution")
+      .describe("1-D or 2-D transposed convolution (the gradient of Convolution as a layer).")
+      .inputs([](const DeconvolutionParam& p) { return data_weight_bias(p.no_bias); })
+      .infer_shape(infer_deconvolution)
+      .resource(ResourceKind::kTempSpace)
+      .backward_uses(true, false)
+      .forward_cpu([](const DeconvolutionParam& p, const ForwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "Deconvolution",
+                      [&](auto tag) { deconvolution_forward<typename decltype(tag)::type>(p, c); });
+      })
+      .backward_cpu([](const DeconvolutionParam& p, const BackwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "Deconvolution", [&](auto tag) {
+          deconvolution_backward<typename decltype(tag)::type>(p, c);
+        });
+      });
+}
+
+}  // namespace mx::op

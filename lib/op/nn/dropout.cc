@@ -1,0 +1,158 @@
+// Dropout: in training (or always, with mode='always') each element (or
+// each slice along `axes`, which share one draw) is kept with probability
+// 1 - p and scaled by 1 / (1 - p). The hidden output 'mask' holds the scale
+// of every element (0 or 1 / (1 - p); 1 when dropout is off), so the
+// backward pass is dy * mask. Draws come from the RNG resource, in order,
+// so a seeded run is reproducible.
+#include <optional>
+#include <random>
+
+#include "op/infer_util.h"
+#include "op/kernel_util.h"
+#include "op/registry.h"
+
+namespace mx::op {
+namespace {
+
+enum class DropoutMode { kTraining, kAlways };
+
+struct DropoutParam : Params<DropoutParam> {
+  float p = 0.5f;
+  DropoutMode mode = DropoutMode::kTraining;
+  Shape axes;
+  std::optional<bool> cudnn_off;
+
+  static void declare(ParamDecl<DropoutParam>& d) {
+    d.field("p", &DropoutParam::p)
+        .set_default(0.5f)
+        .set_range(0.0f, 1.0f)
+        .describe("Fraction of the input that is dropped in training.");
+    d.field("mode", &DropoutParam::mode)
+        .set_default(DropoutMode::kTraining)
+        .add_enum("training", DropoutMode::kTraining)
+        .add_enum("always", DropoutMode::kAlways)
+        .describe("'training': only in training; 'always': also at inference.");
+    d.field("axes", &DropoutParam::axes)
+        .set_default(Shape::scalar())
+        .describe("Axes along which one draw is shared (variational dropout).");
+    d.field("cudnn_off", &DropoutParam::cudnn_off)
+        .set_default(false)
+        .describe("Turn off cuDNN (accepted for compatibility; the CPU ignores it).");
+  }
+};
+
+// The mask's shape: the data's with every axis in `axes` set to 1.
+Shape mask_shape(const DropoutParam& p, const Shape& data) {
+  Shape m = data;
+  for (int i = 0; i < p.axes.ndim(); ++i) {
+    const int64_t a = p.axes[i] < 0 ? p.axes[i] + data.ndim() : p.axes[i];
+    if (a < 0 || a >= data.ndim())
+      throw ShapeError(
+          str("axes ", p.axes.to_string(), " out of range for input 'data' ", data.to_string()));
+    m[static_cast<int>(a)] = 1;
+  }
+  return m;
+}
+
+void infer_dropout(const DropoutParam& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {
+  assign_shape(in[0], out[0], "input 'data' (from the output)");
+  assign_shape(out[0], in[0], "output");
+  if (in[0].rank_known()) assign_shape(out[1], mask_shape(p, in[0]), "output 'mask'");
+}
+
+// Calls fn(i, m) for every data index i with m its mask index (the mask is
+// broadcast along the dims where it has size 1).
+template <typename Fn>
+void for_each_broadcast(const Shape& data, const Shape& mask, Fn fn) {
+  const int nd = data.ndim();
+  if (data == mask) {
+    for (int64_t i = 0; i < data.size(); ++i) fn(i, i);
+    return;
+  }
+  std::vector<int64_t> mask_stride(static_cast<size_t>(nd), 0), index(static_cast<size_t>(nd), 0);
+  int64_t s = 1;
+  for (int d = nd - 1; d >= 0; --d) {
+    mask_stride[static_cast<size_t>(d)] = mask[d] == 1 ? 0 : s;
+    s *= mask[d];
+  }
+  int64_t m = 0;
+  const int64_t n = data.size();
+  for (int64_t i = 0; i < n; ++i) {
+    fn(i, m);
+    // Odometer step over the data's index, tracking the mask offset.
+    for (int d = nd - 1; d >= 0; --d) {
+      const size_t k = static_cast<size_t>(d);
+      if (++index[k] < data[d]) {
+        m += mask_stride[k];
+        break;
+      }
+      m -= mask_stride[k] * (data[d] - 1);
+      index[k] = 0;
+    }
+  }
+}
+
+template <typename T>
+void dropout_forward(const DropoutParam& p, const ForwardCall& c) {
+  const TensorRef& data = c.inputs[0];
+  const T* x = data.ptr<T>();
+  T* y = c.outputs[0].ptr<T>();
+  T* mask = c.outputs[1].ptr<T>();
+  const int64_t mask_size = c.outputs[1].size();
+  const bool active = (c.is_train || p.mode == DropoutMode::kAlways) && p.p > 0;
+  if (!active) {
+    std::fill(mask, mask + mask_size, T(1));
+    map_index(y, data.size(), c.req[0], [=](int64_t i) { return x[i]; });
+    return;
+  }
+  const double keep = 1.0 - static_cast<double>(p.p);
+  const T scale = keep > 0 ? static_cast<T>(1.0 / keep) : T(0);
+  std::mt19937_64& rng = c.resources.rng();
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  for (int64_t i = 0; i < mask_size; ++i) mask[i] = uniform(rng) < keep ? scale : T(0);
+  if (data.shape == c.outputs[1].shape) {
+    map_index(y, data.size(), c.req[0], [=](int64_t i) { return x[i] * mask[i]; });
+  } else {
+    for_each_broadcast(data.shape, c.outputs[1].shape,
+                       [&](int64_t i, int64_t m) { assign(y + i, c.req[0], x[i] * mask[m]); });
+  }
+}
+
+template <typename T>
+void dropout_backward(const DropoutParam&, const BackwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const T* dy = c.out_grads[0].ptr<T>();
+  const T* mask = c.outputs[1].ptr<T>();
+  T* dx = c.in_grads[0].ptr<T>();
+  const Shape& shape = c.out_grads[0].shape;
+  if (shape == c.outputs[1].shape) {
+    map_index(dx, shape.size(), c.req[0], [=](int64_t i) { return dy[i] * mask[i]; });
+  } else {
+    for_each_broadcast(shape, c.outputs[1].shape,
+                       [&](int64_t i, int64_t m) { assign(dx + i, c.req[0], dy[i] * mask[m]); });
+  }
+}
+
+}  // namespace
+
+void register_dropout_ops(OpRegistry& r) {
+  r.add<DropoutParam>("Dropout")
+      .describe("Randomly zeroes elements with probability p in training and rescales the rest.")
+      .inputs({"data"})
+      .outputs({"output", "mask"})
+      .visible_outputs([](const DropoutParam&) { return 1; })
+      .infer_shape(infer_dropout)
+      .inplace({{0, 0}})
+      .resource(ResourceKind::kRandom)
+      .backward_uses(false, true)
+      .forward_cpu([](const DropoutParam& p, const ForwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "Dropout",
+                      [&](auto tag) { dropout_forward<typename decltype(tag)::type>(p, c); });
+      })
+      .backward_cpu([](const DropoutParam& p, const BackwardCall& c) {
+        dispatch_real(c.out_grads[0].dtype, "Dropout",
+                      [&](auto tag) { dropout_backward<typename decltype(tag)::type>(p, c); });
+      });
+}
+
+}  // namespace mx::op

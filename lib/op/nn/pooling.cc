@@ -1,0 +1,289 @@
+// Pooling (max, avg, sum; 1-D and 2-D; valid/full conventions; global
+// pooling) with MXNet's window rules: a max window is clipped to the data,
+// an average divides by the window clipped to data + padding
+// (count_include_pad) or to the data alone.
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "base/parallel.h"
+#include "op/infer_util.h"
+#include "op/kernel_util.h"
+#include "op/nn/conv_util.h"
+#include "op/registry.h"
+
+namespace mx::op {
+namespace {
+
+enum class PoolType { kMax, kAvg, kSum };
+enum class PoolingConvention { kValid, kFull };
+enum class PoolLayout { kNone, kNCW, kNCHW };
+
+struct PoolingParam : Params<PoolingParam> {
+  Shape kernel;
+  PoolType pool_type = PoolType::kMax;
+  bool global_pool = false;
+  bool cudnn_off = false;
+  PoolingConvention pooling_convention = PoolingConvention::kValid;
+  Shape stride, pad;
+  std::optional<bool> count_include_pad;
+  PoolLayout layout = PoolLayout::kNone;
+
+  static void declare(ParamDecl<PoolingParam>& d) {
+    d.field("kernel", &PoolingParam::kernel)
+        .set_default(Shape::scalar())
+        .describe("Pooling window: (w,) or (h, w). Ignored with global_pool.");
+    d.field("pool_type", &PoolingParam::pool_type)
+        .set_default(PoolType::kMax)
+        .add_enum("max", PoolType::kMax)
+        .add_enum("avg", PoolType::kAvg)
+        .add_enum("sum", PoolType::kSum)
+        .describe("Pooling type ('lp' pooling is not supported).");
+    d.field("global_pool", &PoolingParam::global_pool)
+        .set_default(false)
+        .describe("Pool over the whole spatial extent (kernel, stride and pad are ignored).");
+    d.field("cudnn_off", &PoolingParam::cudnn_off)
+        .set_default(false)
+        .describe("Turn off cuDNN (accepted for compatibility; the CPU ignores it).");
+    d.field("pooling_convention", &PoolingParam::pooling_convention)
+        .set_default(PoolingConvention::kValid)
+        .add_enum("valid", PoolingConvention::kValid)
+        .add_enum("full", PoolingConvention::kFull)
+        .describe("Output size rounding: 'valid' rounds down, 'full' rounds up.");
+    d.field("stride", &PoolingParam::stride)
+        .set_default(Shape::scalar())
+        .describe("Stride: (w,) or (h, w). Defaults to 1 for each dimension.");
+    d.field("pad", &PoolingParam::pad)
+        .set_default(Shape::scalar())
+        .describe("Padding: (w,) or (h, w). Defaults to no padding.");
+    d.field("count_include_pad", &PoolingParam::count_include_pad)
+        .set_default(std::nullopt)
+        .describe("For avg pooling: count padded positions in the divisor (None means True).");
+    d.field("layout", &PoolingParam::layout)
+        .set_default(PoolLayout::kNone)
+        .add_enum("None", PoolLayout::kNone)
+        .add_enum("NCW", PoolLayout::kNCW)
+        .add_enum("NCHW", PoolLayout::kNCHW)
+        .describe("Data layout: NCW for 1-D, NCHW for 2-D (None: the default).");
+  }
+
+  static PoolingParam from_strings(const AttrMap& attrs, const std::string& owner) {
+    PoolingParam p = Params::from_strings(attrs, owner);
+    if (!p.global_pool) {
+      if (p.kernel.ndim() <= 0)
+        throw InputError(owner + ": parameter 'kernel' is required unless global_pool is True");
+      const Window2d w = p.window(owner);
+      if ((p.layout == PoolLayout::kNCW && w.ndim != 1) ||
+          (p.layout == PoolLayout::kNCHW && w.ndim != 2))
+        throw InputError(str(owner, ": layout ", p.layout == PoolLayout::kNCW ? "NCW" : "NCHW",
+                             " does not match the ", w.ndim, "-D kernel ", p.kernel.to_string()));
+    }
+    return p;
+  }
+
+  Window2d window(const std::string& owner) const {
+    return make_window(WindowSpec{kernel, stride, Shape::scalar(), pad}, owner);
+  }
+  // The window applied to data of shape `data` (known rank 3 or 4).
+  Window2d window_for(const Shape& data) const {
+    if (!global_pool) return window("Pooling");
+    Window2d w;
+    w.ndim = data.ndim() - 2;
+    if (w.ndim == 2) w.kernel[0] = data[2];
+    w.kernel[1] = data[data.ndim() - 1];
+    return w;
+  }
+};
+
+int64_t pooled_size(const PoolingParam& p, const Window2d& w, int k, int64_t size) {
+  const int64_t span = size + 2 * w.pad[k] - w.kernel[k];
+  if (span < 0)
+    throw ShapeError(str("kernel size ", w.kernel[k], " exceeds input size ", size, " padded to ",
+                         size + 2 * w.pad[k]));
+  if (p.pooling_convention == PoolingConvention::kFull)
+    return 1 + (span + w.stride[k] - 1) / w.stride[k];
+  return 1 + span / w.stride[k];
+}
+
+void infer_pooling(const PoolingParam& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {
+  Shape& data = in[0];
+  int rank = data.ndim();
+  if (!p.global_pool) {
+    rank = p.kernel.ndim() + 2;
+  } else if (!data.rank_known()) {
+    rank = out[0].ndim();
+  }
+  if (rank < 0) return;  // global pooling of data of unknown rank
+  if (rank != 3 && rank != 4)
+    throw ShapeError(str("input 'data' must be 3-D (N, C, W) or 4-D (N, C, H, W), but has shape ",
+                         data.to_string()));
+  require_ndim(data, rank, "input 'data'");
+  require_ndim(out[0], rank, "output");
+  // Batch and channels pass through in both directions.
+  Shape nc = Shape::filled(rank, -1);
+  for (const Shape* s : {&data, &out[0]}) {
+    if (!s->rank_known()) continue;
+    for (int i = 0; i < 2; ++i)
+      if ((*s)[i] >= 0) nc[i] = (*s)[i];
+  }
+  Shape o = nc;
+  if (p.global_pool) {
+    for (int i = 2; i < rank; ++i) o[i] = 1;
+  } else if (data.rank_known()) {
+    const Window2d w = p.window("Pooling");
+    for (int d = 0; d < w.ndim; ++d)
+      if (data[2 + d] >= 0) o[2 + d] = pooled_size(p, w, d + 2 - w.ndim, data[2 + d]);
+  }
+  assign_shape(out[0], o, "output");
+  assign_shape(data, nc, "input 'data'");
+}
+
+// One plane's geometry.
+struct PoolGeom {
+  int64_t height, width, out_height, out_width;
+  Window2d win;
+};
+
+PoolGeom pool_geom(const PoolingParam& p, const Shape& data, const Shape& out) {
+  PoolGeom g;
+  g.win = p.window_for(data);
+  const bool one_d = data.ndim() == 3;
+  g.height = one_d ? 1 : data[2];
+  g.width = data[data.ndim() - 1];
+  g.out_height = one_d ? 1 : out[2];
+  g.out_width = out[out.ndim() - 1];
+  return g;
+}
+
+// The window of output (ph, pw): [h0, h1) x [w0, w1) clipped to the data,
+// and the divisor of an average.
+struct PoolWindow {
+  int64_t h0, h1, w0, w1;
+  int64_t divisor;
+};
+
+PoolWindow window_at(const PoolGeom& g, int64_t ph, int64_t pw, bool include_pad) {
+  const Window2d& w = g.win;
+  int64_t h0 = ph * w.stride[0] - w.pad[0], w0 = pw * w.stride[1] - w.pad[1];
+  int64_t h1 = std::min(h0 + w.kernel[0], g.height + w.pad[0]);
+  int64_t w1 = std::min(w0 + w.kernel[1], g.width + w.pad[1]);
+  const int64_t padded_area = (h1 - h0) * (w1 - w0);
+  h0 = std::max<int64_t>(h0, 0);
+  w0 = std::max<int64_t>(w0, 0);
+  h1 = std::min(h1, g.height);
+  w1 = std::min(w1, g.width);
+  const int64_t area = std::max<int64_t>(h1 - h0, 0) * std::max<int64_t>(w1 - w0, 0);
+  return {h0, h1, w0, w1, include_pad ? padded_area : area};
+}
+
+template <typename T>
+void pool_plane(const PoolingParam& p, const PoolGeom& g, const T* x, T* y, OpReq req) {
+  const bool include_pad = p.count_include_pad.value_or(true);
+  for (int64_t ph = 0; ph < g.out_height; ++ph) {
+    for (int64_t pw = 0; pw < g.out_width; ++pw) {
+      const PoolWindow win = window_at(g, ph, pw, include_pad);
+      T value;
+      if (p.pool_type == PoolType::kMax) {
+        value = std::numeric_limits<T>::lowest();
+        for (int64_t h = win.h0; h < win.h1; ++h)
+          for (int64_t w = win.w0; w < win.w1; ++w) value = std::max(value, x[h * g.width + w]);
+      } else {
+        T sum = 0;
+        for (int64_t h = win.h0; h < win.h1; ++h)
+          for (int64_t w = win.w0; w < win.w1; ++w) sum += x[h * g.width + w];
+        // An empty window (only padding) averages to 0, as in MXNet.
+        value = p.pool_type == PoolType::kSum ? sum
+                : win.divisor > 0             ? sum / static_cast<T>(win.divisor)
+                                              : T(0);
+      }
+      assign(y + ph * g.out_width + pw, req, value);
+    }
+  }
+}
+
+template <typename T>
+void unpool_plane(const PoolingParam& p, const PoolGeom& g, const T* x, const T* y, const T* dy,
+                  T* dx) {
+  const bool include_pad = p.count_include_pad.value_or(true);
+  for (int64_t ph = 0; ph < g.out_height; ++ph) {
+    for (int64_t pw = 0; pw < g.out_width; ++pw) {
+      const PoolWindow win = window_at(g, ph, pw, include_pad);
+      const int64_t o = ph * g.out_width + pw;
+      if (p.pool_type == PoolType::kMax) {
+        // The first element equal to the maximum takes the gradient.
+        bool found = false;
+        for (int64_t h = win.h0; h < win.h1 && !found; ++h)
+          for (int64_t w = win.w0; w < win.w1 && !found; ++w)
+            if (x[h * g.width + w] == y[o]) {
+              dx[h * g.width + w] += dy[o];
+              found = true;
+            }
+      } else {
+        T share = dy[o];
+        if (p.pool_type == PoolType::kAvg)
+          share = win.divisor > 0 ? share / static_cast<T>(win.divisor) : T(0);
+        for (int64_t h = win.h0; h < win.h1; ++h)
+          for (int64_t w = win.w0; w < win.w1; ++w) dx[h * g.width + w] += share;
+      }
+    }
+  }
+}
+
+int64_t plane_grain(const PoolGeom& g) {
+  return std::max<int64_t>(
+      1, kParallelGrain /
+             std::max<int64_t>(1, g.out_height * g.out_width * g.win.kernel[0] * g.win.kernel[1]));
+}
+
+template <typename T>
+void pooling_forward(const PoolingParam& p, const ForwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const Shape& xs = c.inputs[0].shape;
+  const PoolGeom g = pool_geom(p, xs, c.outputs[0].shape);
+  const T* x = c.inputs[0].ptr<T>();
+  T* y = c.outputs[0].ptr<T>();
+  const int64_t in_plane = g.height * g.width, out_plane = g.out_height * g.out_width;
+  parallel_for(xs[0] * xs[1], plane_grain(g), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      pool_plane(p, g, x + i * in_plane, y + i * out_plane, c.req[0]);
+  });
+}
+
+template <typename T>
+void pooling_backward(const PoolingParam& p, const BackwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const Shape& xs = c.inputs[0].shape;
+  const PoolGeom g = pool_geom(p, xs, c.outputs[0].shape);
+  const T* x = c.inputs[0].ptr<T>();
+  const T* y = c.outputs[0].ptr<T>();
+  const T* dy = c.out_grads[0].ptr<T>();
+  T* dx = c.in_grads[0].ptr<T>();
+  const int64_t in_plane = g.height * g.width, out_plane = g.out_height * g.out_width;
+  // Each plane of dx is written by one chunk only.
+  parallel_for(xs[0] * xs[1], plane_grain(g), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      T* plane = dx + i * in_plane;
+      if (c.req[0] != OpReq::kAdd) std::fill(plane, plane + in_plane, T(0));
+      unpool_plane(p, g, x + i * in_plane, y + i * out_plane, dy + i * out_plane, plane);
+    }
+  });
+}
+
+}  // namespace
+
+void register_pooling_ops(OpRegistry& r) {
+  r.add<PoolingParam>("Pooling")
+      .describe("1-D or 2-D max, average or sum pooling, optionally over the whole plane.")
+      .inputs({"data"})
+      .infer_shape(infer_pooling)
+      .forward_cpu([](const PoolingParam& p, const ForwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "Pooling",
+                      [&](auto tag) { pooling_forward<typename decltype(tag)::type>(p, c); });
+      })
+      .backward_cpu([](const PoolingParam& p, const BackwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "Pooling",
+                      [&](auto tag) { pooling_backward<typename decltype(tag)::type>(p, c); });
+      });
+}
+
+}  // namespace mx::op

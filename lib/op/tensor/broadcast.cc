@@ -1,0 +1,162 @@
+// Binary operators with NumPy-style broadcasting (broadcast_add, _sub, _mul,
+// _div, _maximum, _minimum). The gradient of an input that was broadcast is
+// summed over the axes it was broadcast along.
+#include <algorithm>
+
+#include "op/infer_util.h"
+#include "op/registry.h"
+#include "op/tensor/broadcast_util.h"
+
+namespace mx::op {
+namespace {
+
+enum class Kind { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum };
+
+void infer_broadcast(const NoParams&, ShapeVector& in, ShapeVector&, ShapeVector& out) {
+  const Shape& l = in[0];
+  const Shape& r = in[1];
+  if (!l.rank_known() || !r.rank_known()) return;
+  if (l == r) {
+    assign_shape(out[0], l, "output");
+    return;
+  }
+  const int nd = std::max(l.ndim(), r.ndim());
+  Shape o = Shape::filled(nd, -1);
+  for (int i = 0; i < nd; ++i) {
+    const int64_t a = i >= nd - l.ndim() ? l[i - (nd - l.ndim())] : 1;
+    const int64_t b = i >= nd - r.ndim() ? r[i - (nd - r.ndim())] : 1;
+    if (a < 0 || b < 0) continue;
+    if (a != b && a != 1 && b != 1)
+      throw ShapeError(str("operands could not be broadcast together with shapes ", l.to_string(),
+                           " and ", r.to_string()));
+    o[i] = a == 1 ? b : a;
+  }
+  assign_shape(out[0], o, "output");
+}
+
+template <typename T>
+T apply(Kind kind, T a, T b) {
+  switch (kind) {
+    case Kind::kAdd: return a + b;
+    case Kind::kSub: return a - b;
+    case Kind::kMul: return a * b;
+    case Kind::kDiv: return a / b;
+    case Kind::kMaximum: return a > b ? a : b;
+    case Kind::kMinimum: return a < b ? a : b;
+  }
+  return a;
+}
+
+// d(out)/d(lhs) and d(out)/d(rhs); ties of maximum/minimum go to lhs, as in MXNet.
+template <typename T>
+T d_lhs(Kind kind, T a, T b) {
+  switch (kind) {
+    case Kind::kAdd:
+    case Kind::kSub: return T(1);
+    case Kind::kMul: return b;
+    case Kind::kDiv: return T(1) / b;
+    case Kind::kMaximum: return a >= b ? T(1) : T(0);
+    case Kind::kMinimum: return a <= b ? T(1) : T(0);
+  }
+  return T(0);
+}
+template <typename T>
+T d_rhs(Kind kind, T a, T b) {
+  switch (kind) {
+    case Kind::kAdd: return T(1);
+    case Kind::kSub: return T(-1);
+    case Kind::kMul: return a;
+    case Kind::kDiv: return -a / (b * b);
+    case Kind::kMaximum: return a < b ? T(1) : T(0);
+    case Kind::kMinimum: return a > b ? T(1) : T(0);
+  }
+  return T(0);
+}
+
+template <typename T>
+void forward(Kind kind, const ForwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const TensorRef& out = c.outputs[0];
+  const T* a = c.inputs[0].ptr<T>();
+  const T* b = c.inputs[1].ptr<T>();
+  T* y = out.ptr<T>();
+  const OpReq req = c.req[0];
+  BroadcastLayout<2> layout(out.shape, {c.inputs[0].shape, c.inputs[1].shape});
+  layout.parallel_runs([&](int64_t o, const auto& off, int64_t len, const auto& st) {
+    const T* pa = a + off[0];
+    const T* pb = b + off[1];
+    for (int64_t j = 0; j < len; ++j)
+      store(y + o + j, req, apply(kind, pa[j * st[0]], pb[j * st[1]]));
+  });
+}
+
+template <typename T>
+void backward(Kind kind, const BackwardCall& c) {
+  const TensorRef& g = c.out_grads[0];
+  const Shape& out_shape = g.shape;
+  const T* gy = g.ptr<T>();
+  for (int k = 0; k < 2; ++k) {
+    const OpReq req = c.req[static_cast<size_t>(k)];
+    if (req == OpReq::kNull) continue;
+    const TensorRef& grad = c.in_grads[static_cast<size_t>(k)];
+    const bool full = pad_left(grad.shape, out_shape.ndim()) == out_shape;
+    // Sums and differences: the gradient is the output's, summed.
+    if (kind == Kind::kAdd || kind == Kind::kSub) {
+      SumReducer<T> sum;
+      sum.scale = kind == Kind::kSub && k == 1 ? -1.0 : 1.0;
+      reduce_to(gy, out_shape, grad.ptr<T>(), grad.shape, req, sum);
+      continue;
+    }
+    const T* a = c.inputs[0].ptr<T>();
+    const T* b = c.inputs[1].ptr<T>();
+    // The element-wise gradient, straight into the input's gradient when it
+    // was not broadcast, else into scratch memory and then summed.
+    T* dst =
+        full ? grad.ptr<T>()
+             : static_cast<T*>(c.resources.temp_space(sizeof(T) * static_cast<size_t>(g.size())));
+    const OpReq dst_req = full ? req : OpReq::kWrite;
+    BroadcastLayout<3> layout(out_shape, {out_shape, c.inputs[0].shape, c.inputs[1].shape});
+    layout.parallel_runs([&](int64_t o, const auto& off, int64_t len, const auto& st) {
+      const T* pa = a + off[1];
+      const T* pb = b + off[2];
+      for (int64_t j = 0; j < len; ++j) {
+        const T x = pa[j * st[1]], z = pb[j * st[2]];
+        store(dst + o + j, dst_req, gy[o + j] * (k == 0 ? d_lhs(kind, x, z) : d_rhs(kind, x, z)));
+      }
+    });
+    if (!full) reduce_to(dst, out_shape, grad.ptr<T>(), grad.shape, req, SumReducer<T>{});
+  }
+}
+
+void add(OpRegistry& r, const char* name, Kind kind, const char* what,
+         const char* alias = nullptr) {
+  const bool uses_inputs = kind != Kind::kAdd && kind != Kind::kSub;
+  auto b = r.add<NoParams>(name);
+  if (alias != nullptr) b.alias(alias);
+  b.describe(what)
+      .inputs({"lhs", "rhs"})
+      .infer_shape(infer_broadcast)
+      .resource(ResourceKind::kTempSpace)
+      .backward_uses(uses_inputs, false)
+      .forward_cpu([kind, name](const NoParams&, const ForwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, name,
+                      [&](auto tag) { forward<typename decltype(tag)::type>(kind, c); });
+      })
+      .backward_cpu([kind, name](const NoParams&, const BackwardCall& c) {
+        dispatch_real(c.out_grads[0].dtype, name,
+                      [&](auto tag) { backward<typename decltype(tag)::type>(kind, c); });
+      });
+}
+
+}  // namespace
+
+void register_broadcast_ops(OpRegistry& r) {
+  add(r, "broadcast_add", Kind::kAdd, "lhs + rhs with broadcasting.", "broadcast_plus");
+  add(r, "broadcast_sub", Kind::kSub, "lhs - rhs with broadcasting.", "broadcast_minus");
+  add(r, "broadcast_mul", Kind::kMul, "lhs * rhs with broadcasting.");
+  add(r, "broadcast_div", Kind::kDiv, "lhs / rhs with broadcasting.");
+  add(r, "broadcast_maximum", Kind::kMaximum, "max(lhs, rhs) with broadcasting.");
+  add(r, "broadcast_minimum", Kind::kMinimum, "min(lhs, rhs) with broadcasting.");
+}
+
+}  // namespace mx::op

@@ -1,0 +1,287 @@
+// Matrix products: dot (MXNet's N-D rule: the last axis of lhs, or its first
+// with transpose_a, against the first axis of rhs, or its last with
+// transpose_b) and batch_dot (one product per leading index). One GEMM per
+// product and per gradient.
+#include <type_traits>
+
+#include "base/parallel.h"
+#include "op/blas.h"
+#include "op/infer_util.h"
+#include "op/registry.h"
+
+namespace mx::op {
+namespace {
+
+enum class StorageType { kNone, kDefault, kCsr, kRowSparse };
+
+struct DotParam : Params<DotParam> {
+  bool transpose_a = false;
+  bool transpose_b = false;
+  StorageType forward_stype = StorageType::kNone;
+  static void declare(ParamDecl<DotParam>& d) {
+    d.field("transpose_a", &DotParam::transpose_a)
+        .set_default(false)
+        .describe("Use the transpose of lhs.");
+    d.field("transpose_b", &DotParam::transpose_b)
+        .set_default(false)
+        .describe("Use the transpose of rhs.");
+    d.field("forward_stype", &DotParam::forward_stype)
+        .set_default(StorageType::kNone)
+        .add_enum("None", StorageType::kNone)
+        .add_enum("default", StorageType::kDefault)
+        .add_enum("csr", StorageType::kCsr)
+        .add_enum("row_sparse", StorageType::kRowSparse)
+        .describe("Storage type of the output; mx has dense arrays only (None or default).");
+  }
+};
+
+void require_dense(const DotParam& p) {
+  if (p.forward_stype == StorageType::kCsr || p.forward_stype == StorageType::kRowSparse)
+    throw ShapeError("forward_stype: sparse outputs are not supported (mx arrays are dense)");
+}
+
+// The product as matrices: op(A) is m x k, op(B) is k x n; A and B are stored
+// as lda/ldb-strided row-major matrices.
+struct Gemm {
+  int64_t m = 1, n = 1, k = 1, lda = 1, ldb = 1;
+};
+
+Gemm dot_gemm(const DotParam& p, const Shape& l, const Shape& r) {
+  Gemm g;
+  if (p.transpose_a) {
+    g.k = l[0];
+    g.m = l.prod(1, l.ndim());
+    g.lda = g.m;
+  } else {
+    g.k = l[l.ndim() - 1];
+    g.m = l.prod(0, l.ndim() - 1);
+    g.lda = g.k;
+  }
+  if (p.transpose_b) {
+    g.n = r.prod(0, r.ndim() - 1);
+    g.ldb = r[r.ndim() - 1];
+  } else {
+    g.n = r.prod(1, r.ndim());
+    g.ldb = g.n;
+  }
+  return g;
+}
+
+void infer_dot(const DotParam& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {
+  require_dense(p);
+  const Shape& l = in[0];
+  const Shape& r = in[1];
+  if (!l.rank_known() || !r.rank_known()) return;
+  if (l.ndim() == 0 || r.ndim() == 0) throw ShapeError("dot needs inputs of at least 1 dimension");
+  auto mismatch = [&] {
+    return ShapeError(str("dot shape error: ", l.to_string(), " X ", r.to_string(),
+                          " (transpose_a=", p.transpose_a ? "True" : "False",
+                          ", transpose_b=", p.transpose_b ? "True" : "False", ")"));
+  };
+  if (l.ndim() == 1 && r.ndim() == 1) {
+    if (p.transpose_a || p.transpose_b) throw ShapeError("dot cannot transpose vectors");
+    if (l[0] >= 0 && r[0] >= 0 && l[0] != r[0]) throw mismatch();
+    assign_shape(out[0], Shape{1}, "output");
+    return;
+  }
+  // The contracted dims of each side and the dims they leave in the output.
+  const int64_t kl = p.transpose_a ? l[0] : l[l.ndim() - 1];
+  const int64_t kr = p.transpose_b ? r[r.ndim() - 1] : r[0];
+  std::vector<int64_t> dims;
+  if (l.ndim() > 1) {
+    if (p.transpose_a)
+      for (int i = 1; i < l.ndim(); ++i) dims.push_back(l[i]);
+    else
+      for (int i = 0; i + 1 < l.ndim(); ++i) dims.push_back(l[i]);
+  }
+  if (r.ndim() > 1) {
+    if (p.transpose_b)
+      for (int i = 0; i + 1 < r.ndim(); ++i) dims.push_back(r[i]);
+    else
+      for (int i = 1; i < r.ndim(); ++i) dims.push_back(r[i]);
+  }
+  if (kl >= 0 && kr >= 0 && kl != kr) throw mismatch();
+  assign_shape(out[0], Shape(dims), "output");
+}
+
+template <typename T>
+void dot_forward(const DotParam& p, const ForwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const Gemm g = dot_gemm(p, c.inputs[0].shape, c.inputs[1].shape);
+  const T beta = c.req[0] == OpReq::kAdd ? T(1) : T(0);
+  gemm(p.transpose_a, p.transpose_b, g.m, g.n, g.k, T(1), c.inputs[0].ptr<T>(), g.lda,
+       c.inputs[1].ptr<T>(), g.ldb, beta, c.outputs[0].ptr<T>(), g.n);
+}
+
+// The gradients of C = op(A) op(B) (all row-major, batch offsets applied).
+template <typename T, bool kSerial>
+void product_backward(bool ta, bool tb, const Gemm& g, const T* a, const T* b, const T* dc, T* da,
+                      OpReq req_a, T* db, OpReq req_b) {
+  auto mm = [](bool x, bool y, int64_t m, int64_t n, int64_t k, const T* p, int64_t lp, const T* q,
+               int64_t lq, T beta, T* r, int64_t lr) {
+    if constexpr (kSerial)
+      gemm_serial(x, y, m, n, k, T(1), p, lp, q, lq, beta, r, lr);
+    else
+      gemm(x, y, m, n, k, T(1), p, lp, q, lq, beta, r, lr);
+  };
+  if (req_a != OpReq::kNull) {
+    const T beta = req_a == OpReq::kAdd ? T(1) : T(0);
+    if (!ta)  // dA = dC op(B)^T
+      mm(false, !tb, g.m, g.k, g.n, dc, g.n, b, g.ldb, beta, da, g.k);
+    else  // dA = op(B) dC^T
+      mm(tb, true, g.k, g.m, g.n, b, g.ldb, dc, g.n, beta, da, g.m);
+  }
+  if (req_b != OpReq::kNull) {
+    const T beta = req_b == OpReq::kAdd ? T(1) : T(0);
+    if (!tb)  // dB = op(A)^T dC
+      mm(!ta, false, g.k, g.n, g.m, a, g.lda, dc, g.n, beta, db, g.n);
+    else  // dB = dC^T op(A)
+      mm(true, ta, g.n, g.k, g.m, dc, g.n, a, g.lda, beta, db, g.k);
+  }
+}
+
+template <typename T>
+void dot_backward(const DotParam& p, const BackwardCall& c) {
+  const Gemm g = dot_gemm(p, c.inputs[0].shape, c.inputs[1].shape);
+  T* da = c.req[0] == OpReq::kNull ? nullptr : c.in_grads[0].ptr<T>();
+  T* db = c.req[1] == OpReq::kNull ? nullptr : c.in_grads[1].ptr<T>();
+  product_backward<T, false>(p.transpose_a, p.transpose_b, g, c.inputs[0].ptr<T>(),
+                             c.inputs[1].ptr<T>(), c.out_grads[0].ptr<T>(), da, c.req[0], db,
+                             c.req[1]);
+}
+
+// ---- batch_dot ----------------------------------------------------------------
+
+void infer_batch_dot(const DotParam& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {
+  require_dense(p);
+  const Shape& l = in[0];
+  const Shape& r = in[1];
+  if (!l.rank_known() || !r.rank_known()) return;
+  auto describe = [&] {
+    return str(l.to_string(), " X ", r.to_string(),
+               " (transpose_a=", p.transpose_a ? "True" : "False",
+               ", transpose_b=", p.transpose_b ? "True" : "False", ")");
+  };
+  const int nd = l.ndim();
+  if (nd < 3 || r.ndim() != nd)
+    throw ShapeError("batch_dot needs inputs with the same number (>= 3) of dimensions: " +
+                     describe());
+  std::vector<int64_t> dims;
+  for (int i = 0; i < nd - 2; ++i) {
+    if (l[i] >= 0 && r[i] >= 0 && l[i] != r[i])
+      throw ShapeError("batch_dot: the leading (batch) dimensions must be equal: " + describe());
+    dims.push_back(l[i] >= 0 ? l[i] : r[i]);
+  }
+  const int64_t m = p.transpose_a ? l[nd - 1] : l[nd - 2];
+  const int64_t kl = p.transpose_a ? l[nd - 2] : l[nd - 1];
+  const int64_t n = p.transpose_b ? r[nd - 2] : r[nd - 1];
+  const int64_t kr = p.transpose_b ? r[nd - 1] : r[nd - 2];
+  if (kl >= 0 && kr >= 0 && kl != kr)
+    throw ShapeError("batch_dot: the contracted dimensions differ: " + describe());
+  dims.push_back(m);
+  dims.push_back(n);
+  assign_shape(out[0], Shape(dims), "output");
+}
+
+struct BatchGemm {
+  Gemm g;
+  int64_t batch = 1;
+};
+
+BatchGemm batch_gemm(const DotParam& p, const Shape& l, const Shape& r) {
+  const int nd = l.ndim();
+  BatchGemm bg;
+  bg.batch = l.prod(0, nd - 2);
+  Gemm& g = bg.g;
+  g.m = p.transpose_a ? l[nd - 1] : l[nd - 2];
+  g.k = p.transpose_a ? l[nd - 2] : l[nd - 1];
+  g.n = p.transpose_b ? r[nd - 2] : r[nd - 1];
+  g.lda = l[nd - 1];
+  g.ldb = r[nd - 1];
+  return bg;
+}
+
+// Runs fn(i) for every batch index: in parallel with serial products when
+// there are enough of them, else one after another with split products.
+template <typename F>
+void for_batches(int64_t batch, F&& fn) {
+  if (batch >= parallel_threads()) {
+    parallel_for(batch, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t i = b0; i < b1; ++i) fn(i, std::true_type{});
+    });
+  } else {
+    for (int64_t i = 0; i < batch; ++i) fn(i, std::false_type{});
+  }
+}
+
+template <typename T>
+void batch_dot_forward(const DotParam& p, const ForwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const BatchGemm bg = batch_gemm(p, c.inputs[0].shape, c.inputs[1].shape);
+  const Gemm& g = bg.g;
+  const T beta = c.req[0] == OpReq::kAdd ? T(1) : T(0);
+  const T* a = c.inputs[0].ptr<T>();
+  const T* b = c.inputs[1].ptr<T>();
+  T* y = c.outputs[0].ptr<T>();
+  for_batches(bg.batch, [&](int64_t i, auto serial) {
+    const T* ai = a + i * g.m * g.k;
+    const T* bi = b + i * g.k * g.n;
+    T* yi = y + i * g.m * g.n;
+    if constexpr (decltype(serial)::value)
+      gemm_serial(p.transpose_a, p.transpose_b, g.m, g.n, g.k, T(1), ai, g.lda, bi, g.ldb, beta, yi,
+                  g.n);
+    else
+      gemm(p.transpose_a, p.transpose_b, g.m, g.n, g.k, T(1), ai, g.lda, bi, g.ldb, beta, yi, g.n);
+  });
+}
+
+template <typename T>
+void batch_dot_backward(const DotParam& p, const BackwardCall& c) {
+  const BatchGemm bg = batch_gemm(p, c.inputs[0].shape, c.inputs[1].shape);
+  const Gemm& g = bg.g;
+  const T* a = c.inputs[0].ptr<T>();
+  const T* b = c.inputs[1].ptr<T>();
+  const T* dc = c.out_grads[0].ptr<T>();
+  T* da = c.req[0] == OpReq::kNull ? nullptr : c.in_grads[0].ptr<T>();
+  T* db = c.req[1] == OpReq::kNull ? nullptr : c.in_grads[1].ptr<T>();
+  const int64_t sa = g.m * g.k, sb = g.k * g.n, sc = g.m * g.n;
+  for_batches(bg.batch, [&](int64_t i, auto serial) {
+    product_backward<T, decltype(serial)::value>(
+        p.transpose_a, p.transpose_b, g, a + i * sa, b + i * sb, dc + i * sc,
+        da ? da + i * sa : nullptr, c.req[0], db ? db + i * sb : nullptr, c.req[1]);
+  });
+}
+
+}  // namespace
+
+void register_dot_ops(OpRegistry& r) {
+  r.add<DotParam>("dot")
+      .describe("Matrix product; N-D inputs contract the last axis of lhs with the first of rhs.")
+      .inputs({"lhs", "rhs"})
+      .infer_shape(infer_dot)
+      .backward_uses(true, false)
+      .forward_cpu([](const DotParam& p, const ForwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "dot",
+                      [&](auto tag) { dot_forward<typename decltype(tag)::type>(p, c); });
+      })
+      .backward_cpu([](const DotParam& p, const BackwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "dot",
+                      [&](auto tag) { dot_backward<typename decltype(tag)::type>(p, c); });
+      });
+
+  r.add<DotParam>("batch_dot")
+      .describe("Matrix products of the last two axes, one per index of the leading axes.")
+      .inputs({"lhs", "rhs"})
+      .infer_shape(infer_batch_dot)
+      .backward_uses(true, false)
+      .forward_cpu([](const DotParam& p, const ForwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "batch_dot",
+                      [&](auto tag) { batch_dot_forward<typename decltype(tag)::type>(p, c); });
+      })
+      .backward_cpu([](const DotParam& p, const BackwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "batch_dot",
+                      [&](auto tag) { batch_dot_backward<typename decltype(tag)::type>(p, c); });
+      });
+}
+
+}  // namespace mx::op
