@@ -214,10 +214,9 @@ TopKAccuracy::TopKAccuracy(const TopKAccuracyParams& p)
     : EvalMetric("top_k_accuracy_" + std::to_string(p.top_k),
                  [top_k = p.top_k](const HostArray& label, const HostArray& pred) {
                    return top_k_batch(top_k, label, pred);
-                 }),
-      p_(p) {
-  if (p_.top_k < 2)
-    throw InputError(str("metric 'top_k_accuracy': top_k is ", p_.top_k,
+                 }) {
+  if (p.top_k < 2)
+    throw InputError(str("metric 'top_k_accuracy': top_k is ", p.top_k,
                          "; it must be >= 2 (use 'accuracy' for 1)"));
 }
 
@@ -255,11 +254,9 @@ Contribution cross_entropy_batch(double eps, const HostArray& label, const HostA
 }  // namespace
 
 CrossEntropy::CrossEntropy(const CrossEntropyParams& p)
-    : EvalMetric("cross-entropy",
-                 [eps = p.eps](const HostArray& label, const HostArray& pred) {
-                   return cross_entropy_batch(eps, label, pred);
-                 }),
-      p_(p) {}
+    : EvalMetric("cross-entropy", [eps = p.eps](const HostArray& label, const HostArray& pred) {
+        return cross_entropy_batch(eps, label, pred);
+      }) {}
 
 void CrossEntropy::check_pair(const Shape& label, const Shape& pred) const {
   if (pred.ndim() != 2)
@@ -297,11 +294,9 @@ Contribution regression_batch(RegressionKind kind, const HostArray& label, const
 }  // namespace
 
 RegressionMetric::RegressionMetric(RegressionKind kind)
-    : EvalMetric(regression_name(kind),
-                 [kind](const HostArray& label, const HostArray& pred) {
-                   return regression_batch(kind, label, pred);
-                 }),
-      kind_(kind) {}
+    : EvalMetric(regression_name(kind), [kind](const HostArray& label, const HostArray& pred) {
+        return regression_batch(kind, label, pred);
+      }) {}
 
 void RegressionMetric::check_pair(const Shape& label, const Shape& pred) const {
   if (as_column(label) != as_column(pred))

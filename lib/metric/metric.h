@@ -142,7 +142,6 @@ class TopKAccuracy : public EvalMetric {
 
  private:
   void check_pair(const Shape& label, const Shape& pred) const override;
-  TopKAccuracyParams p_;
 };
 
 struct CrossEntropyParams : Params<CrossEntropyParams> {
@@ -157,7 +156,6 @@ class CrossEntropy : public EvalMetric {
 
  private:
   void check_pair(const Shape& label, const Shape& pred) const override;
-  CrossEntropyParams p_;
 };
 
 enum class RegressionKind { kMSE, kMAE, kRMSE };
@@ -170,7 +168,6 @@ class RegressionMetric : public EvalMetric {
 
  private:
   void check_pair(const Shape& label, const Shape& pred) const override;
-  RegressionKind kind_;
 };
 
 // Several metrics updated with the same batches; values in the order added.
