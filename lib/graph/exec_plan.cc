@@ -1,5 +1,7 @@
 #include "graph/exec_plan.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "op/registry.h"
 
@@ -153,8 +155,10 @@ ExecPlan build_plan(const IndexedGraph& g, const std::vector<Shape>& shapes,
       s.reads.push_back(def.backward_uses_inputs);
     }
     for (uint32_t k = 0; k < n.num_outputs(); ++k) {
+      const auto& ignored = def.backward_ignores_outputs;
       s.inputs.push_back(g.entry_id(id, k));
-      s.reads.push_back(def.backward_uses_outputs);
+      s.reads.push_back(def.backward_uses_outputs &&
+                        std::find(ignored.begin(), ignored.end(), static_cast<int>(k)) == ignored.end());
     }
     for (size_t k = num_args; k < n.inputs.size(); ++k) {
       s.inputs.push_back(g.entry_id(n.inputs[k]));

@@ -101,6 +101,8 @@ MemoryPlan plan_memory(ExecPlan& plan, const IndexedGraph& g, const MemoryPlanOp
       pairs = g.node(s.node).op->def().inplace;
     else if (s.kind == StepKind::kSum)
       pairs = {{0, 0}};
+    else if (s.kind == StepKind::kBackward && g.node(s.node).op->def().backward_inplace)
+      pairs = {{0, 0}};  // the gradient of input 0 over the gradient of output 0
     std::vector<bool> output_done(s.outputs.size(), false);
     if (options.inplace) {
       for (auto [in, out] : pairs) {

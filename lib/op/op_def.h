@@ -85,6 +85,12 @@ struct OpDef {
   // the others early).
   bool backward_uses_inputs = true;
   bool backward_uses_outputs = true;
+  // Outputs the backward kernel never reads even when it reads others
+  // (BatchNorm and Dropout read their saved statistics or mask, not output 0).
+  std::vector<int> backward_ignores_outputs;
+  // The gradient of input 0 may be written over the gradient of output 0
+  // (element-wise backward kernels, which read each element before writing it).
+  bool backward_inplace = false;
 
   bool has_backward() const { return static_cast<bool>(backward[0]); }
   bool has_kernel(DeviceKind device) const {
@@ -189,6 +195,14 @@ class OpBuilder {
   OpBuilder& backward_uses(bool inputs, bool outputs) {
     def_.backward_uses_inputs = inputs;
     def_.backward_uses_outputs = outputs;
+    return *this;
+  }
+  OpBuilder& backward_ignores_outputs(std::vector<int> outputs) {
+    def_.backward_ignores_outputs = std::move(outputs);
+    return *this;
+  }
+  OpBuilder& backward_inplace() {
+    def_.backward_inplace = true;
     return *this;
   }
 

@@ -37,16 +37,18 @@ T activate(ActType t, T x) {
   return x;
 }
 
+// The derivative from the output alone, so the input need not be kept for
+// the backward pass and the activation can run in place (as MXNet's does).
 template <typename T>
-T derivative(ActType t, T x, T y) {
+T derivative(ActType t, T y) {
   switch (t) {
-    case ActType::kRelu: return x > T(0) ? T(1) : T(0);
+    case ActType::kRelu: return y > T(0) ? T(1) : T(0);
     case ActType::kSigmoid: return y * (T(1) - y);
     case ActType::kTanh: return T(1) - y * y;
-    case ActType::kSoftRelu: return T(1) / (T(1) + std::exp(-x));
+    case ActType::kSoftRelu: return -std::expm1(-y);  // sigmoid(x) = 1 - e^-y for y = log(1 + e^x)
     case ActType::kSoftSign: {
-      T d = T(1) + std::abs(x);
-      return T(1) / (d * d);
+      T d = T(1) - std::abs(y);  // 1 / (1 + |x|)
+      return d * d;
     }
   }
   return T(0);
@@ -62,6 +64,8 @@ void register_activation_ops(OpRegistry& r) {
         infer_same_shape(in, out);
       })
       .inplace({{0, 0}})
+      .backward_uses(false, true)
+      .backward_inplace()
       .forward_cpu([](const ActivationParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "Activation", [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -76,11 +80,10 @@ void register_activation_ops(OpRegistry& r) {
         dispatch_real(c.out_grads[0].dtype, "Activation", [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* g = c.out_grads[0].ptr<T>();
-          const T* x = c.inputs[0].ptr<T>();
           const T* y = c.outputs[0].ptr<T>();
           const ActType t = p.act_type;
           map_index(c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
-                    [=](int64_t i) { return g[i] * derivative(t, x[i], y[i]); });
+                    [=](int64_t i) { return g[i] * derivative(t, y[i]); });
         });
       });
 }

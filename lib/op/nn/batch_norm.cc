@@ -221,6 +221,7 @@ void register_batch_norm_ops(OpRegistry& r) {
       .outputs({"output", "mean", "var"})
       .visible_outputs([](const BatchNormParam& p) { return p.output_mean_var ? 3 : 1; })
       .infer_shape(infer_batch_norm)
+      .backward_ignores_outputs({0})
       .forward_cpu([](const BatchNormParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "BatchNorm",
                       [&](auto tag) { batch_norm_forward<typename decltype(tag)::type>(p, c); });

@@ -145,6 +145,8 @@ void register_dropout_ops(OpRegistry& r) {
       .inplace({{0, 0}})
       .resource(ResourceKind::kRandom)
       .backward_uses(false, true)
+      .backward_ignores_outputs({0})
+      .backward_inplace()
       .forward_cpu([](const DropoutParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "Dropout",
                       [&](auto tag) { dropout_forward<typename decltype(tag)::type>(p, c); });
