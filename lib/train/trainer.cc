@@ -565,30 +565,31 @@ struct DescribeInput {
 void describe_network(std::ostream& out, bool json, const DescribeInput& d);
 void benchmark_network(std::ostream& out, int iterations, const DescribeInput& d);
 
+// What --dry-run and --benchmark look at: the bound network and its input shapes.
+static DescribeInput describe_input(const graph::Symbol& symbol, const Executor& exe,
+                                    const std::string& data, const std::string& label, Context ctx,
+                                    graph::MirrorPolicy mirror) {
+  DescribeInput d{
+      &symbol,
+      {{data, exe.arg_dict().at(data).shape()}, {label, exe.arg_dict().at(label).shape()}},
+      {data, label},
+      {}};
+  d.bind.ctx = ctx;
+  d.bind.grad_req = {{data, graph::GradReq::kNull}, {label, graph::GradReq::kNull}};
+  d.bind.mirror = mirror;
+  return d;
+}
+
 void Trainer::describe(std::ostream& out, bool json) const {
   const State& s = *s_;
-  DescribeInput d{&s.symbol,
-                  {{s.data_name, s.exe->arg_dict().at(s.data_name).shape()},
-                   {s.label_name, s.exe->arg_dict().at(s.label_name).shape()}},
-                  {s.data_name, s.label_name},
-                  {}};
-  d.bind.ctx = s.ctx;
-  d.bind.grad_req = {{s.data_name, graph::GradReq::kNull}, {s.label_name, graph::GradReq::kNull}};
-  d.bind.mirror = s.mirror;
-  describe_network(out, json, d);
+  describe_network(out, json,
+                   describe_input(s.symbol, *s.exe, s.data_name, s.label_name, s.ctx, s.mirror));
 }
 
 void Trainer::benchmark(std::ostream& out, int iterations) const {
   const State& s = *s_;
-  DescribeInput d{&s.symbol,
-                  {{s.data_name, s.exe->arg_dict().at(s.data_name).shape()},
-                   {s.label_name, s.exe->arg_dict().at(s.label_name).shape()}},
-                  {s.data_name, s.label_name},
-                  {}};
-  d.bind.ctx = s.ctx;
-  d.bind.grad_req = {{s.data_name, graph::GradReq::kNull}, {s.label_name, graph::GradReq::kNull}};
-  d.bind.mirror = s.mirror;
-  benchmark_network(out, iterations, d);
+  benchmark_network(out, iterations,
+                    describe_input(s.symbol, *s.exe, s.data_name, s.label_name, s.ctx, s.mirror));
 }
 
 }  // namespace mx::train
