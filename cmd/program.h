@@ -2,7 +2,10 @@
 // and the exit code their kind asks for (2 bad input, 1 runtime failure).
 #pragma once
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -11,7 +14,29 @@
 
 namespace mx {
 
+// Debian's OpenBLAS 0.3.21 does not recognise some current CPUs and falls
+// back to its slowest (Prescott) kernels, which makes every GEMM about 4x
+// slower. OpenBLAS picks its kernels when the library loads, so the program
+// names the kernel family by the CPU's features and starts itself again.
+// OPENBLAS_CORETYPE set by the user is respected.
+inline void choose_blas_kernels(char** argv) {
+#if defined(__x86_64__)
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
+  __builtin_cpu_init();
+  const char* core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+                         ? "SkylakeX"
+                     : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "Haswell"
+                                                                                       : nullptr;
+  if (core == nullptr) return;
+  setenv("OPENBLAS_CORETYPE", core, 1);
+  execv("/proc/self/exe", argv);  // returns only on failure: go on with the default kernels
+#else
+  (void)argv;
+#endif
+}
+
 inline int run_program(CLI::App& app, int argc, char** argv, const std::function<void()>& body) {
+  choose_blas_kernels(argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
