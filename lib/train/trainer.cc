@@ -527,8 +527,10 @@ void Trainer::train() {
       val_values = val_metric->get_all();
     }
     const double lr = s.updater->optimizer().learning_rate();
+    char lr_text[32];
+    std::snprintf(lr_text, sizeof lr_text, "%.6g", lr);
     s.say(str("epoch ", epoch + 1, "/", s.epochs, ":", metrics_text(train_values, "train-"),
-              metrics_text(val_values, "val-"), " lr ", param_value::print_double(lr), " time ",
+              metrics_text(val_values, "val-"), " lr ", lr_text, " time ",
               format_duration(seconds), " (",
               static_cast<int64_t>(samples / std::max(seconds, 1e-9)), " samples/s)"));
     nlohmann::json line{{"epoch", epoch + 1},
