@@ -259,7 +259,15 @@ void Executor::run_steps(const std::vector<Step>& steps, bool is_train) {
         break;
       }
       case StepKind::kSum: {
-        op::OpInstance sum("ElementWiseSum", {{"num_args", std::to_string(s.inputs.size())}});
+        // One parsed ElementWiseSum per input count, kept across iterations.
+        auto found = sum_ops_.find(s.inputs.size());
+        if (found == sum_ops_.end())
+          found = sum_ops_
+                      .emplace(s.inputs.size(),
+                               op::OpInstance("ElementWiseSum",
+                                              {{"num_args", std::to_string(s.inputs.size())}}))
+                      .first;
+        const op::OpInstance& sum = found->second;
         op::ForwardCall call;
         for (int64_t e : s.inputs) call.inputs.push_back(ref_of(array(e)));
         call.outputs = {ref_of(array(s.outputs[0]))};

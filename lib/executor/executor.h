@@ -14,6 +14,7 @@
 #include "graph/plan_memory.h"
 #include "graph/symbol.h"
 #include "ndarray/ndarray.h"
+#include "op/invoke.h"
 
 namespace mx {
 
@@ -108,6 +109,7 @@ class Executor {
   std::vector<NDArray> entry_arrays_;  // per plan entry
   std::vector<NDArray> blocks_;        // planned storage
   MemoryReport report_;
+  std::map<size_t, op::OpInstance> sum_ops_;  // gradient sums by input count
   Monitor monitor_;
   bool forward_was_train_ = false;
 };

@@ -21,7 +21,7 @@ const TypeInfo kTypes[] = {{"mnist", "MNISTIter", true},
 
 }  // namespace
 
-std::vector<std::string> data_iter_types() {
+std::vector<std::string> data_type_names() {
   std::vector<std::string> names;
   for (const auto& t : kTypes) names.push_back(t.short_name);
   return names;
@@ -32,17 +32,17 @@ std::unique_ptr<DataIter> make_data_iter(const Config& config, const std::string
   auto values = config.section(section);
   if (!values.count("type"))
     throw InputError(config.origin(section) + ": '" + section + "' needs a 'type' (" +
-                     join(data_iter_types(), ", ") + ")");
+                     join(data_type_names(), ", ") + ")");
   const std::string given = values["type"];
   values.erase("type");
   const TypeInfo* type = nullptr;
   for (const auto& t : kTypes)
     if (to_lower(given) == t.short_name || given == t.mxnet_name) type = &t;
   if (type == nullptr) {
-    std::vector<std::string> names = data_iter_types();
+    std::vector<std::string> names = data_type_names();
     for (const auto& t : kTypes) names.push_back(t.mxnet_name);
     throw InputError(config.origin(section + ".type") + ": unknown data type '" + given + "'" +
-                     did_you_mean(given, names) + "; types: " + join(data_iter_types(), ", "));
+                     did_you_mean(given, names) + "; types: " + join(data_type_names(), ", "));
   }
   // The trainer's settings, unless the section gives its own.
   auto fill = [&](const std::string& key, const std::string& value) {

@@ -24,6 +24,6 @@ std::unique_ptr<DataIter> make_data_iter(const Config& config, const std::string
                                          const DataDefaults& defaults);
 
 // The iterator types, for messages and docs.
-std::vector<std::string> data_iter_types();
+std::vector<std::string> data_type_names();
 
 }  // namespace mx::train

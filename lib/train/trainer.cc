@@ -138,6 +138,19 @@ struct Trainer::State {
   std::unique_ptr<optim::Updater> updater;
   std::ofstream log;
 
+  // The network's parameters (arguments other than data and label) by name.
+  std::map<std::string, NDArray> params() const {
+    std::map<std::string, NDArray> m;
+    for (const auto& n : param_names) m[n] = exe->arg_dict().at(n);
+    return m;
+  }
+
+  // A checkpoint: parameters, auxiliary states, optimizer state, position.
+  void save(const CheckpointPaths& paths, const TrainerState& position) const {
+    save_checkpoint(paths, symbol, params(), exe->aux_dict(), position);
+    updater->save_states(paths.states());
+  }
+
   void say(const std::string& line) {
     std::cout << line << std::endl;
     if (log) log << line << std::endl;
@@ -255,12 +268,9 @@ Trainer::Trainer(Config config, TrainOptions options) : s_(std::make_unique<Stat
   for (const auto& name : s.param_names) (*initializer)(name, s.exe->arg_dict().at(name));
   for (const auto& [name, a] : s.exe->aux_dict()) (*initializer)(name, a);
   if (c.has("train.pretrained")) {
-    auto report = optim::load_pretrained(c.get_string("train.pretrained", ""), [&] {
-      std::map<std::string, NDArray> targets;
-      for (const auto& n : s.param_names) targets[n] = s.exe->arg_dict().at(n);
-      for (const auto& [n, a] : s.exe->aux_dict()) targets[n] = a;
-      return targets;
-    }());
+    auto targets = s.params();
+    for (const auto& [n, a] : s.exe->aux_dict()) targets[n] = a;
+    auto report = optim::load_pretrained(c.get_string("train.pretrained", ""), targets);
     std::cout << "pretrained weights from " << c.get_string("train.pretrained", "") << ":\n"
               << report.to_string();
   }
@@ -353,14 +363,7 @@ void Trainer::train() {
 
   auto& exe = *s.exe;
   if (!s.options.resume.empty()) {
-    load_checkpoint_params(
-        resume_from.params(),
-        [&] {
-          std::map<std::string, NDArray> m;
-          for (const auto& n : s.param_names) m[n] = exe.arg_dict().at(n);
-          return m;
-        }(),
-        exe.aux_dict());
+    load_checkpoint_params(resume_from.params(), s.params(), exe.aux_dict());
     state = load_trainer_state(resume_from.trainer());
     s.updater->load_states(resume_from.states(), s.ctx);
     start_epoch = state.epoch;
@@ -489,10 +492,7 @@ void Trainer::train() {
         state.batches_done = static_cast<int>(batch_index);
         state.num_update = s.updater->optimizer().num_update();
         CheckpointPaths paths{prefix, epoch};
-        std::map<std::string, NDArray> params;
-        for (const auto& n : s.param_names) params[n] = exe.arg_dict().at(n);
-        save_checkpoint(paths, s.symbol, params, exe.aux_dict(), state);
-        s.updater->save_states(paths.states());
+        s.save(paths, state);
         if (s.options.progress_bar) std::cerr << "\n";
         s.say(str("interrupted in epoch ", epoch + 1, " after batch ", batch_index, "; checkpoint ",
                   paths.params(), "; continue with: mx-train --resume ", paths.params_base()));
@@ -530,9 +530,8 @@ void Trainer::train() {
     char lr_text[32];
     std::snprintf(lr_text, sizeof lr_text, "%.6g", lr);
     s.say(str("epoch ", epoch + 1, "/", s.epochs, ":", metrics_text(train_values, "train-"),
-              metrics_text(val_values, "val-"), " lr ", lr_text, " time ",
-              format_duration(seconds), " (",
-              static_cast<int64_t>(samples / std::max(seconds, 1e-9)), " samples/s)"));
+              metrics_text(val_values, "val-"), " lr ", lr_text, " time ", format_duration(seconds),
+              " (", static_cast<int64_t>(samples / std::max(seconds, 1e-9)), " samples/s)"));
     nlohmann::json line{{"epoch", epoch + 1},
                         {"train", metrics_json(train_values)},
                         {"val", metrics_json(val_values)},
@@ -549,10 +548,7 @@ void Trainer::train() {
       state.batches_done = 0;
       state.num_update = s.updater->optimizer().num_update();
       CheckpointPaths paths{prefix, epoch + 1};
-      std::map<std::string, NDArray> params;
-      for (const auto& n : s.param_names) params[n] = exe.arg_dict().at(n);
-      save_checkpoint(paths, s.symbol, params, exe.aux_dict(), state);
-      s.updater->save_states(paths.states());
+      s.save(paths, state);
       prune_checkpoints(prefix, s.keep_checkpoints);
     }
   }
