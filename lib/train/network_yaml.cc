@@ -1,5 +1,6 @@
 #include "train/network_yaml.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -312,6 +313,7 @@ class NetworkBuilder {
         attrs[key] = text(entry.second, vars);
       }
       std::vector<graph::Symbol> inputs = layer_inputs(layer, scope, vars);
+      count_variadic_inputs(*def, layer, inputs.size(), attrs);
       try {
         graph::Symbol s = graph::Symbol::create(def->name, prefix + local, attrs, inputs);
         scope.names[local] = s;
@@ -319,6 +321,25 @@ class NetworkBuilder {
       } catch (const InputError& e) {
         fail(layer, e.what());
       }
+    }
+  }
+
+  // Operators with a variable number of inputs (Concat, add_n) take
+  // num_args from the inputs listed, as MXNet's Python frontend does; an
+  // explicit value that disagrees is a mistake in the config.
+  void count_variadic_inputs(const op::OpDef& def, const YAML::Node& layer, size_t num_inputs,
+                             std::map<std::string, std::string>& attrs) {
+    const bool variadic = std::any_of(def.param_infos.begin(), def.param_infos.end(),
+                                      [](const auto& info) { return info.name == "num_args"; });
+    if (!variadic) return;
+    const std::string counted = std::to_string(num_inputs);
+    auto it = attrs.find("num_args");
+    if (it == attrs.end()) {
+      attrs["num_args"] = counted;
+    } else if (trim(it->second) != counted) {
+      fail(layer["num_args"], "num_args is " + it->second + " but the layer has " + counted +
+                                  " input" + (num_inputs == 1 ? "" : "s") +
+                                  "; leave num_args out to count the inputs");
     }
   }
 

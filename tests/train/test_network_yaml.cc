@@ -119,3 +119,26 @@ TEST_CASE("network errors carry file:line:column and the closest valid name") {
         "net.yaml:2:38: in expression 'x': unknown name 'x'");
   CHECK(error_of("layers: []\n") == "net.yaml:1:1: the network needs a non-empty list of 'layers'");
 }
+
+TEST_CASE("Concat and add_n count their inputs; an explicit num_args must agree") {
+  auto net = build(R"(
+inputs: [a, b, c]
+layers:
+  - {op: Concat, name: cat, inputs: [a, b, c], dim: 1}
+  - {op: add_n, name: sum, inputs: [cat, cat]}
+)");
+  auto s = net.infer_shape({{"a", Shape{2, 3}}, {"b", Shape{2, 4}}, {"c", Shape{2, 1}}});
+  CHECK(s.outputs[0] == Shape{2, 8});
+  // The same with an explicit, agreeing num_args.
+  CHECK(error_of(R"(
+inputs: [a, b]
+layers:
+  - {op: Concat, inputs: [a, b], num_args: 2}
+)") == "no error");
+  CHECK(error_of(R"(
+inputs: [a, b]
+layers:
+  - {op: Concat, inputs: [a, b], num_args: 3}
+)") == "net.yaml:4:44: num_args is 3 but the layer has 2 inputs; leave num_args out to count "
+       "the inputs");
+}
