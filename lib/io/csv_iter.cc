@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "io/epoch_order.h"
+#include "io/memory_batch.h"
 
 namespace mx {
 
@@ -107,23 +108,18 @@ void CSVIter::start_epoch() {
 }
 
 std::optional<DataBatch> CSVIter::next() {
-  const uint64_t batch_size = static_cast<uint64_t>(param_.batch_size);
-  if (batch_ >= batch_count(order_.size(), batch_size)) return std::nullopt;
-  const BatchSlots slots = batch_slots(order_.size(), batch_++, batch_size, param_.round_batch);
   const size_t dw = static_cast<size_t>(data_width_), lw = static_cast<size_t>(label_width_);
-  std::vector<float> data(batch_size * dw, 0.0f), label(batch_size * lw, 0.0f);
-  DataBatch batch;
-  batch.pad = slots.pad;
-  batch.index.assign(batch_size, 0);
-  for (size_t i = 0; i < slots.items.size(); ++i) {
-    const uint64_t example = order_[slots.items[i]];
-    std::memcpy(&data[i * dw], &data_[example * dw], dw * sizeof(float));
-    std::memcpy(&label[i * lw], &label_[example * lw], lw * sizeof(float));
-    batch.index[i] = example;
-  }
-  batch.data = NDArray::from_vector(data_shape(), std::move(data));
-  batch.label = NDArray::from_vector(label_shape(), std::move(label));
-  return batch;
+  const MemoryBatchLayout layout{static_cast<uint64_t>(param_.batch_size),
+                                 param_.round_batch,
+                                 dw,
+                                 lw,
+                                 data_shape(),
+                                 label_shape()};
+  return next_memory_batch(order_, batch_, layout,
+                           [&](uint64_t example, float* data, float* label) {
+                             std::memcpy(data, &data_[example * dw], dw * sizeof(float));
+                             std::memcpy(label, &label_[example * lw], lw * sizeof(float));
+                           });
 }
 
 void CSVIter::reset() {
