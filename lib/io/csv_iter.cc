@@ -28,14 +28,7 @@ void CSVIterParam::declare(ParamDecl<CSVIterParam>& d) {
       .describe("complete the last batch from the start of the epoch (else pad it with zeros)");
   d.field("shuffle", &P::shuffle).set_default(false).describe("a new random order every epoch");
   d.field("seed", &P::seed).set_default(0).describe("seed of the shuffle");
-  d.field("num_parts", &P::num_parts)
-      .set_default(1)
-      .set_lower_bound(1)
-      .describe("number of disjoint shards (distributed workers)");
-  d.field("part_index", &P::part_index)
-      .set_default(0)
-      .set_lower_bound(0)
-      .describe("this worker's shard, in [0, num_parts)");
+  declare_shard_fields(d);
 }
 
 CSVIter::CSVIter(const CSVIterParam& param) : param_(param) {

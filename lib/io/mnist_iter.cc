@@ -24,14 +24,7 @@ void MNISTIterParam::declare(ParamDecl<MNISTIterParam>& d) {
       .describe("batches of shape (batch, rows*cols) instead of (batch, 1, rows, cols)");
   d.field("seed", &P::seed).set_default(0).describe("seed of the shuffle");
   d.field("silent", &P::silent).set_default(false).describe("do not log what was loaded");
-  d.field("num_parts", &P::num_parts)
-      .set_default(1)
-      .set_lower_bound(1)
-      .describe("number of disjoint shards (distributed workers)");
-  d.field("part_index", &P::part_index)
-      .set_default(0)
-      .set_lower_bound(0)
-      .describe("this worker's shard, in [0, num_parts)");
+  declare_shard_fields(d);
   d.field("round_batch", &P::round_batch)
       .set_default(true)
       .describe("complete the last batch from the start of the epoch (else pad it with zeros)");
