@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/json_escape.h"
 #include "base/strings.h"
 #include "ndarray/params_io.h"
 #include "program.h"
@@ -42,21 +43,6 @@ Summary summarize(const mx::NDArray& a) {
   return s;
 }
 
-std::string json_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,7 +57,7 @@ int main(int argc, char** argv) {
       mx::NamedArrays list = mx::load_params(file);
       int64_t total = 0;
       if (json)
-        std::cout << "{\"file\": \"" << json_escape(file) << "\", \"arrays\": [";
+        std::cout << "{\"file\": \"" << mx::json_escape(file) << "\", \"arrays\": [";
       else
         std::cout << file << ": " << list.arrays.size() << " array(s)\n";
       for (size_t i = 0; i < list.arrays.size(); ++i) {
@@ -83,7 +69,7 @@ int main(int argc, char** argv) {
         std::snprintf(stats, sizeof stats, "min %.6g max %.6g mean %.6g l2 %.6g", s.min, s.max,
                       s.mean, s.l2);
         if (json) {
-          std::cout << (i ? ", " : "") << "{\"name\": \"" << json_escape(name)
+          std::cout << (i ? ", " : "") << "{\"name\": \"" << mx::json_escape(name)
                     << "\", \"dtype\": \"" << (a.is_none() ? "none" : mx::dtype_name(a.dtype()))
                     << "\", \"shape\": ["
                     << mx::join(

@@ -1,9 +1,9 @@
 #include "base/shape.h"
 
-#include <cctype>
 #include <ostream>
 
 #include "base/error.h"
+#include "base/int_tuple.h"
 
 namespace mx {
 
@@ -63,65 +63,15 @@ std::string Shape::to_string() const {
 }
 
 Shape Shape::parse(const std::string& text) {
-  auto fail = [&](const std::string& why) -> InputError {
-    return InputError("cannot parse shape '" + text + "': " + why);
-  };
-  size_t i = 0;
-  auto skip_space = [&] {
-    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-  };
-  skip_space();
-  if (text.compare(i, 4, "None") == 0) {
-    i += 4;
-    skip_space();
-    if (i != text.size()) throw fail("unexpected text after None");
+  const size_t first = text.find_first_not_of(" \t\n\v\f\r");
+  if (first != std::string::npos && text.compare(first, 4, "None") == 0) {
+    if (text.find_first_not_of(" \t\n\v\f\r", first + 4) != std::string::npos)
+      throw InputError("cannot parse shape '" + text + "': unexpected text after None");
     return Shape();
   }
-  char close = '\0';
-  if (i < text.size() && (text[i] == '(' || text[i] == '[')) {
-    close = text[i] == '(' ? ')' : ']';
-    ++i;
-  }
-  std::vector<int64_t> dims;
-  bool expect_number = true;  // after '(' or ','
-  for (;;) {
-    skip_space();
-    if (i == text.size()) {
-      if (close != '\0') throw fail(std::string("missing closing '") + close + "'");
-      break;
-    }
-    char c = text[i];
-    if (close != '\0' && c == close) {
-      ++i;
-      skip_space();
-      if (i != text.size()) throw fail("unexpected text after the closing bracket");
-      break;
-    }
-    if (c == ',') {
-      if (expect_number) throw fail("empty dimension");
-      expect_number = true;
-      ++i;
-      continue;
-    }
-    if (!expect_number) throw fail("expected ',' between dimensions");
-    size_t start = i;
-    if (c == '-' || c == '+') ++i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-    // MXNet writes 64-bit dims with an 'L' suffix in old files.
-    std::string digits = text.substr(start, i - start);
-    if (i < text.size() && (text[i] == 'L' || text[i] == 'l')) ++i;
-    if (digits.empty() || digits == "-" || digits == "+")
-      throw fail(str("unexpected character '", c, "' at position ", start));
-    try {
-      dims.push_back(std::stoll(digits));
-    } catch (const std::exception&) {
-      throw fail("dimension '" + digits + "' is out of range");
-    }
-    if (dims.back() < -1) throw fail("dimension " + digits + " is negative");
-    expect_number = false;
-  }
+  const std::vector<int64_t> dims = parse_int_tuple(text, {"shape", "dimension", false, true});
   if (dims.size() > static_cast<size_t>(kMaxNdim))
-    throw fail(str("more than ", kMaxNdim, " dimensions"));
+    throw InputError(str("cannot parse shape '", text, "': more than ", kMaxNdim, " dimensions"));
   return Shape(dims);
 }
 

@@ -157,9 +157,7 @@ std::vector<bool> mirror_nodes(const IndexedGraph& g, MirrorPolicy policy) {
     const bool random = std::find(def.resources.begin(), def.resources.end(),
                                   op::ResourceKind::kRandom) != def.resources.end();
     if (!n.op->aux_names().empty() || random || def.is_loss) continue;  // cannot recompute safely
-    bool want = policy == MirrorPolicy::kAll ||
-                (policy == MirrorPolicy::kCheap && def.name != "Convolution" &&
-                 def.name != "Deconvolution" && def.name != "FullyConnected");
+    bool want = policy == MirrorPolicy::kAll || (policy == MirrorPolicy::kCheap && !def.expensive);
     auto it = n.attrs.find("__mirror__");
     if (it != n.attrs.end())
       want = it->second == "True" || it->second == "true" || it->second == "1";

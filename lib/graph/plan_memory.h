@@ -39,8 +39,9 @@ MemoryPlan plan_memory(ExecPlan& plan, const IndexedGraph& g, const MemoryPlanOp
 // the chosen nodes are not kept for the backward pass but recomputed just
 // before it needs them, so they die after their forward consumers.
 enum class MirrorPolicy { kNone, kCheap, kAll };
-// Nodes `policy` would mirror: kCheap keeps convolution, deconvolution and
-// fully connected outputs (costly to recompute) and mirrors the rest; never
+// Nodes `policy` would mirror: kCheap keeps the outputs of operators marked
+// expensive (OpDef::expensive: convolution, deconvolution, fully connected)
+// and mirrors the rest; never
 // nodes with auxiliary states or random numbers, or loss layers. A node
 // with attribute "__mirror__" = "True"/"False" overrides the policy.
 std::vector<bool> mirror_nodes(const IndexedGraph& g, MirrorPolicy policy);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "base/json_escape.h"
 #include "base/strings.h"
 #include "graph/indexed_graph.h"
 #include "graph/symbol.h"
@@ -16,27 +17,7 @@ namespace {
 
 constexpr int kMXNetVersion = 10901;  // what mx writes as "mxnet_version" (1.9.1)
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string quote(const std::string& s) { return "\"" + json_escape(s) + "\""; }
 
 // dmlc's writer: a map with one entry stays on one line, longer ones take
 // a line per entry; entries are separated by ", " and a newline.
@@ -105,7 +86,8 @@ std::string Symbol::to_json() const {
   out << "  \"arg_nodes\": " << inline_list(arg_nodes, "  ") << ", \n";
   std::vector<uint32_t> row_ptr{0};
   for (uint32_t i = 0; i < g.num_nodes(); ++i)
-    row_ptr.push_back(row_ptr.back() + g.node(i).declared_outputs.value_or(g.node(i).num_outputs()));
+    row_ptr.push_back(row_ptr.back() +
+                      g.node(i).declared_outputs.value_or(g.node(i).num_outputs()));
   out << "  \"node_row_ptr\": " << inline_list(row_ptr, "  ") << ", \n";
   std::vector<std::string> heads;
   for (const auto& h : outputs_) heads.push_back(entry_text(g, h));
@@ -199,7 +181,8 @@ Symbol Symbol::from_json(const std::string& text, const std::string& source) {
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (!rows[i].is_number_unsigned() || !rows[i + 1].is_number_unsigned()) break;
       const uint64_t count = rows[i + 1].get<uint64_t>() - rows[i].get<uint64_t>();
-      if (count > nodes[i]->num_outputs() && count < 1024) nodes[i]->declared_outputs = static_cast<uint32_t>(count);
+      if (count > nodes[i]->num_outputs() && count < 1024)
+        nodes[i]->declared_outputs = static_cast<uint32_t>(count);
     }
   }
   if (!doc.contains("heads") || !doc["heads"].is_array() || doc["heads"].empty())

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "io/epoch_order.h"
+#include "io/memory_batch.h"
 
 namespace mx {
 
@@ -27,14 +28,7 @@ void CSVIterParam::declare(ParamDecl<CSVIterParam>& d) {
       .describe("complete the last batch from the start of the epoch (else pad it with zeros)");
   d.field("shuffle", &P::shuffle).set_default(false).describe("a new random order every epoch");
   d.field("seed", &P::seed).set_default(0).describe("seed of the shuffle");
-  d.field("num_parts", &P::num_parts)
-      .set_default(1)
-      .set_lower_bound(1)
-      .describe("number of disjoint shards (distributed workers)");
-  d.field("part_index", &P::part_index)
-      .set_default(0)
-      .set_lower_bound(0)
-      .describe("this worker's shard, in [0, num_parts)");
+  declare_shard_fields(d);
 }
 
 CSVIter::CSVIter(const CSVIterParam& param) : param_(param) {
@@ -107,23 +101,18 @@ void CSVIter::start_epoch() {
 }
 
 std::optional<DataBatch> CSVIter::next() {
-  const uint64_t batch_size = static_cast<uint64_t>(param_.batch_size);
-  if (batch_ >= batch_count(order_.size(), batch_size)) return std::nullopt;
-  const BatchSlots slots = batch_slots(order_.size(), batch_++, batch_size, param_.round_batch);
   const size_t dw = static_cast<size_t>(data_width_), lw = static_cast<size_t>(label_width_);
-  std::vector<float> data(batch_size * dw, 0.0f), label(batch_size * lw, 0.0f);
-  DataBatch batch;
-  batch.pad = slots.pad;
-  batch.index.assign(batch_size, 0);
-  for (size_t i = 0; i < slots.items.size(); ++i) {
-    const uint64_t example = order_[slots.items[i]];
-    std::memcpy(&data[i * dw], &data_[example * dw], dw * sizeof(float));
-    std::memcpy(&label[i * lw], &label_[example * lw], lw * sizeof(float));
-    batch.index[i] = example;
-  }
-  batch.data = NDArray::from_vector(data_shape(), std::move(data));
-  batch.label = NDArray::from_vector(label_shape(), std::move(label));
-  return batch;
+  const MemoryBatchLayout layout{static_cast<uint64_t>(param_.batch_size),
+                                 param_.round_batch,
+                                 dw,
+                                 lw,
+                                 data_shape(),
+                                 label_shape()};
+  return next_memory_batch(order_, batch_, layout,
+                           [&](uint64_t example, float* data, float* label) {
+                             std::memcpy(data, &data_[example * dw], dw * sizeof(float));
+                             std::memcpy(label, &label_[example * lw], lw * sizeof(float));
+                           });
 }
 
 void CSVIter::reset() {

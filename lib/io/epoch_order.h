@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/param.h"
+
 namespace mx {
 
 std::vector<uint64_t> epoch_order(uint64_t count, int part_index, int num_parts, bool shuffle,
@@ -30,5 +32,18 @@ inline uint64_t batch_count(uint64_t examples, uint64_t batch_size) {
 // when round_batch is set; otherwise it holds fewer items and `pad` says how
 // many slots the iterator fills with zeros.
 BatchSlots batch_slots(uint64_t examples, uint64_t batch, uint64_t batch_size, bool round_batch);
+
+// The sharding parameters of an iterator (MXNet's num_parts, part_index).
+template <typename P>
+void declare_shard_fields(ParamDecl<P>& d) {
+  d.field("num_parts", &P::num_parts)
+      .set_default(1)
+      .set_lower_bound(1)
+      .describe("number of disjoint shards (distributed workers)");
+  d.field("part_index", &P::part_index)
+      .set_default(0)
+      .set_lower_bound(0)
+      .describe("this worker's shard, in [0, num_parts)");
+}
 
 }  // namespace mx

@@ -2,6 +2,7 @@
 
 #include "base/logging.h"
 #include "io/epoch_order.h"
+#include "io/memory_batch.h"
 
 namespace mx {
 
@@ -23,14 +24,7 @@ void MNISTIterParam::declare(ParamDecl<MNISTIterParam>& d) {
       .describe("batches of shape (batch, rows*cols) instead of (batch, 1, rows, cols)");
   d.field("seed", &P::seed).set_default(0).describe("seed of the shuffle");
   d.field("silent", &P::silent).set_default(false).describe("do not log what was loaded");
-  d.field("num_parts", &P::num_parts)
-      .set_default(1)
-      .set_lower_bound(1)
-      .describe("number of disjoint shards (distributed workers)");
-  d.field("part_index", &P::part_index)
-      .set_default(0)
-      .set_lower_bound(0)
-      .describe("this worker's shard, in [0, num_parts)");
+  declare_shard_fields(d);
   d.field("round_batch", &P::round_batch)
       .set_default(true)
       .describe("complete the last batch from the start of the epoch (else pad it with zeros)");
@@ -72,25 +66,19 @@ void MNISTIter::start_epoch() {
 }
 
 std::optional<DataBatch> MNISTIter::next() {
-  const uint64_t batch_size = static_cast<uint64_t>(param_.batch_size);
-  if (batch_ >= batch_count(order_.size(), batch_size)) return std::nullopt;
-  const BatchSlots slots = batch_slots(order_.size(), batch_++, batch_size, param_.round_batch);
   const size_t pixels = static_cast<size_t>(images_.item_size());
-  std::vector<float> data(batch_size * pixels, 0.0f);
-  std::vector<float> label(batch_size, 0.0f);
-  DataBatch batch;
-  batch.pad = slots.pad;
-  batch.index.assign(batch_size, 0);
-  for (size_t i = 0; i < slots.items.size(); ++i) {
-    const uint64_t example = order_[slots.items[i]];
-    const uint8_t* src = images_.data.data() + example * pixels;
-    for (size_t p = 0; p < pixels; ++p) data[i * pixels + p] = src[p] * (1.0f / 256.0f);
-    label[i] = labels_.data[example];
-    batch.index[i] = example;
-  }
-  batch.data = NDArray::from_vector(data_shape(), std::move(data));
-  batch.label = NDArray::from_vector(label_shape(), std::move(label));
-  return batch;
+  const MemoryBatchLayout layout{static_cast<uint64_t>(param_.batch_size),
+                                 param_.round_batch,
+                                 pixels,
+                                 1,
+                                 data_shape(),
+                                 label_shape()};
+  return next_memory_batch(order_, batch_, layout,
+                           [&](uint64_t example, float* data, float* label) {
+                             const uint8_t* src = images_.data.data() + example * pixels;
+                             for (size_t p = 0; p < pixels; ++p) data[p] = src[p] * (1.0f / 256.0f);
+                             *label = labels_.data[example];
+                           });
 }
 
 void MNISTIter::reset() {

@@ -1,6 +1,7 @@
 #include "io/rec_inspect.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iomanip>
 #include <opencv2/imgcodecs.hpp>
 #include <ostream>
@@ -9,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/strings.h"
+#include "base/threads.h"
 #include "io/image_probe.h"
 #include "io/ordered_pipeline.h"
 #include "io/recordio_errors.h"
@@ -252,6 +254,27 @@ void print_report(std::ostream& out, const InspectReport& r, size_t limit) {
   listing("bad records", r.bad_records);
   listing("index problems", r.index_problems);
   out << "  verdict: " << (r.ok() ? "OK" : "PROBLEMS FOUND") << "\n";
+}
+
+void check_rec(std::ostream& out, const std::string& rec_path, const std::string& idx_path,
+               bool no_idx, bool decode, int threads, size_t limit) {
+  std::string idx = idx_path;
+  if (idx.empty() && !no_idx) {
+    const std::string guess = std::filesystem::path(rec_path).replace_extension(".idx").string();
+    std::error_code ec;
+    if (std::filesystem::exists(guess, ec)) idx = guess;
+  }
+  InspectOptions options;
+  options.idx_path = no_idx ? "" : idx;
+  options.decode = decode;
+  options.threads = threads > 0 ? threads : thread_budget();
+  const InspectReport report = inspect_rec(rec_path, options);
+  print_report(out, report, limit);
+  if (!report.ok())
+    throw InputError(str(rec_path, ": ", report.damaged.size(), " damaged region(s), ",
+                         report.bad_records.size(), " bad record(s), ",
+                         report.index_problems.size() + (report.unindexed_records ? 1 : 0),
+                         " index problem(s)"));
 }
 
 }  // namespace mx

@@ -55,4 +55,11 @@ InspectReport inspect_rec(const std::string& rec_path, const InspectOptions& opt
 // A human-readable report; `limit` caps each listing (problems, sizes, labels).
 void print_report(std::ostream& out, const InspectReport& report, size_t limit = 20);
 
+// mx-pack inspect and verify: inspects REC with its index (`idx_path`, or
+// REC's name with .idx when that file exists; none with `no_idx`), prints
+// the report and throws InputError counting the problems when it is not
+// sound. `threads` 0 means the thread budget.
+void check_rec(std::ostream& out, const std::string& rec_path, const std::string& idx_path,
+               bool no_idx, bool decode, int threads, size_t limit);
+
 }  // namespace mx

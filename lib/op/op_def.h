@@ -54,6 +54,12 @@ struct BackwardCall {
 
 enum class DeviceKind { kCPU = 0, kGPU = 1 };
 
+// Elements of `shape`, 0 when it is not fully known (a FLOP count of a
+// partly inferred graph counts what it can).
+inline double known_elements(const Shape& shape) {
+  return shape.is_known() ? static_cast<double>(shape.size()) : 0.0;
+}
+
 struct OpDef {
   std::string name;
   std::vector<std::string> aliases;
@@ -91,7 +97,19 @@ struct OpDef {
   // The gradient of input 0 may be written over the gradient of output 0
   // (element-wise backward kernels, which read each element before writing it).
   bool backward_inplace = false;
+  // Costly to recompute (the GEMM operators): the "cheap" mirroring policy
+  // keeps their outputs instead of recomputing them in the backward pass.
+  bool expensive = false;
+  // Floating-point operations of one forward pass (a multiply-add counts 2)
+  // from the parameters and the input and output shapes; unset: one per
+  // element of output 0. Read through forward_flops().
+  std::function<double(const ParamsPtr&, const ShapeVector& in, const ShapeVector& out)> flops;
 
+  double forward_flops(const ParamsPtr& params, const ShapeVector& in,
+                       const ShapeVector& out) const {
+    if (flops) return flops(params, in, out);
+    return out.empty() ? 0.0 : known_elements(out[0]);
+  }
   bool has_backward() const { return static_cast<bool>(backward[0]); }
   bool has_kernel(DeviceKind device) const {
     return static_cast<bool>(forward[static_cast<int>(device)]);
@@ -203,6 +221,16 @@ class OpBuilder {
   }
   OpBuilder& backward_inplace() {
     def_.backward_inplace = true;
+    return *this;
+  }
+  OpBuilder& expensive() {
+    def_.expensive = true;
+    return *this;
+  }
+  OpBuilder& flops(std::function<double(const P&, const ShapeVector&, const ShapeVector&)> fn) {
+    def_.flops = [fn](const ParamsPtr& p, const ShapeVector& in, const ShapeVector& out) {
+      return fn(cast(p), in, out);
+    };
     return *this;
   }
 

@@ -20,24 +20,6 @@ struct LayerRow {
   double flops = 0;  // forward multiply-adds counted as 2
 };
 
-// FLOPs of one forward pass of a node, from its shapes.
-double node_flops(const graph::Node& n, const std::vector<Shape>& in,
-                  const std::vector<Shape>& out) {
-  const std::string& op = n.op->def().name;
-  auto size = [](const Shape& s) { return s.is_known() ? static_cast<double>(s.size()) : 0.0; };
-  if (op == "Convolution" && in.size() >= 2 && in[1].ndim() >= 3) {
-    // Each output element: in_channels/group * kernel multiply-adds.
-    return 2.0 * size(out[0]) * static_cast<double>(in[1].prod(1, in[1].ndim()));
-  }
-  if (op == "Deconvolution" && in.size() >= 2)
-    return 2.0 * size(in[0]) * static_cast<double>(in[1].prod(1, in[1].ndim()));
-  if (op == "FullyConnected" && in.size() >= 2)
-    return 2.0 * size(out[0]) * static_cast<double>(in[1][1]);
-  if ((op == "dot" || op == "batch_dot") && !in.empty())
-    return 2.0 * size(out[0]) * static_cast<double>(in[0][in[0].ndim() - 1]);
-  return out.empty() ? 0.0 : size(out[0]);
-}
-
 std::vector<LayerRow> layer_rows(const graph::Symbol& symbol, const graph::ShapeMap& shapes,
                                  const std::set<std::string>& inputs, int64_t& total_params) {
   graph::IndexedGraph g(symbol.outputs());
@@ -67,7 +49,7 @@ std::vector<LayerRow> layer_rows(const graph::Symbol& symbol, const graph::Shape
     }
     for (uint32_t k = 0; k < n.num_outputs(); ++k) out.push_back(entry[g.entry_id(id, k)]);
     row.output_shape = out[0].to_string();
-    row.flops = node_flops(n, in, out);
+    row.flops = n.op->def().forward_flops(n.op->params(), in, out);
     rows.push_back(row);
   }
   return rows;

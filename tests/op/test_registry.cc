@@ -81,3 +81,33 @@ TEST_CASE("imperative invoke runs through the engine and checks its inputs") {
   CHECK_THROWS_WITH_AS(bad[0].wait_to_read(),
                        "in operation 'relu': relu supports float32 and float64, not int32", Error);
 }
+
+TEST_CASE("the cost of an operator: expensive for mirroring, forward FLOPs for --dry-run") {
+  const auto& r = OpRegistry::get();
+  for (const char* name : {"Convolution", "Deconvolution", "FullyConnected"}) {
+    CAPTURE(name);
+    CHECK(r.find(name).expensive);
+  }
+  for (const char* name : {"Activation", "Pooling", "BatchNorm", "dot"}) {
+    CAPTURE(name);
+    CHECK_FALSE(r.find(name).expensive);
+  }
+  auto flops = [](const std::string& op, const AttrMap& attrs, const ShapeVector& in,
+                  const ShapeVector& out) {
+    OpInstance instance(op, attrs);
+    return instance.def().forward_flops(instance.params(), in, out);
+  };
+  // (2, 8, 8, 8) outputs, each 3 * 3 * 3 multiply-adds.
+  CHECK(flops("Convolution", {{"kernel", "(3, 3)"}, {"num_filter", "8"}},
+              {{2, 3, 10, 10}, {8, 3, 3, 3}, {8}}, {{2, 8, 8, 8}}) == 2.0 * (2 * 8 * 8 * 8) * 27);
+  // Each of the 4 * 5 * 5 inputs spread over 2 * 3 * 3 outputs.
+  CHECK(flops("Deconvolution", {{"kernel", "(3, 3)"}, {"num_filter", "2"}},
+              {{1, 4, 5, 5}, {4, 2, 3, 3}}, {{1, 2, 7, 7}}) == 2.0 * 100 * 18);
+  CHECK(flops("FullyConnected", {{"num_hidden", "6"}}, {{4, 5}, {6, 5}, {6}}, {{4, 6}}) ==
+        2.0 * 24 * 5);
+  CHECK(flops("dot", {}, {{2, 3}, {3, 4}}, {{2, 4}}) == 2.0 * 8 * 3);
+  CHECK(flops("batch_dot", {}, {{5, 2, 3}, {5, 3, 4}}, {{5, 2, 4}}) == 2.0 * 40 * 3);
+  // Default: one operation per output element; nothing for an unknown shape.
+  CHECK(flops("Activation", {{"act_type", "relu"}}, {{3, 7}}, {{3, 7}}) == 21.0);
+  CHECK(flops("Activation", {{"act_type", "relu"}}, {Shape()}, {Shape()}) == 0.0);
+}

@@ -8,6 +8,8 @@
 #include "base/dtype.h"
 #include "base/error.h"
 #include "base/file_util.h"
+#include "base/int_tuple.h"
+#include "base/json_escape.h"
 #include "base/logging.h"
 #include "base/shape.h"
 #include "base/strings.h"
@@ -49,6 +51,32 @@ TEST_CASE("Shape: parsing accepts MXNet's forms and rejects malformed text") {
   CHECK_THROWS_WITH_AS(Shape::parse("(3,,3)"), "cannot parse shape '(3,,3)': empty dimension",
                        InputError);
   CHECK_THROWS_AS(Shape(std::vector<int64_t>(17, 1)), InputError);
+}
+
+TEST_CASE("integer tuples: one parser for shapes and axes, negatives where asked") {
+  const TupleSyntax shape{"shape", "dimension", false, true};
+  const TupleSyntax axes{"integer tuple", "element", true, false};
+  CHECK(parse_int_tuple("(0, -3)", axes) == std::vector<int64_t>{0, -3});
+  CHECK(parse_int_tuple("[4L,5]", shape) == std::vector<int64_t>{4, 5});
+  CHECK_THROWS_WITH_AS(parse_int_tuple("(0, -3)", shape),
+                       "cannot parse shape '(0, -3)': dimension -3 is negative", InputError);
+  CHECK(parse_int_tuple(" ", shape).empty());
+  CHECK(parse_int_tuple("()", axes).empty());
+  CHECK_THROWS_WITH_AS(parse_int_tuple("", axes), "cannot parse integer tuple '': no values",
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_int_tuple("(1 2)", axes),
+                       "cannot parse integer tuple '(1 2)': expected ',' between elements",
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_int_tuple("(1 2)", shape),
+                       "cannot parse shape '(1 2)': expected ',' between dimensions", InputError);
+  CHECK_THROWS_WITH_AS(Shape::parse(" None x"),
+                       "cannot parse shape ' None x': unexpected text after None", InputError);
+  CHECK_FALSE(Shape::parse(" None ").rank_known());
+}
+
+TEST_CASE("json_escape: dmlc's escapes, other control characters as \\u00XX") {
+  CHECK(json_escape("plain") == "plain");
+  CHECK(json_escape("a\"b\\c\nd\te\rf\x01") == "a\\\"b\\\\c\\nd\\te\\rf\\u0001");
 }
 
 TEST_CASE("DType: MXNet type flags, sizes and names") {

@@ -160,15 +160,23 @@ bool any_known(const Shape& s) {
   return false;
 }
 
-void infer_convolution(const ConvolutionParam& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {
-  const Window2d w = check_window(p, "Convolution");
+// What both operators infer alike: the rank of data, weight and output, the
+// data's channels from the weight when the data does not say (a conflict is
+// then reported on the weight) and its batch from the output, and the
+// weight and bias shapes. A convolution's weight is (F, C / groups, kernel),
+// a deconvolution's (`transposed`) (C, F / groups, kernel). Returns the
+// data shape as far as it is known.
+template <typename P>
+Shape infer_data_weight_bias(const P& p, const Window2d& w, bool transposed, ShapeVector& in,
+                             const ShapeVector& out) {
   const int rank = w.ndim + 2;
   Shape data = partial_data(in[0], rank);
   require_ndim(in[1], rank, "input 'weight'");
   require_ndim(out[0], rank, "output");
-  // Channels from the weight only when the data does not say (a conflict
-  // is then reported on the weight).
-  if (data[1] < 0 && in[1].rank_known() && in[1][1] >= 0) data[1] = in[1][1] * p.num_group;
+  if (data[1] < 0 && in[1].rank_known()) {
+    if (!transposed && in[1][1] >= 0) data[1] = in[1][1] * p.num_group;
+    if (transposed && in[1][0] >= 0) data[1] = in[1][0];
+  }
   if (out[0].rank_known()) {
     Shape n = Shape::filled(rank, -1);
     n[0] = out[0][0];
@@ -179,12 +187,29 @@ void infer_convolution(const ConvolutionParam& p, ShapeVector& in, ShapeVector&,
     throw ShapeError(
         str("input 'data' has ", channels, " channels, not divisible by num_group ", p.num_group));
   Shape weight = Shape::filled(rank, -1);
-  weight[0] = p.num_filter;
-  weight[1] = channels >= 0 ? channels / p.num_group : -1;
+  if (transposed) {
+    weight[0] = channels;
+    weight[1] = p.num_filter / p.num_group;
+  } else {
+    weight[0] = p.num_filter;
+    weight[1] = channels >= 0 ? channels / p.num_group : -1;
+  }
   for (int d = 0; d < w.ndim; ++d) weight[2 + d] = p.kernel[d];
   assign_shape(in[1], weight, "input 'weight'");
   if (!p.no_bias) assign_shape(in[2], Shape{p.num_filter}, "input 'bias'");
+  return data;
+}
 
+// The output, then the data as far as it is known.
+void assign_output_and_data(ShapeVector& in, ShapeVector& out, const Shape& o, const Shape& data) {
+  assign_shape(out[0], o, "output");
+  if (in[0].rank_known() || any_known(data)) assign_shape(in[0], data, "input 'data'");
+}
+
+void infer_convolution(const ConvolutionParam& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {
+  const Window2d w = check_window(p, "Convolution");
+  const int rank = w.ndim + 2;
+  const Shape data = infer_data_weight_bias(p, w, false, in, out);
   Shape o = Shape::filled(rank, -1);
   o[0] = data[0];
   o[1] = p.num_filter;
@@ -198,8 +223,7 @@ void infer_convolution(const ConvolutionParam& p, ShapeVector& in, ShapeVector&,
                            ") exceeds input 'data' ", data.to_string(), " padded to ", padded));
     o[2 + d] = (padded - w.dilated(k)) / w.stride[k] + 1;
   }
-  assign_shape(out[0], o, "output");
-  if (in[0].rank_known() || any_known(data)) assign_shape(in[0], data, "input 'data'");
+  assign_output_and_data(in, out, o, data);
 }
 
 // pad and adj per dim of the 2-D window: from target_shape when set (MXNet's
@@ -229,26 +253,7 @@ void infer_deconvolution(const DeconvolutionParam& p, ShapeVector& in, ShapeVect
                          ShapeVector& out) {
   const Window2d w = check_window(p, "Deconvolution");
   const int rank = w.ndim + 2;
-  Shape data = partial_data(in[0], rank);
-  require_ndim(in[1], rank, "input 'weight'");
-  require_ndim(out[0], rank, "output");
-  if (data[1] < 0 && in[1].rank_known() && in[1][0] >= 0) data[1] = in[1][0];
-  if (out[0].rank_known()) {
-    Shape n = Shape::filled(rank, -1);
-    n[0] = out[0][0];
-    assign_shape(data, n, "input 'data' (batch from the output)");
-  }
-  const int64_t channels = data[1];
-  if (channels >= 0 && channels % p.num_group != 0)
-    throw ShapeError(
-        str("input 'data' has ", channels, " channels, not divisible by num_group ", p.num_group));
-  Shape weight = Shape::filled(rank, -1);
-  weight[0] = channels;
-  weight[1] = p.num_filter / p.num_group;
-  for (int d = 0; d < w.ndim; ++d) weight[2 + d] = p.kernel[d];
-  assign_shape(in[1], weight, "input 'weight'");
-  if (!p.no_bias) assign_shape(in[2], Shape{p.num_filter}, "input 'bias'");
-
+  const Shape data = infer_data_weight_bias(p, w, true, in, out);
   auto [pad, adj] = deconv_pad_adj(p, w, data);
   Shape o = Shape::filled(rank, -1);
   o[0] = data[0];
@@ -270,39 +275,35 @@ void infer_deconvolution(const DeconvolutionParam& p, ShapeVector& in, ShapeVect
       o[2 + d] = p.target_shape[d];
     }
   }
-  assign_shape(out[0], o, "output");
-  if (in[0].rank_known() || any_known(data)) assign_shape(in[0], data, "input 'data'");
+  assign_output_and_data(in, out, o, data);
+}
+
+// A convolution of `image` (channels) into `result` (filters) over `win`.
+ConvGeom conv_geom(const Window2d& win, int64_t groups, const Shape& image, int64_t channels,
+                   const Shape& result, int64_t filters) {
+  ConvGeom g;
+  g.win = win;
+  g.batch = image[0];
+  g.channels = channels;
+  g.height = spatial(image, win, 0);
+  g.width = spatial(image, win, 1);
+  g.filters = filters;
+  g.out_height = spatial(result, win, 0);
+  g.out_width = spatial(result, win, 1);
+  g.groups = groups;
+  return g;
 }
 
 ConvGeom convolution_geom(const ConvolutionParam& p, const Shape& data, const Shape& out) {
-  ConvGeom g;
-  g.win = check_window(p, "Convolution");
-  g.batch = data[0];
-  g.channels = data[1];
-  g.height = spatial(data, g.win, 0);
-  g.width = spatial(data, g.win, 1);
-  g.filters = p.num_filter;
-  g.out_height = spatial(out, g.win, 0);
-  g.out_width = spatial(out, g.win, 1);
-  g.groups = p.num_group;
-  return g;
+  return conv_geom(check_window(p, "Convolution"), p.num_group, data, data[1], out, p.num_filter);
 }
 
 // The convolution whose transpose the deconvolution is: its input is the
 // deconvolution's output and its output the deconvolution's input.
 ConvGeom deconvolution_geom(const DeconvolutionParam& p, const Shape& data, const Shape& out) {
-  ConvGeom g;
-  g.win = check_window(p, "Deconvolution");
-  g.win.pad = deconv_pad_adj(p, g.win, data).first;
-  g.batch = data[0];
-  g.channels = p.num_filter;
-  g.height = spatial(out, g.win, 0);
-  g.width = spatial(out, g.win, 1);
-  g.filters = data[1];
-  g.out_height = spatial(data, g.win, 0);
-  g.out_width = spatial(data, g.win, 1);
-  g.groups = p.num_group;
-  return g;
+  Window2d win = check_window(p, "Deconvolution");
+  win.pad = deconv_pad_adj(p, win, data).first;
+  return conv_geom(win, p.num_group, out, p.num_filter, data, data[1]);
 }
 
 template <typename T>
@@ -358,6 +359,18 @@ void deconvolution_backward(const DeconvolutionParam& p, const BackwardCall& c) 
   if (!p.no_bias) bias_gradient(dy, g.batch, g.channels, g.in_plane(), grad_of<T>(c, 2), c.req[2]);
 }
 
+// Each output element: (input channels / groups) * kernel multiply-adds.
+double convolution_flops(const ConvolutionParam&, const ShapeVector& in, const ShapeVector& out) {
+  if (in[1].ndim() < 3) return known_elements(out[0]);
+  return 2.0 * known_elements(out[0]) * static_cast<double>(in[1].prod(1, in[1].ndim()));
+}
+
+// The transposed convolution: each input element is spread over
+// (output channels / groups) * kernel outputs.
+double deconvolution_flops(const DeconvolutionParam&, const ShapeVector& in, const ShapeVector&) {
+  return 2.0 * known_elements(in[0]) * static_cast<double>(in[1].prod(1, in[1].ndim()));
+}
+
 }  // namespace
 
 void register_convolution_ops(OpRegistry& r) {
@@ -367,6 +380,8 @@ void register_convolution_ops(OpRegistry& r) {
       .infer_shape(infer_convolution)
       .resource(ResourceKind::kTempSpace)
       .backward_uses(true, false)
+      .expensive()
+      .flops(convolution_flops)
       .forward_cpu([](const ConvolutionParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "Convolution",
                       [&](auto tag) { convolution_forward<typename decltype(tag)::type>(p, c); });
@@ -382,6 +397,8 @@ void register_convolution_ops(OpRegistry& r) {
       .infer_shape(infer_deconvolution)
       .resource(ResourceKind::kTempSpace)
       .backward_uses(true, false)
+      .expensive()
+      .flops(deconvolution_flops)
       .forward_cpu([](const DeconvolutionParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "Deconvolution",
                       [&](auto tag) { deconvolution_forward<typename decltype(tag)::type>(p, c); });

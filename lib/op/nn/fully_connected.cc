@@ -109,6 +109,11 @@ void register_fully_connected(OpRegistry& r) {
       })
       .infer_shape(infer)
       .backward_uses(true, false)
+      .expensive()
+      .flops([](const FullyConnectedParam&, const ShapeVector& in, const ShapeVector& out) {
+        // Each output element: one multiply-add per input feature.
+        return 2.0 * known_elements(out[0]) * static_cast<double>(in[1][1]);
+      })
       .forward_cpu([](const FullyConnectedParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "FullyConnected",
                       [&](auto tag) { forward<typename decltype(tag)::type>(p, c); });

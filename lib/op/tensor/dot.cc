@@ -252,6 +252,11 @@ void batch_dot_backward(const DotParam& p, const BackwardCall& c) {
   });
 }
 
+// Each output element: one multiply-add per element of lhs's last axis.
+double dot_flops(const DotParam&, const ShapeVector& in, const ShapeVector& out) {
+  return 2.0 * known_elements(out[0]) * static_cast<double>(in[0][in[0].ndim() - 1]);
+}
+
 }  // namespace
 
 void register_dot_ops(OpRegistry& r) {
@@ -260,6 +265,7 @@ void register_dot_ops(OpRegistry& r) {
       .inputs({"lhs", "rhs"})
       .infer_shape(infer_dot)
       .backward_uses(true, false)
+      .flops(dot_flops)
       .forward_cpu([](const DotParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "dot",
                       [&](auto tag) { dot_forward<typename decltype(tag)::type>(p, c); });
@@ -274,6 +280,7 @@ void register_dot_ops(OpRegistry& r) {
       .inputs({"lhs", "rhs"})
       .infer_shape(infer_batch_dot)
       .backward_uses(true, false)
+      .flops(dot_flops)
       .forward_cpu([](const DotParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "batch_dot",
                       [&](auto tag) { batch_dot_forward<typename decltype(tag)::type>(p, c); });

@@ -1,0 +1,197 @@
+#include "train/predict_inputs.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include "base/error.h"
+#include "base/strings.h"
+#include "io/image_augmenter.h"
+#include "io/image_record_iter.h"
+#include "io/mnist_iter.h"
+#include "train/config.h"
+
+namespace mx::train {
+namespace {
+
+std::vector<std::pair<int, float>> top_k(const float* p, int64_t n, int k) {
+  std::vector<int> idx(static_cast<size_t>(n));
+  std::iota(idx.begin(), idx.end(), 0);
+  k = static_cast<int>(std::min<int64_t>(k, n));
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                    [&](int a, int b) { return p[a] > p[b]; });
+  std::vector<std::pair<int, float>> out;
+  for (int i = 0; i < k; ++i)
+    out.emplace_back(idx[static_cast<size_t>(i)], p[idx[static_cast<size_t>(i)]]);
+  return out;
+}
+
+bool is_rec(const std::string& path) {
+  return path.size() > 4 && path.compare(path.size() - 4, 4, ".rec") == 0;
+}
+
+bool is_idx(const std::string& path) {
+  return path.find("-idx") != std::string::npos || path.find(".idx3") != std::string::npos;
+}
+
+// Data, labels (or none) and input names of one batch.
+using Batch = std::tuple<NDArray, std::vector<int>, std::vector<std::string>>;
+
+// Runs `predictor` over the batches `next` gives.
+template <typename Next>
+std::vector<Prediction> run_batches(Predictor& predictor, int k, Next next) {
+  std::vector<Prediction> rows;
+  while (auto batch = next()) {
+    auto& [data, labels, names] = *batch;
+    NDArray probs = predictor.predict(data);
+    auto values = probs.to_vector<float>();
+    const int64_t classes = probs.size() / probs.shape()[0];
+    for (size_t i = 0; i < names.size(); ++i) {
+      Prediction r;
+      r.input = names[i];
+      r.top = top_k(values.data() + static_cast<int64_t>(i) * classes, classes, k);
+      if (i < labels.size()) r.label = labels[i];
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+
+// The examples of a data iterator, named SOURCE#N, without its padding.
+std::vector<Prediction> predict_iter(Predictor& predictor, int k, DataIter& iter,
+                                     const std::string& source) {
+  uint64_t seen = 0;
+  return run_batches(predictor, k, [&]() -> std::optional<Batch> {
+    auto b = iter.next();
+    if (!b) return std::nullopt;
+    const int real = static_cast<int>(b->data.shape()[0]) - b->pad;
+    std::vector<int> labels;
+    auto l = b->label.to_vector<float>();
+    const int64_t width = b->label.size() / b->label.shape()[0];
+    std::vector<std::string> names;
+    for (int i = 0; i < real; ++i) {
+      labels.push_back(static_cast<int>(l[static_cast<size_t>(i * width)]));
+      names.push_back(source + "#" + std::to_string(seen++));
+    }
+    return Batch{b->data, labels, names};
+  });
+}
+
+std::vector<Prediction> predict_rec(Predictor& predictor, const PredictInputs& in,
+                                    const Preprocess& pre) {
+  const std::string& path = in.paths[0];
+  if (!pre.example.is_known()) throw InputError("a .rec input needs --data-shape C,H,W");
+  std::map<std::string, std::string> p{{"path_imgrec", path},
+                                       {"data_shape", pre.example.to_string()},
+                                       {"batch_size", std::to_string(in.batch_size)},
+                                       {"resize", std::to_string(pre.resize)},
+                                       {"mean_r", std::to_string(pre.mean[0])},
+                                       {"mean_g", std::to_string(pre.mean[1])},
+                                       {"mean_b", std::to_string(pre.mean[2])},
+                                       {"std_r", std::to_string(pre.std[0])},
+                                       {"std_g", std::to_string(pre.std[1])},
+                                       {"std_b", std::to_string(pre.std[2])},
+                                       {"scale", std::to_string(pre.scale)}};
+  ImageRecordIter iter(ImageRecordIterParam::from_strings(p, "mx-predict"));
+  return predict_iter(predictor, in.top_k, iter, path);
+}
+
+std::vector<Prediction> predict_idx(Predictor& predictor, const PredictInputs& in) {
+  const std::string& path = in.paths[0];
+  if (in.labels.empty())
+    throw InputError("an IDX images file needs --labels (the IDX labels file)");
+  MNISTIter iter(MNISTIterParam::from_strings({{"image", path},
+                                               {"label", in.labels},
+                                               {"batch_size", std::to_string(in.batch_size)},
+                                               {"shuffle", "False"},
+                                               {"silent", "True"}},
+                                              "mx-predict"));
+  return predict_iter(predictor, in.top_k, iter, path);
+}
+
+// Image files, decoded and center-cropped to the example shape.
+std::vector<Prediction> predict_images(Predictor& predictor, const PredictInputs& in,
+                                       const Preprocess& pre) {
+  const Shape& example = pre.example;
+  if (example.ndim() != 3)
+    throw InputError(
+        "image files need --data-shape C,H,W (e.g. 3,224,224), or a run directory whose config has "
+        "one");
+  ImageAugmentConfig cfg;
+  cfg.channels = static_cast<int>(example[0]);
+  cfg.height = static_cast<int>(example[1]);
+  cfg.width = static_cast<int>(example[2]);
+  cfg.resize = pre.resize;
+  for (int c = 0; c < 3; ++c) {
+    cfg.mean[c] = pre.mean[static_cast<size_t>(c)];
+    cfg.std[c] = pre.std[static_cast<size_t>(c)];
+  }
+  cfg.scale = pre.scale;
+  ImageAugmenter augmenter(cfg);
+  Rng rng(0);
+  size_t next_input = 0;
+  const size_t example_size = static_cast<size_t>(example.size());
+  return run_batches(predictor, in.top_k, [&]() -> std::optional<Batch> {
+    if (next_input >= in.paths.size()) return std::nullopt;
+    const size_t n =
+        std::min<size_t>(static_cast<size_t>(in.batch_size), in.paths.size() - next_input);
+    std::vector<float> values(n * example_size);
+    std::vector<std::string> names;
+    for (size_t i = 0; i < n; ++i) {
+      const std::string& path = in.paths[next_input + i];
+      std::ifstream file(path, std::ios::binary);
+      if (!file) throw InputError("cannot open image '" + path + "'");
+      std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+      if (!augmenter.decode_into(bytes, rng, values.data() + i * example_size))
+        throw InputError("'" + path + "' is not an image OpenCV can decode");
+      names.push_back(path);
+    }
+    next_input += n;
+    std::vector<int64_t> dims{static_cast<int64_t>(n)};
+    dims.insert(dims.end(), example.begin(), example.end());
+    return Batch{NDArray::from_vector<float>(Shape(dims), std::move(values)), {}, names};
+  });
+}
+
+}  // namespace
+
+Preprocess resolve_preprocess(const PreprocessOptions& given, const Predictor& predictor) {
+  Preprocess p;
+  p.resize = given.resize;
+  if (given.mean) p.mean = *given.mean;
+  if (given.std) p.std = *given.std;
+  if (given.scale) p.scale = *given.scale;
+  if (!given.data_shape.empty()) p.example = Shape::parse(given.data_shape);
+  const auto run_config = predictor.run_config();
+  if (!run_config) return p;
+  // The run's training data settings are the defaults for preprocessing.
+  auto data = Config::load(*run_config).section("data.train");
+  const bool mnist = to_lower(data["type"]) == "mnist";
+  if (!p.example.rank_known() && data.count("data_shape"))
+    p.example = Shape::parse(data["data_shape"]);
+  if (!p.example.rank_known() && mnist) p.example = Shape{1, 28, 28};
+  if (!given.scale) {
+    if (data.count("scale")) p.scale = std::stof(data["scale"]);
+    if (mnist) p.scale = 1.0f / 256;  // MNISTIter's scaling
+  }
+  const char* keys[2][3] = {{"mean_r", "mean_g", "mean_b"}, {"std_r", "std_g", "std_b"}};
+  for (size_t c = 0; c < 3; ++c) {
+    if (!given.mean && data.count(keys[0][c])) p.mean[c] = std::stof(data[keys[0][c]]);
+    if (!given.std && data.count(keys[1][c])) p.std[c] = std::stof(data[keys[1][c]]);
+  }
+  return p;
+}
+
+std::vector<Prediction> predict_inputs(Predictor& predictor, const PredictInputs& inputs,
+                                       const Preprocess& preprocess) {
+  if (inputs.paths.empty())
+    throw InputError("give inputs: image files, a .rec file or an IDX images file");
+  if (inputs.paths.size() == 1 && is_rec(inputs.paths[0]))
+    return predict_rec(predictor, inputs, preprocess);
+  if (inputs.paths.size() == 1 && is_idx(inputs.paths[0])) return predict_idx(predictor, inputs);
+  return predict_images(predictor, inputs, preprocess);
+}
+
+}  // namespace mx::train
