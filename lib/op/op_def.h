@@ -52,7 +52,7 @@ struct BackwardCall {
   std::vector<OpReq> req;           // per input gradient
 };
 
-enum class DeviceKind { kCPU = 0, kGPU = 1 };
+using mx::DeviceKind;  // base/context.h
 
 struct OpDef {
   std::string name;
