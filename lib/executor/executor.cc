@@ -143,7 +143,6 @@ MemoryReport planned_report(const graph::GraphPlan& planned) {
 
 void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>& reuse) {
   graph_ = std::make_unique<graph::IndexedGraph>(symbol_.outputs());
-  const graph::IndexedGraph& g = *graph_;
   // Auxiliary states come with their arrays; given dtypes win over theirs.
   graph::ShapeMap known_shapes = shapes;
   std::map<std::string, DType> dtypes;
@@ -153,12 +152,21 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
   }
   for (const auto& [name, dtype] : options_.dtypes) dtypes[name] = dtype;
   graph::GraphPlan planned =
-      graph::plan_graph(g, known_shapes, dtypes, graph_plan_options(options_));
+      graph::plan_graph(*graph_, known_shapes, dtypes, graph_plan_options(options_));
   plan_ = std::move(planned.plan);
-  const graph::MemoryPlan& memory = planned.memory;
   report_ = planned_report(planned);
+  check_bound_shapes();
+  allocate_blocks(planned.memory, reuse);
+  bind_entry_arrays(planned.memory);
+  for (int64_t e : plan_.outputs) outputs_.push_back(entry_arrays_[static_cast<size_t>(e)]);
+  for (const auto& [name, a] : args_) report_.argument_bytes += a.bytes();
+  for (const auto& [name, a] : aux_) report_.argument_bytes += a.bytes();
+  for (const auto& [name, a] : grads_) report_.gradient_bytes += a.bytes();
+}
 
-  // Check the bound arrays against the inferred shapes.
+// The bound arrays against the inferred shapes.
+void Executor::check_bound_shapes() const {
+  const graph::IndexedGraph& g = *graph_;
   for (uint32_t v : g.variables()) {
     const auto& name = g.node(v).name;
     const Shape& expected = plan_.entries[g.entry_id(v, 0)].shape;
@@ -173,7 +181,9 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
     check(aux_, "auxiliary state");
     check(grads_, "gradient of");
   }
+}
 
+void Executor::allocate_blocks(const graph::MemoryPlan& memory, const std::vector<NDArray>& reuse) {
   for (size_t b = 0; b < memory.block_bytes.size(); ++b) {
     const auto bytes = static_cast<int64_t>(memory.block_bytes[b]);
     if (b < reuse.size() && reuse[b].size() >= bytes) {
@@ -183,10 +193,15 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
     blocks_.emplace_back(Shape{bytes}, options_.ctx, DType::kUint8);
     report_.allocated_internal_bytes += StoragePool::round_size(memory.block_bytes[b]);
   }
+}
+
+// Every plan entry's array: a bound one, ones for a head gradient, or a view
+// of its planned block.
+void Executor::bind_entry_arrays(const graph::MemoryPlan& memory) {
   entry_arrays_.resize(plan_.entries.size());
   for (size_t e = 0; e < plan_.entries.size(); ++e) {
     const auto& entry = plan_.entries[e];
-    const std::string& var_name = g.node(entry.variable).name;
+    const std::string& var_name = graph_->node(entry.variable).name;
     switch (entry.role) {
       case EntryRole::kArgument: entry_arrays_[e] = args_.at(var_name); break;
       case EntryRole::kAux: entry_arrays_[e] = aux_.at(var_name); break;
@@ -202,11 +217,6 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
       }
     }
   }
-  for (int64_t e : plan_.outputs) outputs_.push_back(entry_arrays_[static_cast<size_t>(e)]);
-
-  for (const auto& [name, a] : args_) report_.argument_bytes += a.bytes();
-  for (const auto& [name, a] : aux_) report_.argument_bytes += a.bytes();
-  for (const auto& [name, a] : grads_) report_.gradient_bytes += a.bytes();
 }
 
 void Executor::forward(bool is_train) {

@@ -99,6 +99,9 @@ class Executor {
       : symbol_(symbol), options_(options) {}
   // `reuse`: blocks of another executor to take where large enough.
   void prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>& reuse = {});
+  void check_bound_shapes() const;
+  void allocate_blocks(const graph::MemoryPlan& memory, const std::vector<NDArray>& reuse);
+  void bind_entry_arrays(const graph::MemoryPlan& memory);
   // Each step is one engine operation on the planned arrays.
   void run_steps(const std::vector<graph::Step>& steps, bool is_train);
   struct StepArrays;
