@@ -153,8 +153,8 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
   for (const auto& [name, dtype] : options_.dtypes) dtypes[name] = dtype;
   graph::GraphPlan planned =
       graph::plan_graph(*graph_, known_shapes, dtypes, graph_plan_options(options_));
-  plan_ = std::move(planned.plan);
   report_ = planned_report(planned);
+  plan_ = std::move(planned.plan);
   check_bound_shapes();
   allocate_blocks(planned.memory, reuse);
   bind_entry_arrays(planned.memory);
