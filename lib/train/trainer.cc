@@ -4,8 +4,8 @@
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
