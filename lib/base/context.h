@@ -10,6 +10,13 @@ namespace mx {
 
 enum class DeviceType : int32_t { kCPU = 1, kGPU = 2, kCPUPinned = 3 };
 
+// Which kernel of an operator runs on a device: pinned host memory runs CPU
+// kernels. The values index an operator's kernel table.
+enum class DeviceKind { kCPU = 0, kGPU = 1 };
+inline const char* device_kind_name(DeviceKind kind) {
+  return kind == DeviceKind::kGPU ? "GPU" : "CPU";
+}
+
 struct Context {
   DeviceType type = DeviceType::kCPU;
   int32_t id = 0;
@@ -18,6 +25,7 @@ struct Context {
   static Context gpu(int id = 0) { return {DeviceType::kGPU, id}; }
 
   bool is_gpu() const { return type == DeviceType::kGPU; }
+  DeviceKind kind() const { return is_gpu() ? DeviceKind::kGPU : DeviceKind::kCPU; }
   bool operator==(const Context& o) const { return type == o.type && id == o.id; }
   bool operator!=(const Context& o) const { return !(*this == o); }
 

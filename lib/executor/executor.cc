@@ -1,10 +1,10 @@
 #include "executor/executor.h"
 
 #include <chrono>
+#include <type_traits>
 
 #include "base/error.h"
 #include "base/strings.h"
-#include "graph/infer.h"
 #include "op/registry.h"
 #include "storage/storage.h"
 
@@ -116,45 +116,60 @@ std::unique_ptr<Executor> Executor::reshape(const graph::ShapeMap& input_shapes)
   return exe;
 }
 
+namespace {
+
+graph::GraphPlanOptions graph_plan_options(const BindOptions& options) {
+  graph::GraphPlanOptions out;
+  out.plan.for_training = options.for_training;
+  out.plan.grad_req = options.grad_req;
+  out.plan.default_grad_req = options.default_grad_req;
+  out.mirror = options.mirror;
+  out.memory = options.memory;
+  return out;
+}
+
+// What the planner decided (the byte counts of the bound arrays aside).
+MemoryReport planned_report(const graph::GraphPlan& planned) {
+  MemoryReport report;
+  report.recompute_steps = planned.recompute_steps;
+  report.planned_internal_bytes = planned.memory.total_bytes();
+  report.num_blocks = planned.memory.block_bytes.size();
+  report.num_entries = planned.plan.entries.size();
+  report.inplace_outputs = planned.memory.inplace_outputs.size();
+  return report;
+}
+
+}  // namespace
+
 void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>& reuse) {
   graph_ = std::make_unique<graph::IndexedGraph>(symbol_.outputs());
-  const graph::IndexedGraph& g = *graph_;
-  std::vector<Shape> entry_shapes(g.num_entries());
-  std::vector<std::optional<DType>> entry_types(g.num_entries());
-  for (uint32_t v : g.variables()) {
-    const auto& name = g.node(v).name;
-    if (auto it = shapes.find(name); it != shapes.end())
-      entry_shapes[g.entry_id(v, 0)] = it->second;
-    if (auto it = aux_.find(name); it != aux_.end()) {
-      entry_shapes[g.entry_id(v, 0)] = it->second.shape();
-      entry_types[g.entry_id(v, 0)] = it->second.dtype();
-    }
-    if (auto it = options_.dtypes.find(name); it != options_.dtypes.end())
-      entry_types[g.entry_id(v, 0)] = it->second;
+  // Auxiliary states come with their arrays; given dtypes win over theirs.
+  graph::ShapeMap known_shapes = shapes;
+  std::map<std::string, DType> dtypes;
+  for (const auto& [name, a] : aux_) {
+    known_shapes[name] = a.shape();
+    dtypes[name] = a.dtype();
   }
-  entry_shapes = graph::infer_entry_shapes(g, entry_shapes);
-  // Types: float32 unless given.
-  for (uint32_t v : g.variables())
-    if (!entry_types[g.entry_id(v, 0)] && !g.is_aux_variable(v))
-      entry_types[g.entry_id(v, 0)] = DType::kFloat32;
-  entry_types = graph::infer_entry_types(g, entry_types);
-  std::vector<DType> types;
-  for (auto& t : entry_types) types.push_back(t.value_or(DType::kFloat32));
+  for (const auto& [name, dtype] : options_.dtypes) dtypes[name] = dtype;
+  graph::GraphPlan planned =
+      graph::plan_graph(*graph_, known_shapes, dtypes, graph_plan_options(options_));
+  report_ = planned_report(planned);
+  plan_ = std::move(planned.plan);
+  check_bound_shapes();
+  allocate_blocks(planned.memory, reuse);
+  bind_entry_arrays(planned.memory);
+  for (int64_t e : plan_.outputs) outputs_.push_back(entry_arrays_[static_cast<size_t>(e)]);
+  for (const auto& [name, a] : args_) report_.argument_bytes += a.bytes();
+  for (const auto& [name, a] : aux_) report_.argument_bytes += a.bytes();
+  for (const auto& [name, a] : grads_) report_.gradient_bytes += a.bytes();
+}
 
-  graph::PlanOptions plan_options;
-  plan_options.for_training = options_.for_training;
-  plan_options.grad_req = options_.grad_req;
-  plan_options.default_grad_req = options_.default_grad_req;
-  plan_ = graph::build_plan(g, entry_shapes, types, plan_options);
-  if (options_.for_training && options_.mirror != graph::MirrorPolicy::kNone)
-    report_.recompute_steps =
-        graph::apply_mirroring(plan_, g, graph::mirror_nodes(g, options_.mirror));
-  graph::MemoryPlan memory = graph::plan_memory(plan_, g, options_.memory);
-
-  // Check the bound arrays against the inferred shapes.
+// The bound arrays against the inferred shapes.
+void Executor::check_bound_shapes() const {
+  const graph::IndexedGraph& g = *graph_;
   for (uint32_t v : g.variables()) {
     const auto& name = g.node(v).name;
-    const Shape& expected = entry_shapes[g.entry_id(v, 0)];
+    const Shape& expected = plan_.entries[g.entry_id(v, 0)].shape;
     auto check = [&](const std::map<std::string, NDArray>& arrays, const char* what) {
       auto it = arrays.find(name);
       if (it != arrays.end() && it->second.shape() != expected)
@@ -166,7 +181,9 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
     check(aux_, "auxiliary state");
     check(grads_, "gradient of");
   }
+}
 
+void Executor::allocate_blocks(const graph::MemoryPlan& memory, const std::vector<NDArray>& reuse) {
   for (size_t b = 0; b < memory.block_bytes.size(); ++b) {
     const auto bytes = static_cast<int64_t>(memory.block_bytes[b]);
     if (b < reuse.size() && reuse[b].size() >= bytes) {
@@ -176,10 +193,15 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
     blocks_.emplace_back(Shape{bytes}, options_.ctx, DType::kUint8);
     report_.allocated_internal_bytes += StoragePool::round_size(memory.block_bytes[b]);
   }
+}
+
+// Every plan entry's array: a bound one, ones for a head gradient, or a view
+// of its planned block.
+void Executor::bind_entry_arrays(const graph::MemoryPlan& memory) {
   entry_arrays_.resize(plan_.entries.size());
   for (size_t e = 0; e < plan_.entries.size(); ++e) {
     const auto& entry = plan_.entries[e];
-    const std::string& var_name = g.node(entry.variable).name;
+    const std::string& var_name = graph_->node(entry.variable).name;
     switch (entry.role) {
       case EntryRole::kArgument: entry_arrays_[e] = args_.at(var_name); break;
       case EntryRole::kAux: entry_arrays_[e] = aux_.at(var_name); break;
@@ -195,15 +217,6 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
       }
     }
   }
-  for (int64_t e : plan_.outputs) outputs_.push_back(entry_arrays_[static_cast<size_t>(e)]);
-
-  report_.planned_internal_bytes = memory.total_bytes();
-  report_.num_blocks = memory.block_bytes.size();
-  report_.num_entries = plan_.entries.size();
-  report_.inplace_outputs = memory.inplace_outputs.size();
-  for (const auto& [name, a] : args_) report_.argument_bytes += a.bytes();
-  for (const auto& [name, a] : aux_) report_.argument_bytes += a.bytes();
-  for (const auto& [name, a] : grads_) report_.gradient_bytes += a.bytes();
 }
 
 void Executor::forward(bool is_train) {
@@ -233,127 +246,146 @@ void Executor::backward(const std::vector<NDArray>& head_grads) {
   run_steps(plan_.backward, true);
 }
 
+// What one step's engine operation reads and writes, and the arrays its
+// closure keeps alive until it has run.
+struct Executor::StepArrays {
+  std::vector<Var*> reads, writes;
+  std::vector<NDArray> keep;
+};
+
+NDArray Executor::array_of(int64_t entry) const {
+  return entry < 0 ? NDArray() : entry_arrays_[static_cast<size_t>(entry)];
+}
+
+Executor::StepArrays Executor::step_arrays(const Step& s) const {
+  StepArrays arrays;
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    NDArray a = array_of(s.inputs[k]);
+    if (a.is_none()) continue;
+    arrays.keep.push_back(a);
+    if (s.reads[k]) arrays.reads.push_back(a.var());
+  }
+  for (int64_t e : s.outputs) {
+    NDArray a = array_of(e);
+    if (a.is_none()) continue;
+    arrays.keep.push_back(a);
+    arrays.writes.push_back(a.var());
+  }
+  return arrays;
+}
+
 void Executor::run_steps(const std::vector<Step>& steps, bool is_train) {
-  Engine& engine = Engine::get();
-  const graph::IndexedGraph& g = *graph_;
-  auto array = [&](int64_t e) { return e < 0 ? NDArray() : entry_arrays_[static_cast<size_t>(e)]; };
   for (const Step& s : steps) {
-    std::vector<Var*> reads, writes;
-    std::vector<NDArray> keep;
-    for (size_t k = 0; k < s.inputs.size(); ++k) {
-      NDArray a = array(s.inputs[k]);
-      if (a.is_none()) continue;
-      keep.push_back(a);
-      if (s.reads[k]) reads.push_back(a.var());
-    }
-    for (int64_t e : s.outputs) {
-      NDArray a = array(e);
-      if (a.is_none()) continue;
-      keep.push_back(a);
-      writes.push_back(a.var());
-    }
     switch (s.kind) {
-      case StepKind::kZero: {
-        NDArray out = array(s.outputs[0]);
-        if (s.req[0] != op::OpReq::kAdd) out.fill(0.0);
-        break;
-      }
-      case StepKind::kSum: {
-        // One parsed ElementWiseSum per input count, kept across iterations.
-        auto found = sum_ops_.find(s.inputs.size());
-        if (found == sum_ops_.end())
-          found = sum_ops_
-                      .emplace(s.inputs.size(),
-                               op::OpInstance("ElementWiseSum",
-                                              {{"num_args", std::to_string(s.inputs.size())}}))
-                      .first;
-        const op::OpInstance& sum = found->second;
-        op::ForwardCall call;
-        for (int64_t e : s.inputs) call.inputs.push_back(ref_of(array(e)));
-        call.outputs = {ref_of(array(s.outputs[0]))};
-        call.req = s.req;
-        const Context ctx = options_.ctx;
-        const int device = ctx.is_gpu() ? 1 : 0;
-        engine.push(
-            [sum, call, device, keep](RunContext rctx) mutable {
-              call.rctx = rctx;
-              sum.def().forward[device](sum.params(), call);
-            },
-            ctx, reads, writes, FnProperty::kNormal, 0, "gradient sum");
-        break;
-      }
+      case StepKind::kZero: push_zero(s); break;
+      case StepKind::kSum: push_sum(s, step_arrays(s)); break;
       case StepKind::kForward:
-      case StepKind::kRecompute: {
-        const graph::Node& node = g.node(s.node);
-        const op::OpInstance& op = *node.op;
-        const size_t num_args = op.input_names().size();
-        op::ForwardCall call;
-        call.is_train = is_train || s.kind == StepKind::kRecompute;
-        for (size_t k = 0; k < s.inputs.size(); ++k)
-          (k < num_args ? call.inputs : call.aux).push_back(ref_of(array(s.inputs[k])));
-        for (int64_t e : s.outputs) call.outputs.push_back(ref_of(array(e)));
-        call.req = s.req;
-        if (call.is_train && s.kind == StepKind::kForward) {
-          // Training updates auxiliary states (BatchNorm's moving statistics).
-          for (size_t k = num_args; k < s.inputs.size(); ++k)
-            writes.push_back(array(s.inputs[k]).var());
-        }
-        add_resources(op.def(), options_.ctx, call.resources, writes);
-        const int device = options_.ctx.is_gpu() ? 1 : 0;
-        if (!op.def().forward[device])
-          throw Error(str(op.owner(), ": no ", options_.ctx.is_gpu() ? "GPU" : "CPU", " kernel"));
-        engine.push(
-            [op, call, device, keep](RunContext rctx) mutable {
-              call.rctx = rctx;
-              op.def().forward[device](op.params(), call);
-            },
-            options_.ctx, reads, writes, FnProperty::kNormal, 0, node.name);
-        if (monitor_ && s.kind == StepKind::kForward) {
-          for (size_t k = 0; k < s.outputs.size() && k < node.num_visible_outputs(); ++k) {
-            NDArray out = array(s.outputs[k]);
-            std::string name = node.output_name(static_cast<uint32_t>(k));
-            Monitor monitor = monitor_;
-            engine.push([monitor, name, out](RunContext) { monitor(name, out); }, options_.ctx,
-                        {out.var()}, {}, FnProperty::kNormal, 0, "monitor " + name);
-          }
-        }
-        break;
-      }
-      case StepKind::kBackward: {
-        const graph::Node& node = g.node(s.node);
-        const op::OpInstance& op = *node.op;
-        const size_t visible = node.num_visible_outputs();
-        const size_t num_args = op.input_names().size();
-        const size_t num_outputs = node.num_outputs();
-        op::BackwardCall call;
-        size_t k = 0;
-        for (; k < visible; ++k) call.out_grads.push_back(ref_of(array(s.inputs[k])));
-        for (size_t i = 0; i < num_args; ++i, ++k)
-          call.inputs.push_back(ref_of(array(s.inputs[k])));
-        for (size_t i = 0; i < num_outputs; ++i, ++k)
-          call.outputs.push_back(ref_of(array(s.inputs[k])));
-        for (; k < s.inputs.size(); ++k) call.aux.push_back(ref_of(array(s.inputs[k])));
-        for (size_t i = 0; i < s.outputs.size(); ++i) {
-          op::TensorRef r = ref_of(array(s.outputs[i]));
-          if (s.outputs[i] < 0) r.shape = call.inputs[i].shape;  // no gradient wanted: shape only
-          call.in_grads.push_back(r);
-        }
-        call.req = s.req;
-        add_resources(op.def(), options_.ctx, call.resources, writes);
-        const int device = options_.ctx.is_gpu() ? 1 : 0;
-        if (!op.def().backward[device])
-          throw Error(
-              str(op.owner(), ": no ", options_.ctx.is_gpu() ? "GPU" : "CPU", " backward kernel"));
-        engine.push(
-            [op, call, device, keep](RunContext rctx) mutable {
-              call.rctx = rctx;
-              op.def().backward[device](op.params(), call);
-            },
-            options_.ctx, reads, writes, FnProperty::kNormal, 0, "backward of " + node.name);
-        break;
-      }
+      case StepKind::kRecompute: push_forward(s, is_train, step_arrays(s)); break;
+      case StepKind::kBackward: push_backward(s, step_arrays(s)); break;
     }
   }
+}
+
+namespace {
+
+const auto& kernel_of(const op::OpDef& def, DeviceKind device, const op::ForwardCall&) {
+  return def.forward[static_cast<int>(device)];
+}
+const auto& kernel_of(const op::OpDef& def, DeviceKind device, const op::BackwardCall&) {
+  return def.backward[static_cast<int>(device)];
+}
+
+}  // namespace
+
+// The one way a step reaches the engine: `op`'s forward or backward kernel
+// (as `call` is a ForwardCall or a BackwardCall) with the resources the
+// operator asks for.
+template <typename Call>
+void Executor::push_kernel(const op::OpInstance& op, Call call, StepArrays arrays,
+                           const std::string& name) const {
+  constexpr bool backward = std::is_same_v<Call, op::BackwardCall>;
+  const Context ctx = options_.ctx;
+  const DeviceKind device = ctx.kind();
+  if (!kernel_of(op.def(), device, call))
+    throw Error(str(op.owner(), ": no ", device_kind_name(device),
+                    backward ? " backward kernel" : " kernel"));
+  add_resources(op.def(), ctx, call.resources, arrays.writes);
+  Engine::get().push(
+      [op, call, device, keep = std::move(arrays.keep)](RunContext rctx) mutable {
+        call.rctx = rctx;
+        kernel_of(op.def(), device, call)(op.params(), call);
+      },
+      ctx, std::move(arrays.reads), std::move(arrays.writes), FnProperty::kNormal, 0, name);
+}
+
+void Executor::push_zero(const Step& s) {
+  if (s.req[0] != op::OpReq::kAdd) array_of(s.outputs[0]).fill(0.0);
+}
+
+void Executor::push_sum(const Step& s, StepArrays arrays) {
+  // One parsed ElementWiseSum per input count, kept across iterations.
+  auto found = sum_ops_.find(s.inputs.size());
+  if (found == sum_ops_.end())
+    found = sum_ops_
+                .emplace(s.inputs.size(),
+                         op::OpInstance("ElementWiseSum",
+                                        {{"num_args", std::to_string(s.inputs.size())}}))
+                .first;
+  op::ForwardCall call;
+  for (int64_t e : s.inputs) call.inputs.push_back(ref_of(array_of(e)));
+  call.outputs = {ref_of(array_of(s.outputs[0]))};
+  call.req = s.req;
+  push_kernel(found->second, std::move(call), std::move(arrays), "gradient sum");
+}
+
+void Executor::push_forward(const Step& s, bool is_train, StepArrays arrays) {
+  const graph::Node& node = graph_->node(s.node);
+  const size_t num_args = node.op->input_names().size();
+  op::ForwardCall call;
+  call.is_train = is_train || s.kind == StepKind::kRecompute;
+  for (size_t k = 0; k < s.inputs.size(); ++k)
+    (k < num_args ? call.inputs : call.aux).push_back(ref_of(array_of(s.inputs[k])));
+  for (int64_t e : s.outputs) call.outputs.push_back(ref_of(array_of(e)));
+  call.req = s.req;
+  if (call.is_train && s.kind == StepKind::kForward) {
+    // Training updates auxiliary states (BatchNorm's moving statistics).
+    for (size_t k = num_args; k < s.inputs.size(); ++k)
+      arrays.writes.push_back(array_of(s.inputs[k]).var());
+  }
+  push_kernel(*node.op, std::move(call), std::move(arrays), node.name);
+  if (monitor_ && s.kind == StepKind::kForward) push_monitor(s);
+}
+
+void Executor::push_monitor(const Step& s) {
+  const graph::Node& node = graph_->node(s.node);
+  for (size_t k = 0; k < s.outputs.size() && k < node.num_visible_outputs(); ++k) {
+    NDArray out = array_of(s.outputs[k]);
+    std::string name = node.output_name(static_cast<uint32_t>(k));
+    Engine::get().push([monitor = monitor_, name, out](RunContext) { monitor(name, out); },
+                       options_.ctx, {out.var()}, {}, FnProperty::kNormal, 0, "monitor " + name);
+  }
+}
+
+void Executor::push_backward(const Step& s, StepArrays arrays) {
+  const graph::Node& node = graph_->node(s.node);
+  const auto layout = graph::BackwardLayout::of(node);
+  auto refs = [&](size_t at, size_t count) {
+    std::vector<op::TensorRef> out;
+    for (size_t i = 0; i < count; ++i) out.push_back(ref_of(array_of(s.inputs[at + i])));
+    return out;
+  };
+  op::BackwardCall call;
+  call.out_grads = refs(layout.out_grads_at(), layout.out_grads);
+  call.inputs = refs(layout.inputs_at(), layout.inputs);
+  call.outputs = refs(layout.outputs_at(), layout.outputs);
+  call.aux = refs(layout.aux_at(), layout.aux);
+  for (size_t i = 0; i < s.outputs.size(); ++i) {
+    op::TensorRef r = ref_of(array_of(s.outputs[i]));
+    if (s.outputs[i] < 0) r.shape = call.inputs[i].shape;  // no gradient wanted: shape only
+    call.in_grads.push_back(r);
+  }
+  call.req = s.req;
+  push_kernel(*node.op, std::move(call), std::move(arrays), "backward of " + node.name);
 }
 
 std::vector<Executor::StepTime> Executor::profile(int iterations) {
@@ -400,31 +432,10 @@ std::vector<Executor::StepTime> Executor::profile(int iterations) {
 MemoryReport Executor::plan_only(const graph::Symbol& symbol, const graph::ShapeMap& shapes,
                                  const BindOptions& options) {
   graph::IndexedGraph g(symbol.outputs());
-  std::vector<Shape> entry_shapes(g.num_entries());
-  std::vector<std::optional<DType>> entry_types(g.num_entries());
-  for (uint32_t v : g.variables()) {
-    auto it = shapes.find(g.node(v).name);
-    if (it != shapes.end()) entry_shapes[g.entry_id(v, 0)] = it->second;
-    if (!g.is_aux_variable(v)) entry_types[g.entry_id(v, 0)] = DType::kFloat32;
-  }
-  entry_shapes = graph::infer_entry_shapes(g, entry_shapes);
-  entry_types = graph::infer_entry_types(g, entry_types);
-  std::vector<DType> types;
-  for (auto& t : entry_types) types.push_back(t.value_or(DType::kFloat32));
-  graph::PlanOptions plan_options;
-  plan_options.for_training = options.for_training;
-  plan_options.grad_req = options.grad_req;
-  plan_options.default_grad_req = options.default_grad_req;
-  graph::ExecPlan plan = graph::build_plan(g, entry_shapes, types, plan_options);
-  MemoryReport report;
-  if (options.for_training && options.mirror != graph::MirrorPolicy::kNone)
-    report.recompute_steps =
-        graph::apply_mirroring(plan, g, graph::mirror_nodes(g, options.mirror));
-  graph::MemoryPlan memory = graph::plan_memory(plan, g, options.memory);
-  report.planned_internal_bytes = memory.total_bytes();
-  report.num_blocks = memory.block_bytes.size();
-  report.num_entries = plan.entries.size();
-  report.inplace_outputs = memory.inplace_outputs.size();
+  const graph::GraphPlan planned =
+      graph::plan_graph(g, shapes, options.dtypes, graph_plan_options(options));
+  const graph::ExecPlan& plan = planned.plan;
+  MemoryReport report = planned_report(planned);
   for (const auto& e : plan.entries) {
     if (e.role == EntryRole::kArgument || e.role == EntryRole::kAux)
       report.argument_bytes += e.bytes();

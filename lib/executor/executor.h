@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/exec_plan.h"
+#include "graph/plan_graph.h"
 #include "graph/plan_memory.h"
 #include "graph/symbol.h"
 #include "ndarray/ndarray.h"
@@ -98,7 +99,22 @@ class Executor {
       : symbol_(symbol), options_(options) {}
   // `reuse`: blocks of another executor to take where large enough.
   void prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>& reuse = {});
+  void check_bound_shapes() const;
+  void allocate_blocks(const graph::MemoryPlan& memory, const std::vector<NDArray>& reuse);
+  void bind_entry_arrays(const graph::MemoryPlan& memory);
+  // Each step is one engine operation on the planned arrays.
   void run_steps(const std::vector<graph::Step>& steps, bool is_train);
+  struct StepArrays;
+  StepArrays step_arrays(const graph::Step& step) const;
+  void push_zero(const graph::Step& step);
+  void push_sum(const graph::Step& step, StepArrays arrays);
+  void push_forward(const graph::Step& step, bool is_train, StepArrays arrays);
+  void push_backward(const graph::Step& step, StepArrays arrays);
+  void push_monitor(const graph::Step& step);
+  template <typename Call>
+  void push_kernel(const op::OpInstance& op, Call call, StepArrays arrays,
+                   const std::string& name) const;
+  NDArray array_of(int64_t entry) const;
 
   graph::Symbol symbol_;
   BindOptions options_;

@@ -41,13 +41,28 @@ enum class StepKind {
   kRecompute,  // the node's forward again, for mirroring (outputs are copies)
 };
 
+// Where the parts of a kBackward step's inputs lie in Step::inputs (and
+// Step::reads): the gradients of the node's visible outputs, its forward
+// inputs (arguments), all its forward outputs, its auxiliary states. The plan
+// builder writes and the executor reads a backward step through this layout
+// alone; the gradient of output 0 is slot 0 (in-place backward relies on it).
+struct BackwardLayout {
+  size_t out_grads = 0, inputs = 0, outputs = 0, aux = 0;  // how many of each
+
+  static BackwardLayout of(const Node& n);
+  size_t out_grads_at() const { return 0; }
+  size_t inputs_at() const { return out_grads_at() + out_grads; }
+  size_t outputs_at() const { return inputs_at() + inputs; }
+  size_t aux_at() const { return outputs_at() + outputs; }
+  size_t size() const { return aux_at() + aux; }
+};
+
 // Entry id -1: absent (a gradient nobody needs).
 struct Step {
   StepKind kind = StepKind::kForward;
   uint32_t node = 0;
   // kForward/kRecompute: node inputs (arguments, then auxiliary states).
-  // kBackward: output gradients (visible outputs), then forward inputs,
-  //   forward outputs (all), auxiliary states.
+  // kBackward: as BackwardLayout places them.
   std::vector<int64_t> inputs;
   // Whether the step reads each input's values (else only its shape).
   std::vector<bool> reads;

@@ -52,7 +52,7 @@ struct BackwardCall {
   std::vector<OpReq> req;           // per input gradient
 };
 
-enum class DeviceKind { kCPU = 0, kGPU = 1 };
+using mx::DeviceKind;  // base/context.h
 
 // Elements of `shape`, 0 when it is not fully known (a FLOP count of a
 // partly inferred graph counts what it can).

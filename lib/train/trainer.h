@@ -4,21 +4,14 @@
 // log, checkpoints) and resumes exactly from a checkpoint.
 #pragma once
 
-#include <atomic>
 #include <iosfwd>
 #include <memory>
 #include <string>
 
 #include "train/config.h"
+#include "train/train_settings.h"
 
 namespace mx::train {
-
-struct TrainOptions {
-  std::string config_name = "config";  // names the run directory
-  std::string resume;                  // a run directory or a checkpoint
-  std::string run_dir;                 // overrides train.run_dir
-  bool progress_bar = false;           // live bar (terminals) instead of periodic lines
-};
 
 class Trainer {
  public:

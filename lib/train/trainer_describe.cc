@@ -1,4 +1,5 @@
-// mx-train --dry-run and --benchmark: what the network is and what it costs.
+#include "train/trainer_describe.h"
+
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -9,7 +10,6 @@
 #include "executor/executor.h"
 #include "graph/indexed_graph.h"
 #include "graph/infer.h"
-#include "train/trainer.h"
 
 namespace mx::train {
 namespace {
@@ -68,15 +68,6 @@ std::string human(double v) {
 }
 
 }  // namespace
-
-// Friend-free access: the trainer's state is private, so these helpers are
-// driven through the public describe/benchmark methods below.
-struct DescribeInput {
-  const graph::Symbol* symbol;
-  graph::ShapeMap shapes;
-  std::set<std::string> inputs;
-  BindOptions bind;
-};
 
 void describe_network(std::ostream& out, bool json, const DescribeInput& d) {
   int64_t total_params = 0;

@@ -175,6 +175,25 @@ TEST_CASE("mirroring recomputes cheap nodes: same gradients, less memory") {
   CHECK(b->memory_report().planned_internal_bytes < a->memory_report().planned_internal_bytes);
 }
 
+TEST_CASE("plan_only plans what a bind of the same options plans") {
+  Symbol net = branchy_net();
+  for (MirrorPolicy mirror : {MirrorPolicy::kNone, MirrorPolicy::kCheap}) {
+    CAPTURE(static_cast<int>(mirror));
+    BindOptions o = float64_training();
+    o.mirror = mirror;
+    for (const auto& name : net.list_arguments()) o.dtypes[name] = DType::kFloat64;
+    const MemoryReport planned = Executor::plan_only(net, {{"data", Shape{8, 5}}}, o);
+    const MemoryReport bound = bind64(net, {{"data", Shape{8, 5}}}, o)->memory_report();
+    CHECK(planned.planned_internal_bytes == bound.planned_internal_bytes);
+    CHECK(planned.num_blocks == bound.num_blocks);
+    CHECK(planned.num_entries == bound.num_entries);
+    CHECK(planned.inplace_outputs == bound.inplace_outputs);
+    CHECK(planned.recompute_steps == bound.recompute_steps);
+    CHECK(planned.argument_bytes == bound.argument_bytes);
+    CHECK(planned.gradient_bytes == bound.gradient_bytes);
+  }
+}
+
 TEST_CASE("inference binds carry no backward and plan much less memory") {
   Symbol net = branchy_net();
   BindOptions train = float64_training();

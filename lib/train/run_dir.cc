@@ -1,0 +1,62 @@
+#include "train/run_dir.h"
+
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include "base/error.h"
+#include "base/file_util.h"
+
+namespace mx::train {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string now_stamp() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+RunDir RunDir::open(const Config& config, const TrainOptions& options,
+                    const std::string& prefix_name) {
+  RunDir run;
+  if (!options.resume.empty()) {
+    try {
+      run.resume_from_ = find_checkpoint(options.resume, prefix_name);
+    } catch (const InputError& e) {
+      throw InputError(std::string("--resume ") + e.what());
+    }
+    run.path_ = fs::path(run.resume_from_->prefix).parent_path().string();
+    if (run.path_.empty()) run.path_ = ".";
+  } else if (!options.run_dir.empty()) {
+    run.path_ = options.run_dir;
+  } else {
+    run.path_ = config.get_string(
+        "train.run_dir", (fs::path("runs") / (options.config_name + "-" + now_stamp())).string());
+  }
+  fs::create_directories(run.path_);
+  run.prefix_ = (fs::path(run.path_) / prefix_name).string();
+  if (!run.resume_from_) {
+    const std::string config_text = config.to_yaml();
+    write_file_atomically((fs::path(run.path_) / "config.yaml").string(),
+                          [&](std::ostream& o) { o << config_text; });
+  }
+  run.log_.open((fs::path(run.path_) / "train.log").string(), std::ios::app);
+  return run;
+}
+
+void RunDir::say(const std::string& line) {
+  std::cout << line << std::endl;
+  if (log_) log_ << line << std::endl;
+}
+
+void RunDir::append_metrics(const std::string& json_line) const {
+  std::ofstream jsonl((fs::path(path_) / "metrics.jsonl").string(), std::ios::app);
+  jsonl << json_line << "\n";
+}
+
+}  // namespace mx::train

@@ -1,0 +1,104 @@
+#include "train/train_settings.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "base/strings.h"
+
+namespace mx::train {
+namespace {
+
+const std::vector<std::string>& allowed_keys() {
+  static const std::vector<std::string> keys = {"network",
+                                                "symbol",
+                                                "data.train.*",
+                                                "data.val.*",
+                                                "optimizer.*",
+                                                "lr_scheduler.*",
+                                                "initializer.*",
+                                                "kvstore",
+                                                "train.epochs",
+                                                "train.batch_size",
+                                                "train.seed",
+                                                "train.metrics",
+                                                "train.devices",
+                                                "train.checkpoint_every",
+                                                "train.keep_checkpoints",
+                                                "train.log_interval",
+                                                "train.run_dir",
+                                                "train.prefix",
+                                                "train.mirror",
+                                                "train.pretrained",
+                                                "train.label_name",
+                                                "train.data_name"};
+  return keys;
+}
+
+graph::MirrorPolicy parse_mirror(const std::string& text, const std::string& origin) {
+  if (text == "none" || text == "false" || text == "False") return graph::MirrorPolicy::kNone;
+  if (text == "cheap" || text == "true" || text == "True") return graph::MirrorPolicy::kCheap;
+  if (text == "all") return graph::MirrorPolicy::kAll;
+  throw InputError(origin + ": train.mirror must be none, cheap or all, not '" + text + "'");
+}
+
+Context parse_device(const Config& c) {
+  auto devices = c.get_list("train.devices", {"cpu"});
+  if (devices.size() != 1)
+    throw InputError(c.origin("train.devices") +
+                     ": training on several devices needs a kvstore, which this build "
+                     "does not have yet; give one device");
+  try {
+    return Context::parse(devices[0]);
+  } catch (const InputError& e) {
+    throw InputError(c.origin("train.devices") + ": " + e.what());
+  }
+}
+
+void check_kvstore(const Config& c) {
+  const std::string kvstore = c.get_string("kvstore", "local");
+  if (kvstore != "local" && kvstore != "device")
+    throw InputError(
+        c.origin("kvstore") + ": kvstore '" + kvstore +
+        "' is not available in this build (local and device are; dist_* need mx-serve-ps)");
+}
+
+}  // namespace
+
+TrainSettings parse_train_settings(const Config& c) {
+  c.check_keys(allowed_keys());
+  TrainSettings s;
+  s.epochs = static_cast<int>(c.get_int("train.epochs", 1));
+  if (s.epochs < 1)
+    throw InputError(c.origin("train.epochs") + ": train.epochs must be at least 1");
+  s.batch_size = static_cast<int>(c.get_int("train.batch_size", 64));
+  if (s.batch_size < 1)
+    throw InputError(c.origin("train.batch_size") + ": train.batch_size must be at least 1");
+  s.seed = static_cast<uint64_t>(c.get_int("train.seed", 0));
+  s.log_interval = std::max<int>(1, static_cast<int>(c.get_int("train.log_interval", 50)));
+  s.checkpoint_every = static_cast<int>(c.get_int("train.checkpoint_every", 1));
+  s.keep_checkpoints = static_cast<int>(c.get_int("train.keep_checkpoints", 3));
+  s.metric_names = c.get_list("train.metrics", {"acc", "ce"});
+  s.prefix_name = c.get_string("train.prefix", "model");
+  s.mirror = parse_mirror(c.get_string("train.mirror", "none"), c.origin("train.mirror"));
+  s.ctx = parse_device(c);
+  check_kvstore(c);
+  s.data_name = c.get_string("train.data_name", "data");
+  s.label_name = c.get_string("train.label_name", "");
+  return s;
+}
+
+void resolve_inputs(const graph::Symbol& network, TrainSettings& s) {
+  const auto args = network.list_arguments();
+  if (std::find(args.begin(), args.end(), s.data_name) == args.end())
+    throw InputError(str("the network has no input '", s.data_name,
+                         "' (its arguments: ", join(args, ", "), ")"));
+  if (s.label_name.empty())
+    for (const auto& a : args)
+      if (a.size() > 6 && a.compare(a.size() - 6, 6, "_label") == 0) s.label_name = a;
+  if (s.label_name.empty())
+    throw InputError(
+        "the network has no label input (an argument named *_label, made by an output layer such "
+        "as SoftmaxOutput); end the network with a loss layer");
+}
+
+}  // namespace mx::train

@@ -1,0 +1,159 @@
+#include "train/trainer_setup.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include "base/error.h"
+#include "base/param_value.h"
+#include "base/strings.h"
+#include "optim/initializer.h"
+#include "optim/lr_scheduler.h"
+#include "train/data_config.h"
+#include "train/network_yaml.h"
+
+namespace mx::train {
+namespace fs = std::filesystem;
+
+graph::Symbol load_network(const Config& c) {
+  if (c.has("network") == c.has("symbol"))
+    throw InputError(
+        "the config needs exactly one of 'network' (layers in YAML) or 'symbol' (an MXNet "
+        "-symbol.json)");
+  if (c.has("network"))
+    return build_network(c.at("network").value,
+                         c.origin("network").substr(0, c.origin("network").find(':')));
+  std::string path = c.get_string("symbol", "");
+  if (fs::path(path).is_relative() && !fs::exists(path))
+    path = (fs::path(c.directory()) / path).string();
+  return graph::Symbol::load(path);
+}
+
+std::unique_ptr<DataIter> make_train_data(const Config& c, const TrainSettings& settings) {
+  if (!c.has("data.train.type")) throw InputError("the config needs data.train (with a type)");
+  DataDefaults defaults;
+  defaults.batch_size = settings.batch_size;
+  defaults.seed = static_cast<int>(settings.seed);
+  defaults.shuffle = true;
+  return make_data_iter(c, "data.train", defaults);
+}
+
+std::unique_ptr<DataIter> make_val_data(const Config& c, const TrainSettings& settings) {
+  if (!c.has("data.val.type")) return nullptr;
+  DataDefaults defaults;
+  defaults.batch_size = settings.batch_size;
+  defaults.seed = static_cast<int>(settings.seed);
+  defaults.shuffle = false;
+  return make_data_iter(c, "data.val", defaults);
+}
+
+std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network, const TrainSettings& s,
+                                            const DataIter& data) {
+  BindOptions bind;
+  bind.ctx = s.ctx;
+  bind.for_training = true;
+  bind.grad_req = {{s.data_name, graph::GradReq::kNull}, {s.label_name, graph::GradReq::kNull}};
+  bind.mirror = s.mirror;
+  const Shape data_shape = data.data_shape();
+  const Shape label_shape = data.label_shape();
+  const auto args = network.list_arguments();
+  const auto inferred = network.infer_shape({{s.data_name, data_shape}});
+  const size_t label_index =
+      static_cast<size_t>(std::find(args.begin(), args.end(), s.label_name) - args.begin());
+  const Shape want_label = inferred.arguments[label_index];
+  Shape bind_label = label_shape;
+  if (want_label.rank_known() && want_label.ndim() == 1 && label_shape.ndim() == 2 &&
+      label_shape[1] == 1)
+    bind_label = Shape{label_shape[0]};
+  try {
+    return Executor::simple_bind(network, {{s.data_name, data_shape}, {s.label_name, bind_label}},
+                                 bind);
+  } catch (const InputError& e) {
+    throw InputError(str("the data (", s.data_name, " ", data_shape.to_string(), ", ", s.label_name,
+                         " ", label_shape.to_string(), ") does not fit the network: ", e.what()));
+  }
+}
+
+std::vector<std::string> parameter_names(const graph::Symbol& network, const TrainSettings& s) {
+  std::vector<std::string> names;
+  for (const auto& a : network.list_arguments())
+    if (a != s.data_name && a != s.label_name) names.push_back(a);
+  return names;
+}
+
+void initialize_parameters(const Config& c, const TrainSettings& settings, const Executor& exe,
+                           const std::vector<std::string>& param_names) {
+  std::map<std::string, std::string> init_params = c.section("initializer");
+  const std::string init_type = init_params.count("type") ? init_params["type"] : "xavier";
+  init_params.erase("type");
+  auto initializer = optim::make_initializer(init_type, init_params, settings.seed);
+  for (const auto& name : param_names) (*initializer)(name, exe.arg_dict().at(name));
+  for (const auto& [name, a] : exe.aux_dict()) (*initializer)(name, a);
+  if (!c.has("train.pretrained")) return;
+  std::map<std::string, NDArray> targets = exe.aux_dict();
+  for (const auto& name : param_names) targets[name] = exe.arg_dict().at(name);
+  const std::string path = c.get_string("train.pretrained", "");
+  auto report = optim::load_pretrained(path, targets);
+  std::cout << "pretrained weights from " << path << ":\n" << report.to_string();
+}
+
+namespace {
+
+// lr_mult / wd_mult set on a variable, else on the layer it feeds, apply to
+// that parameter.
+void set_multipliers(const graph::Symbol& network, optim::Optimizer& optimizer) {
+  std::map<std::string, double> lr_mult, wd_mult;
+  for (const auto& node : graph::topo_order(network.outputs())) {
+    if (node->is_variable()) continue;
+    for (const auto& in : node->inputs) {
+      if (!in.node->is_variable()) continue;
+      for (auto [key, target] :
+           {std::pair{"__lr_mult__", &lr_mult}, std::pair{"__wd_mult__", &wd_mult}}) {
+        auto own = in.node->attrs.find(key);
+        auto layer = node->attrs.find(key);
+        if (own != in.node->attrs.end())
+          (*target)[in.node->name] = std::stod(own->second);
+        else if (layer != node->attrs.end())
+          (*target)[in.node->name] = std::stod(layer->second);
+      }
+    }
+  }
+  if (!lr_mult.empty()) optimizer.set_lr_mult(lr_mult);
+  if (!wd_mult.empty()) optimizer.set_wd_mult(wd_mult);
+}
+
+}  // namespace
+
+std::unique_ptr<optim::Updater> make_updater(const Config& c, const graph::Symbol& network,
+                                             const std::vector<std::string>& param_names,
+                                             int batch_size) {
+  auto opt_params = c.section("optimizer");
+  const std::string opt_type = opt_params.count("type") ? opt_params["type"] : "sgd";
+  opt_params.erase("type");
+  if (!opt_params.count("rescale_grad"))
+    opt_params["rescale_grad"] = param_value::print_double(1.0 / batch_size);
+  std::unique_ptr<optim::Optimizer> optimizer;
+  try {
+    optimizer = optim::make_optimizer(opt_type, opt_params);
+  } catch (const InputError& e) {
+    throw InputError(c.origin("optimizer.type") + ": " + e.what());
+  }
+  if (c.has("lr_scheduler.type")) {
+    auto sched = c.section("lr_scheduler");
+    const std::string type = sched["type"];
+    sched.erase("type");
+    try {
+      optimizer->set_lr_scheduler(
+          optim::make_lr_scheduler(type, sched, optimizer->learning_rate()));
+    } catch (const InputError& e) {
+      throw InputError(c.origin("lr_scheduler.type") + ": " + e.what());
+    }
+  }
+  std::map<int, std::string> idx2name;
+  for (size_t i = 0; i < param_names.size(); ++i) idx2name[static_cast<int>(i)] = param_names[i];
+  optimizer->set_param_names(idx2name);
+  set_multipliers(network, *optimizer);
+  return std::make_unique<optim::Updater>(std::move(optimizer));
+}
+
+}  // namespace mx::train

@@ -1,0 +1,49 @@
+// What a trainer is made of, each built from its part of the config: the
+// network (`network` in YAML or an MXNet `symbol` file), the data iterators
+// (data.train, data.val), the executor bound for training, the initial
+// parameters (initializer, train.pretrained) and the optimizer
+// (optimizer, lr_scheduler, the layers' lr_mult/wd_mult).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/executor.h"
+#include "io/data_iter.h"
+#include "optim/optimizer.h"
+#include "train/config.h"
+#include "train/train_settings.h"
+
+namespace mx::train {
+
+graph::Symbol load_network(const Config& config);
+
+// data.train, shuffled; data.val (none when the config has no data.val).
+std::unique_ptr<DataIter> make_train_data(const Config& config, const TrainSettings& settings);
+std::unique_ptr<DataIter> make_val_data(const Config& config, const TrainSettings& settings);
+
+// Binds `network` for training on batches of `data`. Iterators give (batch, 1)
+// labels where a loss layer wants (batch,): the label is bound as the network
+// wants it.
+std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network,
+                                            const TrainSettings& settings, const DataIter& data);
+
+// The network's parameters: its arguments other than the data and the label,
+// in argument order (the optimizer's indices).
+std::vector<std::string> parameter_names(const graph::Symbol& network,
+                                         const TrainSettings& settings);
+
+// Fills the parameters and auxiliary states with the initializer, then with
+// train.pretrained's weights where given.
+void initialize_parameters(const Config& config, const TrainSettings& settings, const Executor& exe,
+                           const std::vector<std::string>& param_names);
+
+// The optimizer (by default rescaling gradients by 1/batch_size, as MXNet's
+// Module does) and its learning-rate schedule, wrapped in an Updater that
+// keeps its state per parameter index.
+std::unique_ptr<optim::Updater> make_updater(const Config& config, const graph::Symbol& network,
+                                             const std::vector<std::string>& param_names,
+                                             int batch_size);
+
+}  // namespace mx::train
