@@ -61,7 +61,8 @@ DistKVStore::DistKVStore(const DistOptions& options) : options_(options) {
 DistKVStore::~DistKVStore() {
   if (finished_) return;
   if (std::uncaught_exceptions() > 0)
-    abort_job(str("kvstore: worker ", rank(), " is ending on an error (see above)"));
+    abort_job(
+        str("kvstore: worker ", rank(), " stopped on an error before finishing; ending the job"));
   try {
     finish();
   } catch (const std::exception& e) {
@@ -316,6 +317,9 @@ void DistKVStore::load_optimizer_states(const std::string& path) {
 }
 
 void DistKVStore::barrier() {
+  // This worker's pushes and pulls first, so after the barrier every
+  // worker's earlier pushes have been applied.
+  for (auto& [k, kv] : keys_) Engine::get().wait_for_var(kv.var.get());
   wait_for([&](auto done) { comm_->barrier([done] { done(nullptr); }); });
 }
 

@@ -61,7 +61,8 @@ class KVStore {
   virtual void save_optimizer_states(const std::string& path) = 0;
   virtual void load_optimizer_states(const std::string& path) = 0;
 
-  // Blocks until every worker has reached the barrier (local: returns).
+  // Blocks until this worker's pushes and pulls are done and every worker
+  // has reached the barrier (local: returns).
   virtual void barrier() = 0;
   // This worker's index among the workers, and their number.
   virtual int rank() const = 0;
