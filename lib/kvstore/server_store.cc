@@ -171,9 +171,8 @@ void ServerStore::handle(Request r, std::vector<Response>& out) {
   }
 }
 
-void ServerStore::decode_into(Part& part, int worker, const Header& h, bool add) {
+void ServerStore::decode_into(Part& part, int worker, const Header& h, bool add, void* merged) {
   const auto& buffer = part.recv[static_cast<size_t>(worker)];
-  void* merged = part.merged.raw_data();
   if (h.compressed) {
     const auto* codes = reinterpret_cast<const uint32_t*>(buffer.data());
     if (add)
@@ -198,12 +197,9 @@ void ServerStore::decode_into(Part& part, int worker, const Header& h, bool add)
 }
 
 void ServerStore::apply(Part& part, int key) {
-  if (updater_) {
-    (*updater_)(key, part.merged, part.stored);
-    part.stored.wait_to_read();
-  } else {
-    std::memcpy(part.stored.raw_data(), part.merged.raw_data(), part.stored.bytes());
-  }
+  MX_CHECK(updater_ != nullptr);
+  (*updater_)(key, part.merged, part.stored);
+  part.stored.wait_to_read();
 }
 
 void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response>& out) {
@@ -221,7 +217,7 @@ void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response
                           "(set_optimizer before pushing)"));
       return;
     }
-    decode_into(part, r.worker, h, false);
+    decode_into(part, r.worker, h, false, part.merged.raw_data());
     apply(part, h.key);
     out.push_back(reply(r));
     return;
@@ -241,9 +237,11 @@ void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response
   std::vector<const Header*> by_worker(static_cast<size_t>(num_workers_), nullptr);
   for (size_t i = 0; i < part.held.size(); ++i)
     by_worker[static_cast<size_t>(part.held_workers[i])] = &part.held[i];
+  // Without an updater the sum is the new value: add straight into it.
+  void* sum = updater_ ? part.merged.raw_data() : part.stored.raw_data();
   for (int w = 0; w < num_workers_; ++w)
-    decode_into(part, w, *by_worker[static_cast<size_t>(w)], w > 0);
-  apply(part, h.key);
+    decode_into(part, w, *by_worker[static_cast<size_t>(w)], w > 0, sum);
+  if (updater_) apply(part, h.key);
   for (size_t i = 0; i < part.held.size(); ++i) {
     Response resp;
     resp.worker = part.held_workers[i];

@@ -84,8 +84,8 @@ class ServerStore {
   };
 
   void handle_push(Part& part, const Request& r, std::vector<Response>& out);
-  // merged = the decoded push of `worker` (add: += instead of =).
-  void decode_into(Part& part, int worker, const Header& h, bool add);
+  // sum = the decoded push of `worker` (add: += instead of =).
+  void decode_into(Part& part, int worker, const Header& h, bool add, void* sum);
   void apply(Part& part, int key);
   Response reply(const Request& r) const;
   Response error(const Request& r, const std::string& message) const;
