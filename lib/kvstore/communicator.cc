@@ -86,6 +86,7 @@ struct Communicator::Impl {
   std::set<int> peers;  // ranks we send heartbeats to and watch
   std::map<int, Clock::time_point> last_heard;
   Clock::time_point next_heartbeat;
+  Clock::time_point last_loop = Clock::now();
   Header heartbeat{};
   double interval_s = 1.0, timeout_s = 10.0;
 };
@@ -311,8 +312,12 @@ void Communicator::run(RankInfo) {
       }
     }
 
-    // Heartbeats out, silence in.
+    // Heartbeats out, silence in. A process that was itself stopped (and
+    // resumed) has heard nothing meanwhile through no fault of its peers.
     const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - s.last_loop).count() > s.timeout_s / 2)
+      for (auto& [peer, heard] : s.last_heard) heard = now;
+    s.last_loop = now;
     if (!s.stopping && now >= s.next_heartbeat) {
       for (int p : s.peers) {
         MPI_Request req;

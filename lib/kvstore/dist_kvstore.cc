@@ -169,8 +169,6 @@ void DistKVStore::init(const std::vector<int>& keys, const std::vector<NDArray>&
     key.dtype = v.dtype();
     key.parts = partition_key(keys[i], v.size(), servers, options_.bigarray_bound);
     key.var = Engine::get().new_var();
-    key.merged = NDArray(v.shape(), Context::cpu(), v.dtype());
-    key.pulled = NDArray(v.shape(), Context::cpu(), v.dtype());
     if (compression_.enabled() && key.dtype != DType::kFloat32)
       throw InputError(str("2-bit gradient compression needs float32 values; key ", keys[i], " is ",
                            dtype_name(key.dtype)));
@@ -206,6 +204,7 @@ void DistKVStore::push(const std::vector<int>& keys,
     check_arrays(k, values[i], kv.shape, kv.dtype, "pushed");
     NDArray source = values[i][0];
     if (values[i].size() > 1 || source.ctx().is_gpu()) {
+      if (kv.merged.is_none()) kv.merged = NDArray(kv.shape, Context::cpu(), kv.dtype);
       push_sum(values[i], kv.merged, priority, "kvstore_merge");
       source = kv.merged;
     }
@@ -246,6 +245,7 @@ void DistKVStore::pull(const std::vector<int>& keys,
     Key& kv = key(k);
     check_arrays(k, outputs[i], kv.shape, kv.dtype, "output");
     const bool direct = outputs[i].size() == 1 && !outputs[i][0].ctx().is_gpu();
+    if (!direct && kv.pulled.is_none()) kv.pulled = NDArray(kv.shape, Context::cpu(), kv.dtype);
     NDArray target = direct ? outputs[i][0] : kv.pulled;
     Engine::get().push_async(
         [this, k, &kv, target](RunContext, OnComplete on_complete) {
