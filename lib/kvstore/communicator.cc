@@ -444,6 +444,22 @@ void Communicator::barrier(std::function<void()> done) {
   impl_->wake.notify_one();
 }
 
+void Communicator::allreduce(double* data, int n, Reduce op, std::function<void()> done) {
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->tasks.push_back([this, data, n, op, done = std::move(done)]() mutable {
+      Impl& s = *impl_;
+      MPI_Op mpi_op = op == Reduce::kSum ? MPI_SUM : op == Reduce::kMin ? MPI_MIN : MPI_MAX;
+      MPI_Request req;
+      int rc = MPI_Iallreduce(MPI_IN_PLACE, data, n, MPI_DOUBLE, mpi_op, s.role_comm, &req);
+      if (rc != MPI_SUCCESS) abort("kvstore: MPI allreduce failed: " + mpi_error_text(rc));
+      s.requests.push_back(req);
+      s.actives.push_back({std::move(done), -1, true});
+    });
+  }
+  impl_->wake.notify_one();
+}
+
 void Communicator::forget(int rank) {
   {
     std::lock_guard lock(impl_->mutex);

@@ -70,6 +70,10 @@ class Communicator {
   // An MPI barrier over the ranks of this rank's role; `done` runs when all
   // have reached it.
   void barrier(std::function<void()> done);
+  enum class Reduce { kSum, kMin, kMax };
+  // Reduces `n` doubles in place over the ranks of this rank's role; `data`
+  // stays valid until `done` runs.
+  void allreduce(double* data, int n, Reduce op, std::function<void()> done);
   // Stops heartbeats to and from `rank` (it has left in good order).
   void forget(int rank);
   // Prints "error: MESSAGE" and ends the whole job with MPI_Abort.

@@ -323,6 +323,17 @@ void DistKVStore::barrier() {
   wait_for([&](auto done) { comm_->barrier([done] { done(nullptr); }); });
 }
 
+std::vector<double> DistKVStore::allreduce(std::vector<double> values, Reduce op) {
+  const auto how = op == Reduce::kSum   ? Communicator::Reduce::kSum
+                   : op == Reduce::kMin ? Communicator::Reduce::kMin
+                                        : Communicator::Reduce::kMax;
+  wait_for([&](auto done) {
+    comm_->allreduce(values.data(), static_cast<int>(values.size()), how,
+                     [done] { done(nullptr); });
+  });
+  return values;
+}
+
 void DistKVStore::finish() {
   if (finished_) return;
   finished_ = true;

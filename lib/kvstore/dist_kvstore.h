@@ -58,6 +58,7 @@ class DistKVStore : public KVStore {
   void save_optimizer_states(const std::string& path) override;
   void load_optimizer_states(const std::string& path) override;
   void barrier() override;
+  std::vector<double> allreduce(std::vector<double> values, Reduce op) override;
   int rank() const override { return comm_->self().index; }
   int num_workers() const override { return comm_->roles().num_workers(); }
 

@@ -64,6 +64,11 @@ class KVStore {
   // Blocks until this worker's pushes and pulls are done and every worker
   // has reached the barrier (local: returns).
   virtual void barrier() = 0;
+  // Element-wise sum, minimum or maximum of `values` over the workers (all
+  // workers call it with the same length; local: `values` unchanged). For
+  // agreeing on batches per epoch and summing validation metrics.
+  enum class Reduce { kSum, kMin, kMax };
+  virtual std::vector<double> allreduce(std::vector<double> values, Reduce op) = 0;
   // This worker's index among the workers, and their number.
   virtual int rank() const = 0;
   virtual int num_workers() const = 0;

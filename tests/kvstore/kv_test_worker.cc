@@ -79,6 +79,11 @@ void init_keys(DistKVStore& kv) {
 
 void run_sync(DistKVStore& kv, const Args& args) {
   const int w = kv.rank(), workers = kv.num_workers();
+  // Collectives over the workers (batches per epoch, validation sums).
+  const auto sum = kv.allreduce({1.0, w + 1.0}, KVStore::Reduce::kSum);
+  const auto low = kv.allreduce({w + 1.0}, KVStore::Reduce::kMin);
+  if (sum != std::vector<double>{1.0 * workers, workers * (workers + 1) / 2.0} || low[0] != 1.0)
+    kv.abort_job("kv_test_worker: allreduce over the workers is wrong");
   init_keys(kv);
   // Without an updater the sum over workers and devices replaces the value.
   std::vector<std::vector<NDArray>> grads;
