@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -28,6 +29,7 @@ struct WireInfo {
   int32_t appnum;
   int32_t sync;
   int32_t pad;
+  int64_t pid;
   uint64_t config_hash;
   double heartbeat_interval_s;
   double heartbeat_timeout_s;
@@ -142,6 +144,7 @@ void Communicator::startup(RankInfo self) {
   mine.role = static_cast<int32_t>(self.role);
   mine.appnum = has_appnum && appnum ? *appnum : 0;
   mine.sync = self.sync ? 1 : 0;
+  mine.pid = static_cast<int64_t>(getpid());
   mine.config_hash = self.config_hash;
   mine.heartbeat_interval_s = self.heartbeat_interval_s;
   mine.heartbeat_timeout_s = self.heartbeat_timeout_s;
@@ -161,6 +164,7 @@ void Communicator::startup(RankInfo self) {
     info.appnum = w.appnum;
     info.role = static_cast<Role>(w.role);
     info.host = std::string(w.host, strnlen(w.host, sizeof(w.host)));
+    info.pid = w.pid;
     info.config_hash = w.config_hash;
     info.sync = w.sync != 0;
     info.heartbeat_interval_s = w.heartbeat_interval_s;

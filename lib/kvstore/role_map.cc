@@ -59,10 +59,10 @@ std::string RoleMap::table() const {
   std::ostringstream os;
   os << "kvstore: " << num_servers() << " server(s), " << num_workers() << " worker(s)";
   if (!workers_.empty()) os << ", " << (settings().sync ? "dist_sync" : "dist_async");
-  os << "\n  rank  host                  role    index  app\n";
+  os << "\n  rank  host                  pid       role    index  app\n";
   for (const auto& r : ranks_)
-    os << "  " << std::left << std::setw(6) << r.rank << std::setw(22) << r.host << std::setw(8)
-       << role_name(r.role) << std::setw(7) << r.index << r.appnum << "\n";
+    os << "  " << std::left << std::setw(6) << r.rank << std::setw(22) << r.host << std::setw(10)
+       << r.pid << std::setw(8) << role_name(r.role) << std::setw(7) << r.index << r.appnum << "\n";
   return os.str();
 }
 

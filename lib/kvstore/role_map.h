@@ -20,6 +20,7 @@ struct RankInfo {
   Role role = Role::kWorker;
   int index = 0;  // among the ranks of its role, by rank
   std::string host;
+  int64_t pid = 0;
   // Workers only (servers take theirs from the workers):
   uint64_t config_hash = 0;
   bool sync = true;  // dist_sync (true) or dist_async

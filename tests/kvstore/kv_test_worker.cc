@@ -5,7 +5,8 @@
 //
 //   kv_test_worker SCENARIO [--type dist_sync|dist_async] [--bound N]
 //                  [--timeout S] [--hash-by-rank] [--states DIR]
-// Scenarios: sync, async, compress, kill (worker 1 dies), stop (worker 1 stops).
+// Scenarios: sync, async, compress, kill (worker 1 dies), stop (worker 1 stops),
+// stop-server (worker 0 stops server 0).
 #include <signal.h>
 #include <unistd.h>
 
@@ -173,9 +174,11 @@ void run_compress(DistKVStore& kv) {
   }
 }
 
-void run_fault(DistKVStore& kv, bool kill) {
+void run_fault(DistKVStore& kv, const std::string& scenario) {
   init_keys(kv);
-  if (kv.rank() == 1) raise(kill ? SIGKILL : SIGSTOP);
+  if (scenario == "stop-server" && kv.rank() == 0)  // the test runs on one host
+    kill(static_cast<pid_t>(kv.roles().at(kv.roles().server_rank(0)).pid), SIGSTOP);
+  if (scenario != "stop-server" && kv.rank() == 1) raise(scenario == "kill" ? SIGKILL : SIGSTOP);
   // The others go on and wait for the missing worker's pushes, forever: the
   // job must end by itself.
   for (int round = 0;; ++round) {
@@ -235,8 +238,8 @@ int main(int argc, char** argv) {
         run_async(*kv);
       else if (args.scenario == "compress")
         run_compress(*kv);
-      else if (args.scenario == "kill" || args.scenario == "stop")
-        run_fault(*kv, args.scenario == "kill");
+      else if (args.scenario == "kill" || args.scenario == "stop" || args.scenario == "stop-server")
+        run_fault(*kv, args.scenario);
       else
         kv->abort_job("kv_test_worker: unknown scenario " + args.scenario, 2);
     } catch (const std::exception& e) {

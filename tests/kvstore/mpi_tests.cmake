@@ -28,7 +28,7 @@ endfunction()
 
 # 1 server + 2 workers, dist_sync: exact values after init, a 2-device push,
 # SGD rounds on the server; optimizer states saved and loaded by the server.
-mx_mpi_test(mpi_kvstore_sync 0 "kv_test_worker sync: ok;rank +host +role;server +0"
+mx_mpi_test(mpi_kvstore_sync 0 "kv_test_worker sync: ok;rank +host +pid +role;server +0"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} sync
           --states ${CMAKE_CURRENT_BINARY_DIR}/mpi_kvstore_sync)
 # The same over TCP (loopback) instead of shared memory.
@@ -47,6 +47,8 @@ mx_mpi_test(mpi_kvstore_kill nonzero "rank 2"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} kill --timeout 4)
 mx_mpi_test(mpi_kvstore_stop nonzero "rank 2 \\(host [^,]+, worker 1\\) has not been heard from"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} stop --timeout 3 --interval 0.5)
+mx_mpi_test(mpi_kvstore_stop_server nonzero "rank 0 \\(host [^,]+, server 0\\) has not been heard from"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} stop-server --timeout 3 --interval 0.5)
 # Start-up problems end every rank with one message and exit status 2.
 mx_mpi_test(mpi_kvstore_no_workers 2 "without workers"
   COMMAND ${_mpirun} -np 2 ${_server})

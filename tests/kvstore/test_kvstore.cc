@@ -397,7 +397,7 @@ TEST_CASE("role map: indices, the printed table, start-up problems") {
   CHECK(ok.server_rank(1) == 3);
   CHECK(ok.worker_rank(1) == 2);
   CHECK(ok.describe(2) == "rank 2 (host h2, worker 1)");
-  CHECK(ok.table().find("3     h3") != std::string::npos);
+  CHECK(ok.table().find("3     h3  ") != std::string::npos);
 
   RoleMap servers_only({rank_info(0, Role::kServer, 0), rank_info(1, Role::kServer, 0)});
   CHECK(servers_only.problem().find("without workers") != std::string::npos);
