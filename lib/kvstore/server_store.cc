@@ -47,8 +47,9 @@ void* ServerStore::payload_buffer(const Header& h, int worker) {
     part.pushed.assign(static_cast<size_t>(num_workers_), 0);
   }
   auto& buffer = part.recv[static_cast<size_t>(worker)];
-  if (buffer.size() != static_cast<size_t>(h.bytes)) buffer.resize(static_cast<size_t>(h.bytes));
-  return buffer.data();
+  if (static_cast<int64_t>(buffer.bytes()) != h.bytes)
+    buffer = NDArray(Shape{h.bytes}, Context::cpu(), DType::kUint8);
+  return buffer.raw_data();
 }
 
 ServerStore::Part* ServerStore::find(PartId id) {
@@ -100,7 +101,7 @@ void ServerStore::handle(Request r, std::vector<Response>& out) {
         part->dtype = dtype;
       }
       part->stored.wait_to_read();
-      std::memcpy(part->stored.raw_data(), part->recv[static_cast<size_t>(r.worker)].data(),
+      std::memcpy(part->stored.raw_data(), part->recv[static_cast<size_t>(r.worker)].raw_data(),
                   value_bytes(h));
       part->initialized = true;
       out.push_back(reply(r));
@@ -172,9 +173,9 @@ void ServerStore::handle(Request r, std::vector<Response>& out) {
 }
 
 void ServerStore::decode_into(Part& part, int worker, const Header& h, bool add, void* merged) {
-  const auto& buffer = part.recv[static_cast<size_t>(worker)];
+  const NDArray& buffer = part.recv[static_cast<size_t>(worker)];
   if (h.compressed) {
-    const auto* codes = reinterpret_cast<const uint32_t*>(buffer.data());
+    const auto* codes = static_cast<const uint32_t*>(buffer.raw_data());
     if (add)
       dequantize_2bit_add(codes, static_cast<float*>(merged), h.count,
                           static_cast<float>(h.threshold));
@@ -183,23 +184,27 @@ void ServerStore::decode_into(Part& part, int worker, const Header& h, bool add,
     return;
   }
   if (!add) {
-    std::memcpy(merged, buffer.data(), buffer.size());
+    std::memcpy(merged, buffer.raw_data(), buffer.bytes());
     return;
   }
   dispatch_dtype(part.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
       auto* out = static_cast<T*>(merged);
-      const auto* in = reinterpret_cast<const T*>(buffer.data());
+      const auto* in = static_cast<const T*>(buffer.raw_data());
       for (int64_t i = 0; i < h.count; ++i) out[i] += in[i];
     }
   });
 }
 
-void ServerStore::apply(Part& part, int key) {
+void ServerStore::apply(Part& part, int key, const NDArray& grad) {
   MX_CHECK(updater_ != nullptr);
-  (*updater_)(key, part.merged, part.stored);
+  (*updater_)(key, grad, part.stored);
   part.stored.wait_to_read();
+}
+
+NDArray ServerStore::received(Part& part, int worker) const {
+  return part.recv[static_cast<size_t>(worker)].view(Shape{part.count}, part.dtype);
 }
 
 void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response>& out) {
@@ -217,8 +222,8 @@ void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response
                           "(set_optimizer before pushing)"));
       return;
     }
-    decode_into(part, r.worker, h, false, part.merged.raw_data());
-    apply(part, h.key);
+    if (h.compressed) decode_into(part, r.worker, h, false, part.merged.raw_data());
+    apply(part, h.key, h.compressed ? part.merged : received(part, r.worker));
     out.push_back(reply(r));
     return;
   }
@@ -237,11 +242,23 @@ void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response
   std::vector<const Header*> by_worker(static_cast<size_t>(num_workers_), nullptr);
   for (size_t i = 0; i < part.held.size(); ++i)
     by_worker[static_cast<size_t>(part.held_workers[i])] = &part.held[i];
-  // Without an updater the sum is the new value: add straight into it.
-  void* sum = updater_ ? part.merged.raw_data() : part.stored.raw_data();
-  for (int w = 0; w < num_workers_; ++w)
-    decode_into(part, w, *by_worker[static_cast<size_t>(w)], w > 0, sum);
-  if (updater_) apply(part, h.key);
+  // One uncompressed push is its own sum: no copy.
+  const bool single = num_workers_ == 1 && !h.compressed;
+  NDArray sum = single ? received(part, 0) : part.merged;
+  if (!single)
+    for (int w = 0; w < num_workers_; ++w)
+      decode_into(part, w, *by_worker[static_cast<size_t>(w)], w > 0, part.merged.raw_data());
+  if (updater_) {
+    apply(part, h.key, sum);
+  } else if (single) {
+    // Without an updater the sum becomes the value: exchange the buffers.
+    std::lock_guard lock(mutex_);
+    NDArray old = part.stored;
+    part.stored = sum;
+    part.recv[0] = old.view(Shape{static_cast<int64_t>(old.bytes())}, DType::kUint8);
+  } else {
+    std::swap(part.stored, part.merged);
+  }
   for (size_t i = 0; i < part.held.size(); ++i) {
     Response resp;
     resp.worker = part.held_workers[i];

@@ -74,9 +74,9 @@ class ServerStore {
     DType dtype = DType::kFloat32;
     int64_t count = 0;
     bool initialized = false;
-    std::vector<std::vector<std::byte>> recv;  // per worker
-    std::vector<char> pushed;                  // per worker, this round
-    std::vector<Header> held;                  // this round's pushes, replies held back
+    std::vector<NDArray> recv;  // per worker: bytes of the latest push
+    std::vector<char> pushed;   // per worker, this round
+    std::vector<Header> held;   // this round's pushes, replies held back
     std::vector<int> held_workers;
     int num_pushed = 0;
     int sending = 0;
@@ -86,7 +86,9 @@ class ServerStore {
   void handle_push(Part& part, const Request& r, std::vector<Response>& out);
   // sum = the decoded push of `worker` (add: += instead of =).
   void decode_into(Part& part, int worker, const Header& h, bool add, void* sum);
-  void apply(Part& part, int key);
+  void apply(Part& part, int key, const NDArray& grad);
+  // The latest uncompressed push of `worker` as values (a view of its buffer).
+  NDArray received(Part& part, int worker) const;
   Response reply(const Request& r) const;
   Response error(const Request& r, const std::string& message) const;
   Part* find(PartId id);
