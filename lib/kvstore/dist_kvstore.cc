@@ -109,19 +109,24 @@ void DistKVStore::on_message(const Header& h, int source, std::string text) {
   if (h.type != MsgType::kReply && h.type != MsgType::kError)
     comm_->abort(str("kvstore worker: unexpected ", msg_type_name(h.type), " message from ",
                      comm_->roles().describe(source)));
+  if (!count_down(h.id, h.type == MsgType::kError ? text : std::string()))
+    comm_->abort(str("kvstore worker: a reply to unknown request ", h.id, " from ",
+                     comm_->roles().describe(source)));
+}
+
+bool DistKVStore::count_down(int64_t id, const std::string& error) {
   std::shared_ptr<Pending> p;
   {
     std::lock_guard lock(mutex_);
-    auto it = pending_.find(h.id);
-    if (it == pending_.end())
-      comm_->abort(str("kvstore worker: a reply to unknown request ", h.id, " from ",
-                       comm_->roles().describe(source)));
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return false;
     p = it->second;
-    if (h.type == MsgType::kError && p->error.empty()) p->error = text;
-    if (--p->remaining > 0) return;
+    if (!error.empty() && p->error.empty()) p->error = error;
+    if (--p->remaining > 0) return true;
     pending_.erase(it);
   }
   p->done(p->error.empty() ? nullptr : std::make_exception_ptr(Error("kvstore: " + p->error)));
+  return true;
 }
 
 void DistKVStore::send_parts(MsgType type, int k, const Key& key, const std::byte* data, int64_t id,
@@ -149,7 +154,12 @@ void DistKVStore::send_parts(MsgType type, int k, const Key& key, const std::byt
         payload = data + static_cast<size_t>(part.offset) * element_bytes;
       }
     }
-    comm_->send(comm_->roles().server_rank(part.server), h, payload, std::string());
+    // A request with data completes when its sends have finished too, so
+    // the caller may reuse the array only once MPI is done with it.
+    std::function<void()> on_sent;
+    if (payload) on_sent = [this, id] { count_down(id, std::string()); };
+    comm_->send(comm_->roles().server_rank(part.server), h, payload, std::string(),
+                std::move(on_sent));
   }
 }
 
@@ -181,7 +191,7 @@ void DistKVStore::init(const std::vector<int>& keys, const std::vector<NDArray>&
     for (size_t i = 0; i < keys.size(); ++i) {
       sources.push_back(values[i].ctx().is_gpu() ? values[i].copy_to(Context::cpu()) : values[i]);
       sources.back().wait_to_read();
-      replies += static_cast<int>(keys_.at(keys[i]).parts.size());
+      replies += 2 * static_cast<int>(keys_.at(keys[i]).parts.size());  // replies and sends
     }
     wait_for([&](auto done) {
       const int64_t id = expect(replies, nullptr, 0, std::move(done));
@@ -225,7 +235,8 @@ void DistKVStore::push(const std::vector<int>& keys,
     }
     Engine::get().push_async(
         [this, k, &kv, source, compressed](RunContext, OnComplete on_complete) {
-          const int64_t id = expect(static_cast<int>(kv.parts.size()), nullptr, 0,
+          // Each part: the server's reply and the end of the send.
+          const int64_t id = expect(2 * static_cast<int>(kv.parts.size()), nullptr, 0,
                                     [on_complete](std::exception_ptr e) { on_complete(e); });
           send_parts(MsgType::kPush, k, kv, static_cast<const std::byte*>(source.raw_data()), id,
                      compressed);

@@ -92,6 +92,8 @@ class DistKVStore : public KVStore {
   int64_t expect(int replies, std::byte* base, size_t element_bytes,
                  std::function<void(std::exception_ptr)> done);
   void on_message(const Header& h, int source, std::string text);
+  // One reply or finished send of request `id`; false when there is no such request.
+  bool count_down(int64_t id, const std::string& error);
   void* payload_buffer(const Header& h, int source);
   void send_parts(MsgType type, int k, const Key& key, const std::byte* data, int64_t id,
                   bool compressed);
