@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "kvstore/gradient_compression.h"
+#include "kvstore/kvstore_params.h"
 #include "kvstore/local_kvstore.h"
 #include "kvstore/optimizer_spec.h"
 #include "kvstore/partition.h"
@@ -411,4 +412,27 @@ TEST_CASE("role map: indices, the printed table, start-up problems") {
   async.sync = false;
   RoleMap modes({rank_info(0, Role::kServer, 0), rank_info(1, Role::kWorker, 1), async});
   CHECK(modes.problem().find("settings differ") != std::string::npos);
+}
+
+TEST_CASE("kvstore settings parse with the usual messages and make the store") {
+  auto p = KVStoreParams::from_strings({{"type", "device"}}, "kvstore");
+  CHECK(p.type == StoreType::kDevice);
+  CHECK(p.bigarray_bound == 1000000);
+  CHECK(p.heartbeat_timeout == 10.0);
+  CHECK(make_kvstore(p)->type() == "device");
+  CHECK(make_kvstore(KVStoreParams::from_strings({}, "kvstore"))->type() == "local");
+  CHECK_THROWS_WITH_AS(KVStoreParams::from_strings({{"type", "dist_synk"}}, "kvstore"),
+                       doctest::Contains("dist_sync"), InputError);
+  CHECK_THROWS_AS(KVStoreParams::from_strings({{"bigarray_bound", "0"}}, "kvstore"), InputError);
+  CHECK_THROWS_WITH_AS(KVStoreParams::from_strings({{"heartbeat_timout", "3"}}, "kvstore"),
+                       doctest::Contains("heartbeat_timeout"), InputError);
+  auto bad = KVStoreParams::from_strings(
+      {{"type", "dist_sync"}, {"heartbeat_interval", "5"}, {"heartbeat_timeout", "2"}}, "kvstore");
+  CHECK_THROWS_AS(make_kvstore(bad), InputError);
+
+  auto c = CompressionParams::from_strings({{"type", "2bit"}, {"threshold", "0.25"}}, "c");
+  CHECK(c.spec().enabled());
+  CHECK(c.spec().threshold == 0.25f);
+  CHECK_FALSE(CompressionParams::from_strings({}, "c").spec().enabled());
+  CHECK_THROWS_AS(CompressionParams::from_strings({{"type", "1bit"}}, "c"), InputError);
 }
