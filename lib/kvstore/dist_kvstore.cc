@@ -171,6 +171,7 @@ void DistKVStore::init(const std::vector<int>& keys, const std::vector<NDArray>&
     const NDArray& v = values[i];
     if (keys[i] < 0) throw InputError(str("kvstore init: key ", keys[i], " is negative"));
     if (keys_.count(keys[i])) throw InputError(str("kvstore init: key ", keys[i], " twice"));
+    if (v.size() == 0) throw InputError(str("kvstore init: key ", keys[i], " has no elements"));
     if (v.dtype() != DType::kFloat32 && v.dtype() != DType::kFloat64)
       throw InputError(str("kvstore init: key ", keys[i], " is ", v.describe(),
                            "; the kvstore holds float32 or float64 arrays"));
