@@ -41,6 +41,23 @@ bool is_control(MsgType type) {
          type == MsgType::kLoadStates || type == MsgType::kError;
 }
 
+// False when process `pid` of this host has ended (gone, or a zombie);
+// true when that cannot be told (no /proc).
+bool process_alive(int64_t pid) {
+  static const bool have_proc = access("/proc/self/stat", R_OK) == 0;
+  if (!have_proc) return true;
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (f == nullptr) return false;
+  char line[512] = {};
+  const size_t n = std::fread(line, 1, sizeof(line) - 1, f);
+  std::fclose(f);
+  // "pid (comm) S ...": the state follows the last ')'.
+  const char* close = std::strrchr(line, ')');
+  if (n == 0 || close == nullptr || close[1] == '\0') return true;
+  const char state = close[2];
+  return state != 'Z' && state != 'X';
+}
+
 std::string mpi_error_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
@@ -332,7 +349,15 @@ void Communicator::run(RankInfo) {
       }
       s.next_heartbeat = now + std::chrono::duration_cast<Clock::duration>(
                                    std::chrono::duration<double>(s.interval_s));
+      const std::string& my_host = roles_.at(rank_).host;
       for (int p : s.peers) {
+        // A peer on this host that has died is seen at once (mpirun ends the
+        // job about a second later, naming only rank and host).
+        const RankInfo& peer = roles_.at(p);
+        if (peer.host == my_host && peer.pid > 0 && !process_alive(peer.pid))
+          abort(str("kvstore: ", roles_.describe(p), " has died (process ", peer.pid,
+                    " ended); ending the job"),
+                1);
         const double silent = std::chrono::duration<double>(now - s.last_heard[p]).count();
         if (silent > s.timeout_s)
           abort(str("kvstore: ", roles_.describe(p), " has not been heard from for ",

@@ -1,10 +1,10 @@
 # Runs one mpirun command and checks how it ended.
-#   -DCOMMAND="mpirun|...": the command, arguments separated by "|"
+#   -DCOMMAND="mpirun@@...": the command, arguments separated by "@@"
 #   -DEXPECT=0|2|nonzero:   the exit status it must have
-#   -DMATCH="regex|...":    what its output (stdout and stderr) must contain
+#   -DMATCH="regex@@...":   what its output (stdout and stderr) must contain
 #   -DLIMIT=seconds:        the job must end by itself within this time
-string(REPLACE "|" ";" COMMAND "${COMMAND}")
-string(REPLACE "|" ";" MATCH "${MATCH}")
+string(REPLACE "@@" ";" COMMAND "${COMMAND}")
+string(REPLACE "@@" ";" MATCH "${MATCH}")
 execute_process(COMMAND ${COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
                 TIMEOUT ${LIMIT})
 message("${out}${err}")
