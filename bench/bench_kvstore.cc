@@ -3,6 +3,8 @@
 // (dist_sync, one worker, no optimizer: the pushed value is stored and
 // pulled back) next to an MPI ping-pong of the same size each way (the same
 // traffic) and an osu_bw-style window of sends (one way, the link's peak).
+// Raw MPI runs before and after the kvstore, the kvstore three passes; each
+// figure is the best, so a busy moment of a shared machine does not decide it.
 //
 //   mpirun -np 1 bench_kvstore --server : -np 1 bench_kvstore [--max-mib 64]
 #include <mpi.h>
@@ -103,15 +105,20 @@ int main(int argc, char** argv) {
   std::vector<size_t> sizes;
   for (size_t b = 4096; b <= (static_cast<size_t>(max_mib) << 20); b *= 4) sizes.push_back(b);
 
-  // Raw MPI first, in this thread; then the kvstore's own thread takes over.
-  std::vector<double> pp, bw;
-  std::vector<char> buf(sizes.back(), 1);
-  for (size_t b : sizes) {
-    pp.push_back(ping_pong(rank, peer, b, buf));
-    bw.push_back(window(rank, peer, b, buf));
-  }
-  buf = {};
+  // Raw MPI in this thread, before and after the kvstore (whose own thread
+  // makes the MPI calls in between); each figure is the best of those runs,
+  // so a busy moment of a shared machine does not decide it.
+  std::vector<double> pp(sizes.size(), 0.0), bw(sizes.size(), 0.0);
+  auto measure_raw = [&] {
+    std::vector<char> buf(sizes.back(), 1);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      pp[i] = std::max(pp[i], ping_pong(rank, peer, sizes[i], buf));
+      bw[i] = std::max(bw[i], window(rank, peer, sizes[i], buf));
+    }
+  };
+  measure_raw();
 
+  std::vector<double> kv_best(sizes.size(), 0.0);
   if (server) {
     Server s;
     s.run();
@@ -125,27 +132,33 @@ int main(int argc, char** argv) {
       values.push_back(NDArray::full(Shape{static_cast<int64_t>(sizes[i] / 4)}, 1.0));
     }
     kv.init(keys, values);
-    std::printf("%10s %14s %14s %16s %9s\n", "key bytes", "push+pull GB/s", "ping-pong GB/s",
-                "window 1-way GB/s", "kv/pp");
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      NDArray grad = NDArray::full(values[i].shape(), 2.0);
-      NDArray out = NDArray::zeros(values[i].shape());
-      const int n = repeats(sizes[i]);
-      for (int w = 0; w < 2; ++w) kv.pushpull({keys[i]}, {{grad}}, {{out}});
-      out.wait_to_read();
-      const auto start = Clock::now();
-      for (int r = 0; r < n; ++r) kv.pushpull({keys[i]}, {{grad}}, {{out}});
-      out.wait_to_read();
-      const double kv_gbs = 2.0 * static_cast<double>(sizes[i]) * n / seconds_since(start) / 1e9;
-      // The data really moved: a new value comes back in every element.
-      grad.fill(static_cast<double>(i) + 3.0);
-      kv.pushpull({keys[i]}, {{grad}}, {{out}});
-      for (float x : out.to_vector<float>())
-        if (x != static_cast<float>(i) + 3.0f) kv.abort_job("bench_kvstore: wrong value pulled");
-      std::printf("%10zu %14.2f %14.2f %16.2f %8.0f%%\n", sizes[i], kv_gbs, pp[i], bw[i],
-                  100.0 * kv_gbs / pp[i]);
-    }
+    for (int pass = 0; pass < 3; ++pass)
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        NDArray grad = NDArray::full(values[i].shape(), 2.0);
+        NDArray out = NDArray::zeros(values[i].shape());
+        const int n = repeats(sizes[i]);
+        for (int w = 0; w < 2; ++w) kv.pushpull({keys[i]}, {{grad}}, {{out}});
+        out.wait_to_read();
+        const auto start = Clock::now();
+        for (int r = 0; r < n; ++r) kv.pushpull({keys[i]}, {{grad}}, {{out}});
+        out.wait_to_read();
+        kv_best[i] = std::max(kv_best[i],
+                              2.0 * static_cast<double>(sizes[i]) * n / seconds_since(start) / 1e9);
+        // The data really moved: a new value comes back in every element.
+        grad.fill(static_cast<double>(i) + 3.0);
+        kv.pushpull({keys[i]}, {{grad}}, {{out}});
+        for (float x : out.to_vector<float>())
+          if (x != static_cast<float>(i) + 3.0f) kv.abort_job("bench_kvstore: wrong value pulled");
+      }
     kv.finish();
+  }
+  measure_raw();
+  if (!server) {
+    std::printf("%10s %14s %14s %17s %7s\n", "key bytes", "push+pull GB/s", "ping-pong GB/s",
+                "window 1-way GB/s", "kv/pp");
+    for (size_t i = 0; i < sizes.size(); ++i)
+      std::printf("%10zu %14.2f %14.2f %17.2f %6.0f%%\n", sizes[i], kv_best[i], pp[i], bw[i],
+                  100.0 * kv_best[i] / pp[i]);
   }
   MPI_Finalize();
   return 0;
