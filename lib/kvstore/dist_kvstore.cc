@@ -287,10 +287,28 @@ void DistKVStore::to_all_servers(MsgType type, const std::string& text) {
   });
 }
 
+void DistKVStore::from_worker0(MsgType type, const std::string& text, const std::string& what) {
+  // This worker's pushes first: the request applies after them.
+  for (auto& [k, kv] : keys_) Engine::get().wait_for_var(kv.var.get());
+  std::string error;
+  if (rank() == 0) {
+    try {
+      to_all_servers(type, text);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  // Every worker learns the outcome, so none waits for one that has failed.
+  const double ok = allreduce({error.empty() ? 1.0 : 0.0}, Reduce::kMin)[0];
+  if (ok == 0.0)
+    throw Error(error.empty() ? str("kvstore: worker 0 could not ", what, " (see its message)")
+                              : error);
+}
+
 void DistKVStore::set_optimizer(std::unique_ptr<optim::Optimizer> optimizer) {
   if (!optimizer) throw InputError("kvstore set_optimizer: no optimizer given");
-  if (rank() == 0) to_all_servers(MsgType::kSetOptimizer, serialize_optimizer(*optimizer));
-  barrier();
+  from_worker0(MsgType::kSetOptimizer, serialize_optimizer(*optimizer),
+               "set the servers' optimizer");
 }
 
 void DistKVStore::set_gradient_compression(const CompressionSpec& spec) {
@@ -323,9 +341,7 @@ void DistKVStore::save_optimizer_states(const std::string& path) {
 }
 
 void DistKVStore::load_optimizer_states(const std::string& path) {
-  Engine::get().wait_all();
-  if (rank() == 0) to_all_servers(MsgType::kLoadStates, path);
-  barrier();
+  from_worker0(MsgType::kLoadStates, path, "load the servers' optimizer states");
 }
 
 void DistKVStore::barrier() {

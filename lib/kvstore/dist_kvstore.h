@@ -86,8 +86,11 @@ class DistKVStore : public KVStore {
   Key& key(int k);
   // Residual and code buffers of a key, when compression is on.
   void prepare_compression(Key& kv) const;
-  // Sends a control message to every server (rank 0 only) and waits for the replies.
+  // Sends a control message to every server and waits for the replies.
   void to_all_servers(MsgType type, const std::string& text);
+  // Collective: worker 0 sends the message to every server; all workers
+  // return once it is done, or all throw when it failed.
+  void from_worker0(MsgType type, const std::string& text, const std::string& what);
   // Registers a request that completes after `replies` replies.
   int64_t expect(int replies, std::byte* base, size_t element_bytes,
                  std::function<void(std::exception_ptr)> done);

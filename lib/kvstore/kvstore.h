@@ -57,7 +57,9 @@ class KVStore {
   virtual void set_gradient_compression(const CompressionSpec& spec) = 0;
   // The optimizer's states and counters where the updater runs (for checkpoints):
   // local writes `path` (Updater::save_states); dist asks every server to
-  // write `path`.server<i>of<S> on its host.
+  // write `path`.server<i>of<S> on its host. In a dist store save is worker
+  // 0's alone (others return at once); set_optimizer and load are collective
+  // over the workers and throw on every worker when they fail.
   virtual void save_optimizer_states(const std::string& path) = 0;
   virtual void load_optimizer_states(const std::string& path) = 0;
 

@@ -112,6 +112,18 @@ void run_sync(DistKVStore& kv, const Args& args) {
     kv.save_optimizer_states(args.states_dir + "/opt");
     kv.barrier();
     kv.load_optimizer_states(args.states_dir + "/opt");
+    // A server's failure reaches every worker as an error, and the job goes on.
+    bool failed = false;
+    try {
+      kv.load_optimizer_states(args.states_dir + "/missing");
+    } catch (const mx::Error& e) {
+      failed = true;
+      if (w == 0 && std::string(e.what()).find("server 0") == std::string::npos)
+        kv.abort_job(std::string("kv_test_worker: unexpected message: ") + e.what());
+    }
+    if (!failed) kv.abort_job("kv_test_worker: loading missing states did not fail");
+    check_pull(kv, 1, "after a failed load",
+               [&](int key, int64_t i) { return summed(key, i) - shift; });
   }
 }
 
