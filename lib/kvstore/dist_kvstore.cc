@@ -336,7 +336,9 @@ void DistKVStore::prepare_compression(Key& kv) const {
 
 void DistKVStore::save_optimizer_states(const std::string& path) {
   if (rank() != 0) return;
-  Engine::get().wait_all();
+  // After this worker's pushes: in dist_sync each completes only once its
+  // round is updated, so the states are those of a step boundary.
+  for (auto& [k, kv] : keys_) Engine::get().wait_for_var(kv.var.get());
   to_all_servers(MsgType::kSaveStates, path);
 }
 
