@@ -6,7 +6,8 @@
 // Raw MPI runs before and after the kvstore, the kvstore three passes; each
 // figure is the best, so a busy moment of a shared machine does not decide it.
 //
-//   mpirun -np 1 bench_kvstore --server : -np 1 bench_kvstore [--max-mib 64]
+//   mpirun -np 1 bench_kvstore --server : -np 1 bench_kvstore
+// (--min-kib K / --max-mib M, default 4 and 64, given to both ranks, pick the sizes)
 #include <mpi.h>
 
 #include <chrono>
@@ -82,13 +83,15 @@ double window(int me, int peer, size_t bytes, std::vector<char>& buf) {
 
 int main(int argc, char** argv) {
   bool server = false;
-  int max_mib = 64;
+  int max_mib = 64, min_kib = 4;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--server")
       server = true;
     else if (a == "--max-mib" && i + 1 < argc)
       max_mib = std::stoi(argv[++i]);
+    else if (a == "--min-kib" && i + 1 < argc)
+      min_kib = std::stoi(argv[++i]);
   }
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
@@ -103,7 +106,9 @@ int main(int argc, char** argv) {
   }
   const int peer = 1 - rank;
   std::vector<size_t> sizes;
-  for (size_t b = 4096; b <= (static_cast<size_t>(max_mib) << 20); b *= 4) sizes.push_back(b);
+  for (size_t b = static_cast<size_t>(min_kib) << 10; b <= (static_cast<size_t>(max_mib) << 20);
+       b *= 4)
+    sizes.push_back(b);
 
   // Raw MPI in this thread, before and after the kvstore (whose own thread
   // makes the MPI calls in between); each figure is the best of those runs,
