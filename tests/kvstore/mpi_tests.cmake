@@ -34,6 +34,9 @@ mx_mpi_test(mpi_kvstore_sync 0 "kv_test_worker sync: ok;rank +host +pid +role;se
 # The same over TCP (loopback) instead of shared memory.
 mx_mpi_test(mpi_kvstore_sync_tcp 0 "kv_test_worker sync: ok"
   COMMAND ${_mpirun} --mca btl tcp,self -np 1 ${_server} : -np 2 ${_worker} sync)
+# The same on the synchronous engine (operations complete on the communication thread).
+mx_mpi_test(mpi_kvstore_sync_naive_engine 0 "kv_test_worker sync: ok"
+  COMMAND ${_mpirun} -x MX_ENGINE=naive -np 1 ${_server} : -np 2 ${_worker} sync)
 # 2 servers, keys of 10 elements and more split over both.
 mx_mpi_test(mpi_kvstore_split 0 "kv_test_worker sync: ok;2 server"
   COMMAND ${_mpirun} -np 2 ${_server} : -np 2 ${_worker} sync --bound 8)
