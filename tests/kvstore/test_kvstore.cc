@@ -302,6 +302,20 @@ TEST_CASE("async server: every push is applied when it arrives") {
   CHECK(s.pull(0, 1, 2) == std::vector<float>{9, 8});
   s.data(MsgType::kPush, 1, 1, {1, 2});
   CHECK(s.pull(0, 1, 2) == std::vector<float>{8, 6});
+  // A compressed push is decoded, then applied.
+  std::vector<float> grad = {0.6f, -0.6f}, residual(2, 0.0f);
+  uint32_t word = 0;
+  quantize_2bit(grad.data(), residual.data(), &word, 2, 0.5f);
+  Header h = s.header(MsgType::kPush, 1, 0, 2);
+  h.compressed = 1;
+  h.threshold = 0.5;
+  h.bytes = 4;
+  std::memcpy(s.store.payload_buffer(h, 0), &word, 4);
+  s.out.clear();
+  s.store.handle(Request{h, 0, ""}, s.out);
+  REQUIRE(s.out.size() == 1);
+  CHECK(s.out[0].header.type == MsgType::kReply);
+  CHECK(s.pull(1, 1, 2) == std::vector<float>{7.5f, 6.5f});
 }
 
 TEST_CASE("server: split parts, compressed pushes, errors, bye") {
