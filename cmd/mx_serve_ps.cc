@@ -1,0 +1,26 @@
+// mx-serve-ps: a parameter server of a distributed run. It takes no config of
+// its own: it is started in the same mpirun as the workers, which send it
+// their optimizer and settings.
+//
+//   mpirun -np 1 mx-serve-ps : -np 2 mx-train CONFIG kvstore=dist_sync
+#include <iostream>
+
+#include "kvstore/kv_server.h"
+#include "program.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Parameter server for distributed training; start it in the workers' mpirun:\n"
+      "  mpirun -np 1 mx-serve-ps : -np 2 mx-train CONFIG kvstore=dist_sync",
+      "mx-serve-ps"};
+  return mx::run_program(app, argc, argv, [] {
+    std::unique_ptr<mx::kvstore::Server> server;
+    try {
+      server = std::make_unique<mx::kvstore::Server>();
+    } catch (const mx::kvstore::StartupError& e) {
+      // Every rank stops alike; rank 0 has printed the reason.
+      std::exit(e.exit_code());
+    }
+    server->run();
+  });
+}

@@ -1,0 +1,114 @@
+// The worker side of dist_sync / dist_async (level 2 of the KVStore): the
+// devices' values of a key are summed in the process (level 1), then pushed
+// to the servers that hold the key's parts; pulls fetch the parts back.
+//
+// A push is one engine operation that reads the summed value and writes the
+// key's variable; it completes (on the communication thread) when every
+// server holding a part has replied — in dist_sync only after the round's
+// update — so a later pull of the key, which also writes that variable, sees
+// the update. A single CPU value is sent, and a single CPU output received,
+// without a copy. Compression quantizes each part into 2-bit codes with a
+// per-key residual before sending.
+//
+// Start-up and shutdown are collective over the workers: every worker
+// constructs the store (MPI start-up with the servers), calls init,
+// set_optimizer and finish in the same order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kvstore/communicator.h"
+#include "kvstore/kvstore.h"
+#include "kvstore/partition.h"
+
+namespace mx::kvstore {
+
+struct DistOptions {
+  std::string type = "dist_sync";  // or "dist_async"
+  // Keys with this many elements or more are split over all servers.
+  int64_t bigarray_bound = kDefaultBigArrayBound;
+  double heartbeat_interval_s = 1.0;
+  // Silence after which a rank counts as stopped or hung and the job ends.
+  double heartbeat_timeout_s = 10.0;
+  // Hash of the worker's resolved config; all workers must agree.
+  uint64_t config_hash = 0;
+};
+
+class DistKVStore : public KVStore {
+ public:
+  // Joins the job as a worker; throws StartupError (exit code 2) when the
+  // ranks cannot run together, InputError for bad options.
+  explicit DistKVStore(const DistOptions& options);
+  // finish(), or ending the job when an exception is unwinding.
+  ~DistKVStore() override;
+
+  std::string type() const override { return options_.type; }
+  void init(const std::vector<int>& keys, const std::vector<NDArray>& values) override;
+  void push(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
+            int priority = 0) override;
+  void pull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& outputs,
+            int priority = 0) override;
+  void set_optimizer(std::unique_ptr<optim::Optimizer> optimizer) override;
+  void set_gradient_compression(const CompressionSpec& spec) override;
+  void save_optimizer_states(const std::string& path) override;
+  void load_optimizer_states(const std::string& path) override;
+  void barrier() override;
+  std::vector<double> allreduce(std::vector<double> values, Reduce op) override;
+  int rank() const override { return comm_->self().index; }
+  int num_workers() const override { return comm_->roles().num_workers(); }
+
+  const RoleMap& roles() const { return comm_->roles(); }
+  // Waits for this worker's operations, meets the other workers, tells the
+  // servers it is done and finalizes MPI. Collective over the workers.
+  void finish();
+  // Ends every rank of the job with `message` (MPI_Abort): for fatal errors
+  // of a worker, which must never leave the others waiting.
+  [[noreturn]] void abort_job(const std::string& message, int exit_code = 1);
+
+ private:
+  struct Key {
+    Shape shape;
+    DType dtype = DType::kFloat32;
+    std::vector<KeyPart> parts;
+    VarHandle var;     // orders the key's pushes and pulls
+    NDArray merged;    // the devices' sum (several devices, or not on the CPU)
+    NDArray pulled;    // where values arrive when they cannot go straight to the output
+    NDArray residual;  // 2-bit compression
+    NDArray codes;
+    std::vector<int64_t> code_offsets;  // first word of each part in `codes`
+  };
+  struct Pending;
+  Key& key(int k);
+  // Residual and code buffers of a key, when compression is on.
+  void prepare_compression(Key& kv) const;
+  // Sends a control message to every server and waits for the replies.
+  void to_all_servers(MsgType type, const std::string& text);
+  // Collective: worker 0 sends the message to every server; all workers
+  // return once it is done, or all throw when it failed.
+  void from_worker0(MsgType type, const std::string& text, const std::string& what);
+  // Registers a request that completes after `replies` replies.
+  int64_t expect(int replies, std::byte* base, size_t element_bytes,
+                 std::function<void(std::exception_ptr)> done);
+  void on_message(const Header& h, int source, std::string text);
+  // One reply or finished send of request `id`; false when there is no such request.
+  bool count_down(int64_t id, const std::string& error);
+  void* payload_buffer(const Header& h, int source);
+  void send_parts(MsgType type, int k, const Key& key, const std::byte* data, int64_t id,
+                  bool compressed);
+
+  DistOptions options_;
+  CompressionSpec compression_;
+  std::unique_ptr<Communicator> comm_;
+  std::map<int, Key> keys_;
+  std::mutex mutex_;  // guards pending_ and next_id_
+  std::map<int64_t, std::shared_ptr<Pending>> pending_;
+  int64_t next_id_ = 1;
+  bool finished_ = false;
+};
+
+}  // namespace mx::kvstore

@@ -1,0 +1,73 @@
+#include "kvstore/kvstore_params.h"
+
+#include "kvstore/dist_kvstore.h"
+#include "kvstore/local_kvstore.h"
+
+namespace mx::kvstore {
+
+const char* store_type_name(StoreType type) {
+  switch (type) {
+    case StoreType::kLocal: return "local";
+    case StoreType::kDevice: return "device";
+    case StoreType::kDistSync: return "dist_sync";
+    case StoreType::kDistAsync: return "dist_async";
+  }
+  return "?";
+}
+
+void KVStoreParams::declare(ParamDecl<KVStoreParams>& d) {
+  d.field("type", &KVStoreParams::type)
+      .set_default(StoreType::kLocal)
+      .add_enum("local", StoreType::kLocal)
+      .add_enum("device", StoreType::kDevice)
+      .add_enum("dist_sync", StoreType::kDistSync)
+      .add_enum("dist_async", StoreType::kDistAsync)
+      .describe(
+          "where gradients are summed and the optimizer runs (dist_*: parameter servers "
+          "started with mx-serve-ps in the same mpirun)");
+  d.field("bigarray_bound", &KVStoreParams::bigarray_bound)
+      .set_default(1000000)
+      .set_lower_bound(1)
+      .describe("arrays with this many elements or more are split over all servers");
+  d.field("heartbeat_interval", &KVStoreParams::heartbeat_interval)
+      .set_default(1.0)
+      .set_lower_bound(0.01)
+      .describe("seconds between the heartbeats that ranks send each other");
+  d.field("heartbeat_timeout", &KVStoreParams::heartbeat_timeout)
+      .set_default(10.0)
+      .set_lower_bound(0.1)
+      .describe("seconds of silence after which a rank counts as stopped or hung and the job ends");
+}
+
+void CompressionParams::declare(ParamDecl<CompressionParams>& d) {
+  d.field("type", &CompressionParams::type)
+      .set_default(CompressionType::kNone)
+      .add_enum("none", CompressionType::kNone)
+      .add_enum("2bit", CompressionType::k2Bit)
+      .describe("gradient compression of pushes to the servers (MXNet 1.x's 2-bit scheme)");
+  d.field("threshold", &CompressionParams::threshold)
+      .set_default(0.5)
+      .set_lower_bound(1e-12)
+      .describe("2bit: values are quantized to -threshold, 0 or +threshold");
+}
+
+CompressionSpec CompressionParams::spec() const {
+  return {type == CompressionType::k2Bit ? "2bit" : "none", static_cast<float>(threshold)};
+}
+
+std::unique_ptr<KVStore> make_kvstore(const KVStoreParams& params, uint64_t config_hash) {
+  if (!params.dist()) return make_local_kvstore(store_type_name(params.type));
+  if (!(params.heartbeat_timeout > params.heartbeat_interval))
+    throw InputError(str("kvstore: heartbeat_timeout (", params.heartbeat_timeout,
+                         " s) must be longer than heartbeat_interval (", params.heartbeat_interval,
+                         " s)"));
+  DistOptions options;
+  options.type = store_type_name(params.type);
+  options.bigarray_bound = params.bigarray_bound;
+  options.heartbeat_interval_s = params.heartbeat_interval;
+  options.heartbeat_timeout_s = params.heartbeat_timeout;
+  options.config_hash = config_hash;
+  return std::make_unique<DistKVStore>(options);
+}
+
+}  // namespace mx::kvstore

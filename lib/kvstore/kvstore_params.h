@@ -1,0 +1,44 @@
+// The kvstore settings as typed parameter structs, so a config section
+// parses with the project's usual messages (unknown names with suggestions,
+// ranges, allowed values), and the factory that makes the store they name.
+//
+//   kvstore: {type: dist_sync, bigarray_bound: 1000000, heartbeat_interval: 1,
+//             heartbeat_timeout: 10}
+//   gradient_compression: {type: 2bit, threshold: 0.5}
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "base/param.h"
+#include "kvstore/kvstore.h"
+
+namespace mx::kvstore {
+
+enum class StoreType { kLocal, kDevice, kDistSync, kDistAsync };
+const char* store_type_name(StoreType type);
+
+struct KVStoreParams : Params<KVStoreParams> {
+  StoreType type = StoreType::kLocal;
+  int64_t bigarray_bound = 1000000;
+  double heartbeat_interval = 1.0;
+  double heartbeat_timeout = 10.0;
+  static void declare(ParamDecl<KVStoreParams>& d);
+  bool dist() const { return type == StoreType::kDistSync || type == StoreType::kDistAsync; }
+};
+
+enum class CompressionType { kNone, k2Bit };
+
+struct CompressionParams : Params<CompressionParams> {
+  CompressionType type = CompressionType::kNone;
+  double threshold = 0.5;
+  static void declare(ParamDecl<CompressionParams>& d);
+  CompressionSpec spec() const;
+};
+
+// The store `params` names. A dist store joins the job under mpirun (MPI
+// start-up, role map; StartupError on a bad set of ranks); `config_hash` is
+// the hash of the worker's resolved config, which all workers must share.
+std::unique_ptr<KVStore> make_kvstore(const KVStoreParams& params, uint64_t config_hash = 0);
+
+}  // namespace mx::kvstore

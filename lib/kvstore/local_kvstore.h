@@ -1,0 +1,52 @@
+// The in-process stores. `local` keeps each key on the CPU: a push sums the
+// devices' values there and runs the updater (or stores the sum), a pull
+// copies the value to every output. `device` has the same semantics; on the
+// CPU it is the same store, and on GPUs it would sum with NCCL, which this
+// build does not have, so it says so.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvstore/kvstore.h"
+
+namespace mx::kvstore {
+
+class LocalKVStore : public KVStore {
+ public:
+  explicit LocalKVStore(std::string type = "local");
+
+  std::string type() const override { return type_; }
+  void init(const std::vector<int>& keys, const std::vector<NDArray>& values) override;
+  void push(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& values,
+            int priority = 0) override;
+  void pull(const std::vector<int>& keys, const std::vector<std::vector<NDArray>>& outputs,
+            int priority = 0) override;
+  void set_optimizer(std::unique_ptr<optim::Optimizer> optimizer) override;
+  void set_gradient_compression(const CompressionSpec& spec) override;
+  void save_optimizer_states(const std::string& path) override;
+  void load_optimizer_states(const std::string& path) override;
+  void barrier() override {}
+  std::vector<double> allreduce(std::vector<double> values, Reduce) override { return values; }
+  int rank() const override { return 0; }
+  int num_workers() const override { return 1; }
+
+  // The updater, once set_optimizer was called (for tests and checkpoints).
+  optim::Updater* updater() { return updater_.get(); }
+
+ private:
+  struct Entry {
+    NDArray stored;  // the value, on the CPU
+    NDArray merged;  // the devices' sum of the latest push
+  };
+  Entry& entry(int key);
+  void check_devices(const std::vector<NDArray>& arrays) const;
+
+  std::string type_;
+  std::map<int, Entry> entries_;
+  std::unique_ptr<optim::Updater> updater_;
+};
+
+}  // namespace mx::kvstore

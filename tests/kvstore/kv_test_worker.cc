@@ -1,0 +1,268 @@
+// A worker for the mpi tests of the dist kvstore: it runs one scenario
+// against real servers (mx-serve-ps in the same mpirun) and checks the
+// values it pulls against what the semantics say they must be, exactly
+// (all values are small integers or halves, so float sums are exact).
+//
+//   kv_test_worker SCENARIO [--type dist_sync|dist_async] [--bound N]
+//                  [--timeout S] [--hash-by-rank] [--states DIR]
+// Scenarios: sync, async, compress, kill (worker 1 dies), stop (worker 1 stops),
+// stop-server (worker 0 stops server 0).
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "kvstore/dist_kvstore.h"
+#include "kvstore/gradient_compression.h"
+
+using mx::NDArray;
+using mx::Shape;
+using namespace mx::kvstore;
+
+namespace {
+
+struct Args {
+  std::string scenario;
+  DistOptions options;
+  std::string states_dir;
+};
+
+const std::vector<int> kKeys = {0, 1, 2, 3};
+const std::vector<Shape> kShapes = {Shape{10}, Shape{3, 4}, Shape{1000}, Shape{4}};
+
+NDArray filled(const Shape& shape, const std::function<float(int64_t)>& f) {
+  std::vector<float> v(static_cast<size_t>(shape.size()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = f(static_cast<int64_t>(i));
+  return NDArray::from_vector(shape, v);
+}
+
+// Pulls every key into `devices` outputs each and checks them against expected(k, i).
+void check_pull(DistKVStore& kv, int devices, const std::string& when,
+                const std::function<float(int, int64_t)>& expected) {
+  std::vector<std::vector<NDArray>> outs;
+  for (size_t k = 0; k < kKeys.size(); ++k) {
+    outs.emplace_back();
+    for (int d = 0; d < devices; ++d) outs.back().push_back(NDArray::zeros(kShapes[k]));
+  }
+  kv.pull(kKeys, outs, 0);
+  for (size_t k = 0; k < kKeys.size(); ++k)
+    for (const auto& out : outs[k]) {
+      auto got = out.to_vector<float>();
+      for (size_t i = 0; i < got.size(); ++i) {
+        const float want = expected(kKeys[k], static_cast<int64_t>(i));
+        if (got[i] != want)
+          kv.abort_job(mx::str("kv_test_worker ", kv.rank(), ": ", when, ": key ", kKeys[k],
+                               " element ", i, " is ", got[i], ", expected ", want));
+      }
+    }
+}
+
+std::unique_ptr<mx::optim::Optimizer> sgd(double lr) {
+  return mx::optim::make_optimizer("sgd", {{"learning_rate", std::to_string(lr)}});
+}
+
+void init_keys(DistKVStore& kv) {
+  std::vector<NDArray> values;
+  for (size_t k = 0; k < kKeys.size(); ++k) {
+    const int key = kKeys[k];
+    // Only worker 0's values may reach the servers.
+    values.push_back(kv.rank() == 0
+                         ? filled(kShapes[k], [&](int64_t i) { return key * 100.0f + i; })
+                         : filled(kShapes[k], [](int64_t) { return -7.0f; }));
+  }
+  kv.init(kKeys, values);
+  check_pull(kv, 1, "after init", [](int key, int64_t i) { return key * 100.0f + i; });
+}
+
+void run_sync(DistKVStore& kv, const Args& args) {
+  const int w = kv.rank(), workers = kv.num_workers();
+  // Collectives over the workers (batches per epoch, validation sums).
+  const auto sum = kv.allreduce({1.0, w + 1.0}, KVStore::Reduce::kSum);
+  const auto low = kv.allreduce({w + 1.0}, KVStore::Reduce::kMin);
+  if (sum != std::vector<double>{1.0 * workers, workers * (workers + 1) / 2.0} || low[0] != 1.0)
+    kv.abort_job("kv_test_worker: allreduce over the workers is wrong");
+  init_keys(kv);
+  // Without an updater the sum over workers and devices replaces the value.
+  std::vector<std::vector<NDArray>> grads;
+  for (const auto& shape : kShapes)
+    grads.push_back({filled(shape, [&](int64_t i) { return (w + 1) * 1.0f + i; }),
+                     filled(shape, [&](int64_t i) { return (w + 1) * 2.0f + i; })});
+  kv.push(kKeys, grads, 0);
+  const float base = 3.0f * workers * (workers + 1) / 2;
+  auto summed = [&](int, int64_t i) { return base + 2.0f * workers * i; };
+  check_pull(kv, 2, "after a push of 2 devices without optimizer", summed);
+
+  // With SGD (lr 0.5) on the servers, one update per round of all workers.
+  kv.set_optimizer(sgd(0.5));
+  float shift = 0;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::vector<NDArray>> g;
+    for (const auto& shape : kShapes)
+      g.push_back({filled(shape, [&](int64_t) { return (w + 1) * 1.0f + round; })});
+    kv.push(kKeys, g, -round);
+    shift += 0.5f * (workers * (workers + 1) / 2.0f + workers * round);
+    check_pull(kv, 1, mx::str("after sync round ", round),
+               [&](int key, int64_t i) { return summed(key, i) - shift; });
+  }
+  if (!args.states_dir.empty()) {
+    kv.save_optimizer_states(args.states_dir + "/opt");
+    kv.barrier();
+    kv.load_optimizer_states(args.states_dir + "/opt");
+    // A server's failure reaches every worker as an error, and the job goes on.
+    bool failed = false;
+    try {
+      kv.load_optimizer_states(args.states_dir + "/missing");
+    } catch (const mx::Error& e) {
+      failed = true;
+      if (w == 0 && std::string(e.what()).find("server 0") == std::string::npos)
+        kv.abort_job(std::string("kv_test_worker: unexpected message: ") + e.what());
+    }
+    if (!failed) kv.abort_job("kv_test_worker: loading missing states did not fail");
+    check_pull(kv, 1, "after a failed load",
+               [&](int key, int64_t i) { return summed(key, i) - shift; });
+  }
+}
+
+void run_async(DistKVStore& kv) {
+  init_keys(kv);
+  kv.set_optimizer(sgd(1.0));
+  const int pushes = 20;
+  for (int n = 0; n < pushes; ++n) {
+    std::vector<std::vector<NDArray>> g;
+    for (const auto& shape : kShapes) g.push_back({NDArray::full(shape, 1.0)});
+    kv.push(kKeys, g, 0);
+  }
+  kv.barrier();  // every worker's pushes have been applied (each was acknowledged)
+  const int workers = kv.num_workers();
+  check_pull(kv, 1, "after async pushes",
+             [&](int key, int64_t i) { return key * 100.0f + i - 1.0f * workers * pushes; });
+}
+
+float compress_grad(int w, int round, int64_t i) {
+  return static_cast<float>((i * 7 + w * 3 + round * 5) % 11 - 5) * 0.15f;
+}
+
+void run_compress(DistKVStore& kv) {
+  const float t = 0.5f;
+  kv.set_gradient_compression({"2bit", t});
+  init_keys(kv);
+  const int w = kv.rank(), workers = kv.num_workers();
+  // The reference: each worker's residual, quantized as the notes describe.
+  std::vector<std::vector<std::vector<float>>> residual(
+      static_cast<size_t>(workers), std::vector<std::vector<float>>(kShapes.size()));
+  for (int round = 0; round < 4; ++round) {
+    std::vector<std::vector<NDArray>> g;
+    for (const auto& shape : kShapes)
+      g.push_back({filled(shape, [&](int64_t i) { return compress_grad(w, round, i); })});
+    kv.push(kKeys, g, 0);
+    std::vector<std::vector<float>> expected(kShapes.size());
+    for (size_t k = 0; k < kShapes.size(); ++k) {
+      const auto n = static_cast<size_t>(kShapes[k].size());
+      expected[k].assign(n, 0.0f);
+      for (int v = 0; v < workers; ++v) {
+        auto& r = residual[static_cast<size_t>(v)][k];
+        r.resize(n, 0.0f);
+        for (size_t i = 0; i < n; ++i) {
+          r[i] += compress_grad(v, round, static_cast<int64_t>(i));
+          float q = 0;
+          if (r[i] >= t) {
+            q = t;
+            r[i] -= t;
+          } else if (r[i] <= -t) {
+            q = -t;
+            r[i] += t;
+          }
+          expected[k][i] += q;
+        }
+      }
+    }
+    check_pull(kv, 1, mx::str("after compressed round ", round), [&](int key, int64_t i) {
+      return expected[static_cast<size_t>(key)][static_cast<size_t>(i)];
+    });
+  }
+}
+
+void run_fault(DistKVStore& kv, const std::string& scenario) {
+  init_keys(kv);
+  if (scenario == "stop-server" && kv.rank() == 0)  // the test runs on one host
+    kill(static_cast<pid_t>(kv.roles().at(kv.roles().server_rank(0)).pid), SIGSTOP);
+  if (scenario != "stop-server" && kv.rank() == 1) raise(scenario == "kill" ? SIGKILL : SIGSTOP);
+  // The others go on and wait for the missing worker's pushes, forever: the
+  // job must end by itself.
+  for (int round = 0;; ++round) {
+    std::vector<std::vector<NDArray>> g;
+    for (const auto& shape : kShapes) g.push_back({NDArray::full(shape, 1.0)});
+    kv.push(kKeys, g, 0);
+    check_pull(kv, 1, "fault", [](int, int64_t) { return -1e9f; });  // never reached in sync
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (argc < 2) {
+    std::cerr << "usage: kv_test_worker SCENARIO [options]\n";
+    return 2;
+  }
+  args.scenario = argv[1];
+  bool hash_by_rank = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--type")
+      args.options.type = next();
+    else if (a == "--bound")
+      args.options.bigarray_bound = std::stoll(next());
+    else if (a == "--timeout")
+      args.options.heartbeat_timeout_s = std::stod(next());
+    else if (a == "--interval")
+      args.options.heartbeat_interval_s = std::stod(next());
+    else if (a == "--hash-by-rank")
+      hash_by_rank = true;
+    else if (a == "--states")
+      args.states_dir = next();
+    else {
+      std::cerr << "kv_test_worker: unknown option " << a << "\n";
+      return 2;
+    }
+  }
+  args.options.config_hash = 0x5eed;
+  if (hash_by_rank) {
+    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    args.options.config_hash += rank ? std::stoull(rank) : 0;
+  }
+  try {
+    std::unique_ptr<DistKVStore> kv;
+    try {
+      kv = std::make_unique<DistKVStore>(args.options);
+    } catch (const StartupError& e) {
+      return e.exit_code();  // rank 0 has printed it
+    }
+    try {
+      if (args.scenario == "sync")
+        run_sync(*kv, args);
+      else if (args.scenario == "async")
+        run_async(*kv);
+      else if (args.scenario == "compress")
+        run_compress(*kv);
+      else if (args.scenario == "kill" || args.scenario == "stop" || args.scenario == "stop-server")
+        run_fault(*kv, args.scenario);
+      else
+        kv->abort_job("kv_test_worker: unknown scenario " + args.scenario, 2);
+    } catch (const std::exception& e) {
+      kv->abort_job(std::string("kv_test_worker: ") + e.what());  // never leave the others waiting
+    }
+    const int rank = kv->rank();
+    kv->finish();
+    if (rank == 0) std::cout << "kv_test_worker " << args.scenario << ": ok" << std::endl;
+  } catch (const mx::Error& e) {
+    std::cerr << "kv_test_worker: error: " << e.what() << std::endl;
+    return e.exit_code();
+  }
+  return 0;
+}

@@ -1,0 +1,62 @@
+# Distributed kvstore runs with a real mpirun on this machine (label mpi).
+# Each job ends by itself: mpirun's own --timeout, the runner's limit and
+# ctest's TIMEOUT, from the innermost out.
+find_program(MX_MPIRUN NAMES mpirun)
+if(NOT MX_MPIRUN)
+  message(STATUS "mx: mpirun not found; the mpi tests are not registered")
+  return()
+endif()
+
+set(_server $<TARGET_FILE:mx-serve-ps>)
+set(_worker $<TARGET_FILE:kv_test_worker>)
+set(_mpirun ${MX_MPIRUN} --oversubscribe --timeout 60)
+set(_mpi_env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1)
+
+function(mx_mpi_test name expect match)
+  cmake_parse_arguments(ARG "" "" "COMMAND" ${ARGN})
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/${name})
+  file(MAKE_DIRECTORY ${dir})
+  # Lists travel as "@@"-separated text (ctest would keep a backslash-escaped ";").
+  string(REPLACE ";" "@@" command "${ARG_COMMAND}")
+  string(REPLACE ";" "@@" match "${match}")
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${command}" -DEXPECT=${expect} "-DMATCH=${match}"
+                   -DLIMIT=80 -P ${CMAKE_CURRENT_SOURCE_DIR}/kvstore/run_mpi.cmake
+           WORKING_DIRECTORY ${dir})
+  set_tests_properties(${name} PROPERTIES LABELS mpi TIMEOUT 100 ENVIRONMENT "${_mpi_env}")
+endfunction()
+
+# 1 server + 2 workers, dist_sync: exact values after init, a 2-device push,
+# SGD rounds on the server; optimizer states saved and loaded by the server.
+mx_mpi_test(mpi_kvstore_sync 0 "kv_test_worker sync: ok;rank +host +pid +role;server +0"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} sync
+          --states ${CMAKE_CURRENT_BINARY_DIR}/mpi_kvstore_sync)
+# The same over TCP (loopback) instead of shared memory.
+mx_mpi_test(mpi_kvstore_sync_tcp 0 "kv_test_worker sync: ok"
+  COMMAND ${_mpirun} --mca btl tcp,self -np 1 ${_server} : -np 2 ${_worker} sync)
+# The same on the synchronous engine (operations complete on the communication thread).
+mx_mpi_test(mpi_kvstore_sync_naive_engine 0 "kv_test_worker sync: ok"
+  COMMAND ${_mpirun} -x MX_ENGINE=naive -np 1 ${_server} : -np 2 ${_worker} sync)
+# 2 servers, keys of 10 elements and more split over both.
+mx_mpi_test(mpi_kvstore_split 0 "kv_test_worker sync: ok;2 server"
+  COMMAND ${_mpirun} -np 2 ${_server} : -np 2 ${_worker} sync --bound 8)
+mx_mpi_test(mpi_kvstore_async 0 "kv_test_worker async: ok;dist_async"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} async --type dist_async)
+# 2-bit compression against the reference, with split keys (per-part codes).
+mx_mpi_test(mpi_kvstore_compress 0 "kv_test_worker compress: ok"
+  COMMAND ${_mpirun} -np 2 ${_server} : -np 2 ${_worker} compress --bound 8)
+# Faults: a worker killed, a worker or a server stopped (SIGSTOP): the job ends, non-zero.
+# Either the server names the dead worker or mpirun does, whichever is first.
+mx_mpi_test(mpi_kvstore_kill nonzero "rank 2 \\(host [^,]+, worker 1\\) has died|process rank 2 .*signal 9"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} kill --timeout 4)
+mx_mpi_test(mpi_kvstore_stop nonzero "rank 2 \\(host [^,]+, worker 1\\) has not been heard from"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} stop --timeout 3 --interval 0.5)
+mx_mpi_test(mpi_kvstore_stop_server nonzero "rank 0 \\(host [^,]+, server 0\\) has not been heard from"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} stop-server --timeout 3 --interval 0.5)
+# Start-up problems end every rank with one message and exit status 2.
+mx_mpi_test(mpi_kvstore_no_workers 2 "without workers"
+  COMMAND ${_mpirun} -np 2 ${_server})
+mx_mpi_test(mpi_kvstore_no_servers 2 "needs servers"
+  COMMAND ${_mpirun} -np 2 ${_worker} sync)
+mx_mpi_test(mpi_kvstore_config_differs 2 "configs differ"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} sync --hash-by-rank)

@@ -1,0 +1,452 @@
+// KVStore semantics without MPI: the in-process stores, key placement, 2-bit
+// compression against a reference written from the description of the
+// format, the server's sync rounds and async updates, the optimizer's trip to
+// the servers, and the start-up checks of a role map.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "kvstore/gradient_compression.h"
+#include "kvstore/kvstore_params.h"
+#include "kvstore/local_kvstore.h"
+#include "kvstore/optimizer_spec.h"
+#include "kvstore/partition.h"
+#include "kvstore/role_map.h"
+#include "kvstore/server_store.h"
+
+using namespace mx;
+using namespace mx::kvstore;
+
+namespace {
+
+NDArray vec(std::vector<float> v) {
+  const auto n = static_cast<int64_t>(v.size());
+  return NDArray::from_vector(Shape{n}, std::move(v));
+}
+
+std::vector<float> values(const NDArray& a) { return a.to_vector<float>(); }
+
+}  // namespace
+
+TEST_CASE("local kvstore sums the devices' values, runs the updater and broadcasts") {
+  for (const char* type : {"local", "device"}) {
+    CAPTURE(type);
+    auto kv = make_local_kvstore(type);
+    CHECK(kv->type() == type);
+    CHECK(kv->rank() == 0);
+    CHECK(kv->num_workers() == 1);
+    kv->init({3, 5}, {vec({1, 2, 3}), vec({10, 20})});
+
+    // Without an updater the sum of the devices replaces the value.
+    kv->push({3}, {{vec({1, 1, 1}), vec({2, 3, 4}), vec({0.5f, 0, 0})}});
+    std::vector<NDArray> outs = {NDArray::zeros(Shape{3}), NDArray::zeros(Shape{3})};
+    kv->pull({3}, {outs});
+    CHECK(values(outs[0]) == std::vector<float>{3.5f, 4, 5});
+    CHECK(values(outs[1]) == std::vector<float>{3.5f, 4, 5});
+
+    // With SGD the summed gradient updates the stored weight.
+    kv->set_optimizer(optim::make_optimizer("sgd", {{"learning_rate", "0.5"}}));
+    kv->push({5}, {{vec({2, 4}), vec({2, 0})}}, -1);
+    NDArray w = NDArray::zeros(Shape{2});
+    kv->pull({5}, {{w}}, -1);
+    CHECK(values(w) == std::vector<float>{8, 18});
+    // pushpull: one more step.
+    kv->pushpull({5}, {{vec({4, 4})}}, {{w}});
+    CHECK(values(w) == std::vector<float>{6, 16});
+  }
+}
+
+TEST_CASE("local kvstore rejects what it cannot hold") {
+  LocalKVStore kv;
+  kv.init({0}, {vec({1, 2})});
+  CHECK_THROWS_AS(kv.init({0}, {vec({1})}), InputError);
+  CHECK_THROWS_AS(kv.push({1}, {{vec({1, 2})}}), InputError);  // not initialized
+  CHECK_THROWS_AS(kv.push({0}, {{vec({1, 2, 3})}}), InputError);
+  CHECK_THROWS_AS(kv.pull({0}, {{}}), InputError);
+  CHECK_THROWS_AS(kv.init({2}, {NDArray::zeros(Shape{2}, Context::cpu(), DType::kInt32)}),
+                  InputError);
+  CHECK_THROWS_AS(kv.set_gradient_compression({"2bit", 0.5f}), InputError);
+  CHECK_THROWS_AS(kv.set_gradient_compression({"1bit", 0.5f}), InputError);
+  CHECK_NOTHROW(kv.set_gradient_compression({"none", 0.5f}));
+  CHECK_THROWS_AS(make_local_kvstore("dist_sync"), InputError);
+}
+
+TEST_CASE("keys go to servers by MXNet's rule; big arrays are split evenly") {
+  CHECK(server_for_key(0, 3) == 0);
+  CHECK(server_for_key(1, 3) == 9973 % 3);
+  CHECK(server_for_key(7, 4) == (7 * 9973) % 4);
+  auto whole = partition_key(5, 999999, 4, kDefaultBigArrayBound);
+  REQUIRE(whole.size() == 1);
+  CHECK(whole[0].server == (5 * 9973) % 4);
+  CHECK(whole[0].count == 999999);
+
+  // 10 elements over 3 servers: round(10/3)=3, round(20/3)=7.
+  auto parts = partition_key(5, 10, 3, 10);
+  REQUIRE(parts.size() == 3);
+  CHECK(parts[0].server == 0);
+  CHECK(parts[0].offset == 0);
+  CHECK(parts[0].count == 3);
+  CHECK(parts[1].offset == 3);
+  CHECK(parts[1].count == 4);
+  CHECK(parts[2].offset == 7);
+  CHECK(parts[2].count == 3);
+  // The default bound: 1,000,000 elements and more are split.
+  CHECK(partition_key(1, 1000000, 2, kDefaultBigArrayBound).size() == 2);
+  // Fewer elements than servers: the empty parts are left out.
+  auto tiny = partition_key(1, 2, 4, 1);
+  int64_t covered = 0;
+  for (const auto& p : tiny) {
+    CHECK(p.count > 0);
+    CHECK(p.offset == covered);
+    covered += p.count;
+  }
+  CHECK(covered == 2);
+}
+
+namespace {
+
+// The reference: codes written bit by bit as the format describes them
+// (element j of a 16-element block in byte j/4 of the word's memory, first
+// element in the most significant pair; 11 = +t, 10 = -t).
+void reference_quantize(const std::vector<float>& grad, std::vector<float>& residual,
+                        std::vector<uint8_t>& bytes, float t) {
+  const size_t n = grad.size();
+  bytes.assign((n + 15) / 16 * 4, 0);
+  for (size_t i = 0; i < n; ++i) {
+    residual[i] += grad[i];
+    unsigned code = 0;
+    if (residual[i] >= t) {
+      code = 3;
+      residual[i] -= t;
+    } else if (residual[i] <= -t) {
+      code = 2;
+      residual[i] += t;
+    }
+    const size_t byte = (i / 16) * 4 + (i % 16) / 4;
+    const unsigned shift = 6 - 2 * static_cast<unsigned>(i % 4);
+    bytes[byte] = static_cast<uint8_t>(bytes[byte] | (code << shift));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("2-bit compression matches the reference, residuals included") {
+  // A hand-made block: +, -, 0, + -> 11 10 00 11 = 0xe3 in the first byte.
+  std::vector<float> grad = {1.0f, -1.0f, 0.1f, 0.6f};
+  std::vector<float> residual(4, 0.0f);
+  uint32_t word = 0xffffffff;
+  quantize_2bit(grad.data(), residual.data(), &word, 4, 0.5f);
+  uint8_t first = 0;
+  std::memcpy(&first, &word, 1);
+  CHECK(first == 0xe3);
+  CHECK(residual == std::vector<float>{0.5f, -0.5f, 0.1f, 0.6f - 0.5f});
+  std::vector<float> out(4);
+  dequantize_2bit(&word, out.data(), 4, 0.5f);
+  CHECK(out == std::vector<float>{0.5f, -0.5f, 0.0f, 0.5f});
+
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.2f, 1.2f);
+  for (int64_t n : {1, 15, 16, 17, 100, 1000}) {
+    CAPTURE(n);
+    std::vector<float> r_mine(static_cast<size_t>(n), 0.0f), r_ref = r_mine;
+    for (int round = 0; round < 5; ++round) {
+      std::vector<float> g(static_cast<size_t>(n));
+      for (auto& x : g) x = dist(rng);
+      std::vector<uint32_t> packed(static_cast<size_t>(compressed_words(n)));
+      quantize_2bit(g.data(), r_mine.data(), packed.data(), n, 0.5f);
+      std::vector<uint8_t> ref;
+      reference_quantize(g, r_ref, ref, 0.5f);
+      REQUIRE(ref.size() == packed.size() * 4);
+      CHECK(std::memcmp(ref.data(), packed.data(), ref.size()) == 0);
+      CHECK(r_mine == r_ref);
+      std::vector<float> dq(static_cast<size_t>(n)), sum(static_cast<size_t>(n), 1.0f);
+      dequantize_2bit(packed.data(), dq.data(), n, 0.5f);
+      dequantize_2bit_add(packed.data(), sum.data(), n, 0.5f);
+      for (size_t i = 0; i < dq.size(); ++i) {
+        const unsigned code = (ref[(i / 16) * 4 + (i % 16) / 4] >> (6 - 2 * (i % 4))) & 3u;
+        CHECK(dq[i] == (code == 3 ? 0.5f : code == 2 ? -0.5f : 0.0f));
+        CHECK(sum[i] == 1.0f + dq[i]);
+      }
+    }
+  }
+}
+
+namespace {
+
+// Drives a ServerStore as the transport would: copies the payload into the
+// buffer the store gives, then hands it the request.
+struct ServerHarness {
+  ServerStore store;
+  std::vector<Response> out;
+  int64_t next_id = 1;
+
+  ServerHarness(int workers, bool sync) : store(workers, sync, 0, 1) {}
+
+  Header header(MsgType type, int key, int64_t offset, int64_t count) {
+    Header h;
+    h.type = type;
+    h.key = key;
+    h.dtype = static_cast<int32_t>(DType::kFloat32);
+    h.id = next_id++;
+    h.offset = offset;
+    h.count = count;
+    return h;
+  }
+  void data(MsgType type, int worker, int key, const std::vector<float>& v, int64_t offset = 0) {
+    Header h = header(type, key, offset, static_cast<int64_t>(v.size()));
+    h.bytes = static_cast<int64_t>(v.size() * sizeof(float));
+    std::memcpy(store.payload_buffer(h, worker), v.data(), static_cast<size_t>(h.bytes));
+    store.handle(Request{h, worker, ""}, out);
+  }
+  void control(MsgType type, int worker, const std::string& text) {
+    Header h = header(type, -1, 0, 0);
+    h.bytes = static_cast<int64_t>(text.size());
+    store.handle(Request{h, worker, text}, out);
+  }
+  // Pulls and returns the values of the reply (and reports the send done).
+  std::vector<float> pull(int worker, int key, int64_t count, int64_t offset = 0) {
+    out.clear();
+    store.handle(Request{header(MsgType::kPull, key, offset, count), worker, ""}, out);
+    REQUIRE(out.size() == 1);
+    REQUIRE(out[0].header.type == MsgType::kReply);
+    REQUIRE(out[0].reads_part);
+    std::vector<float> v(static_cast<size_t>(count));
+    std::memcpy(v.data(), out[0].data, v.size() * sizeof(float));
+    const PartId part = out[0].reading;
+    out.clear();
+    store.sent(part, out);
+    return v;
+  }
+};
+
+std::string sgd_text(const char* lr) {
+  auto opt = optim::make_optimizer("sgd", {{"learning_rate", lr}});
+  return serialize_optimizer(*opt);
+}
+
+}  // namespace
+
+TEST_CASE("sync server: replies held until every worker pushed, then one update") {
+  ServerHarness s(3, true);
+  s.data(MsgType::kInit, 0, 4, {1, 2});
+  REQUIRE(s.out.size() == 1);
+  CHECK(s.out[0].header.type == MsgType::kReply);
+  CHECK(s.pull(2, 4, 2) == std::vector<float>{1, 2});
+
+  // Round without updater: the sum replaces the value.
+  s.out.clear();
+  s.data(MsgType::kPush, 1, 4, {10, 20});
+  s.data(MsgType::kPush, 0, 4, {1, 1});
+  CHECK(s.out.empty());
+  CHECK(s.pull(0, 4, 2) == std::vector<float>{1, 2});  // still the old value
+  s.data(MsgType::kPush, 2, 4, {100, 200});
+  REQUIRE(s.out.size() == 3);
+  for (const auto& r : s.out) CHECK(r.header.type == MsgType::kReply);
+  CHECK(s.pull(0, 4, 2) == std::vector<float>{111, 221});
+
+  // A second push of the same worker in one round is an error.
+  s.out.clear();
+  s.data(MsgType::kPush, 0, 4, {1, 1});
+  s.data(MsgType::kPush, 0, 4, {1, 1});
+  REQUIRE(s.out.size() == 1);
+  CHECK(s.out[0].header.type == MsgType::kError);
+  s.out.clear();
+  s.data(MsgType::kPush, 1, 4, {1, 1});
+  s.data(MsgType::kPush, 2, 4, {1, 1});
+  CHECK(s.out.size() == 3);
+
+  // With SGD the round's sum updates the value once.
+  s.out.clear();
+  s.control(MsgType::kSetOptimizer, 0, sgd_text("0.5"));
+  REQUIRE(s.out.size() == 1);
+  CHECK(s.out[0].header.type == MsgType::kReply);
+  s.out.clear();
+  for (int w = 0; w < 3; ++w) s.data(MsgType::kPush, w, 4, {2, 4});
+  CHECK(s.out.size() == 3);
+  CHECK(s.pull(1, 4, 2) == std::vector<float>{3 - 3, 3 - 6});
+}
+
+TEST_CASE("server: a push waits while a reply still reads the value") {
+  ServerHarness s(1, true);
+  s.data(MsgType::kInit, 0, 0, {5});
+  s.out.clear();
+  s.store.handle(Request{s.header(MsgType::kPull, 0, 0, 1), 0, ""}, s.out);
+  REQUIRE(s.out.size() == 1);
+  const PartId part = s.out[0].reading;
+  const float* sending = static_cast<const float*>(s.out[0].data);
+  s.out.clear();
+  s.data(MsgType::kPush, 0, 0, {7});
+  CHECK(s.out.empty());  // deferred
+  CHECK(*sending == 5);  // the value being sent is untouched
+  s.store.sent(part, s.out);
+  REQUIRE(s.out.size() == 1);
+  CHECK(s.pull(0, 0, 1) == std::vector<float>{7});
+}
+
+TEST_CASE("async server: every push is applied when it arrives") {
+  ServerHarness s(2, false);
+  s.data(MsgType::kInit, 0, 1, {10, 10});
+  s.out.clear();
+  s.data(MsgType::kPush, 0, 1, {1, 2});
+  REQUIRE(s.out.size() == 1);
+  CHECK(s.out[0].header.type == MsgType::kError);  // no optimizer yet
+  s.out.clear();
+  s.control(MsgType::kSetOptimizer, 0, sgd_text("1"));
+  s.out.clear();
+  s.data(MsgType::kPush, 1, 1, {1, 2});
+  REQUIRE(s.out.size() == 1);
+  CHECK(s.pull(0, 1, 2) == std::vector<float>{9, 8});
+  s.data(MsgType::kPush, 1, 1, {1, 2});
+  CHECK(s.pull(0, 1, 2) == std::vector<float>{8, 6});
+  // A compressed push is decoded, then applied.
+  std::vector<float> grad = {0.6f, -0.6f}, residual(2, 0.0f);
+  uint32_t word = 0;
+  quantize_2bit(grad.data(), residual.data(), &word, 2, 0.5f);
+  Header h = s.header(MsgType::kPush, 1, 0, 2);
+  h.compressed = 1;
+  h.threshold = 0.5;
+  h.bytes = 4;
+  std::memcpy(s.store.payload_buffer(h, 0), &word, 4);
+  s.out.clear();
+  s.store.handle(Request{h, 0, ""}, s.out);
+  REQUIRE(s.out.size() == 1);
+  CHECK(s.out[0].header.type == MsgType::kReply);
+  CHECK(s.pull(1, 1, 2) == std::vector<float>{7.5f, 6.5f});
+}
+
+TEST_CASE("server: split parts, compressed pushes, errors, bye") {
+  ServerHarness s(2, true);
+  // Two parts of one key are independent.
+  s.data(MsgType::kInit, 0, 9, {1, 1, 1}, 0);
+  s.data(MsgType::kInit, 0, 9, {2, 2}, 3);
+  CHECK(s.pull(0, 9, 3, 0) == std::vector<float>{1, 1, 1});
+  CHECK(s.pull(0, 9, 2, 3) == std::vector<float>{2, 2});
+
+  // Compressed pushes are decoded before the sum.
+  s.out.clear();
+  std::vector<float> r0(2, 0.0f), r1(2, 0.0f), g0 = {0.7f, -0.7f}, g1 = {0.7f, 0.1f};
+  for (int w = 0; w < 2; ++w) {
+    uint32_t word = 0;
+    quantize_2bit((w == 0 ? g0 : g1).data(), (w == 0 ? r0 : r1).data(), &word, 2, 0.5f);
+    Header h = s.header(MsgType::kPush, 9, 3, 2);
+    h.compressed = 1;
+    h.threshold = 0.5;
+    h.bytes = 4;
+    std::memcpy(s.store.payload_buffer(h, w), &word, 4);
+    s.store.handle(Request{h, w, ""}, s.out);
+  }
+  CHECK(s.out.size() == 2);
+  CHECK(s.pull(1, 9, 2, 3) == std::vector<float>{1.0f, -0.5f});
+
+  // Pulling what was never initialized, a bad payload size, a bad optimizer.
+  s.out.clear();
+  s.store.handle(Request{s.header(MsgType::kPull, 42, 0, 3), 0, ""}, s.out);
+  REQUIRE(s.out.size() == 1);
+  CHECK(s.out[0].header.type == MsgType::kError);
+  CHECK(s.out[0].text.find("not initialized") != std::string::npos);
+  Header bad = s.header(MsgType::kPush, 9, 0, 3);
+  bad.bytes = 5;
+  CHECK_THROWS_AS(s.store.payload_buffer(bad, 0), Error);
+  s.out.clear();
+  s.control(MsgType::kSetOptimizer, 0, "{not json");
+  REQUIRE(s.out.size() == 1);
+  CHECK(s.out[0].header.type == MsgType::kError);
+
+  CHECK_FALSE(s.store.done());
+  s.control(MsgType::kBye, 0, "");
+  s.control(MsgType::kBye, 1, "");
+  CHECK(s.store.done());
+}
+
+TEST_CASE("the optimizer reaches the servers unchanged") {
+  auto opt = optim::make_optimizer(
+      "sgd", {{"learning_rate", "0.1"}, {"momentum", "0.9"}, {"wd", "0.001"}});
+  opt->set_lr_scheduler(
+      optim::make_lr_scheduler("factor", {{"step", "2"}, {"factor", "0.5"}}, 0.1));
+  opt->set_param_names({{0, "fc_weight"}, {1, "fc_bias"}});
+  opt->set_lr_mult({{"fc_bias", 2.0}});
+  auto copy = deserialize_optimizer(serialize_optimizer(*opt), "test");
+  CHECK(copy->name() == "sgd");
+  CHECK(copy->params() == opt->params());
+  CHECK(copy->param_names() == opt->param_names());
+  CHECK(copy->lr_mult(1) == 2.0);
+  CHECK(copy->wd_mult(1) == 0.0);  // a bias: no weight decay
+  CHECK(copy->wd_mult(0) == 1.0);
+  // The same updates give the same weights.
+  optim::Updater a(std::move(opt)), b(std::move(copy));
+  NDArray wa = vec({1, 2}), wb = vec({1, 2});
+  for (int step = 0; step < 5; ++step) {
+    a(1, vec({0.5f, -1}), wa);
+    b(1, vec({0.5f, -1}), wb);
+  }
+  CHECK(values(wa) == values(wb));
+  CHECK(a.optimizer().learning_rate() == b.optimizer().learning_rate());
+  CHECK_THROWS_AS(deserialize_optimizer("{}", "test"), InputError);
+  CHECK_THROWS_AS(deserialize_optimizer("[", "test"), InputError);
+}
+
+namespace {
+
+RankInfo rank_info(int rank, Role role, int app, uint64_t hash = 1) {
+  RankInfo r;
+  r.rank = rank;
+  r.role = role;
+  r.appnum = app;
+  r.host = "h" + std::to_string(rank);
+  r.config_hash = role == Role::kWorker ? hash : 0;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("role map: indices, the printed table, start-up problems") {
+  RoleMap ok({rank_info(0, Role::kServer, 0), rank_info(1, Role::kWorker, 1),
+              rank_info(2, Role::kWorker, 1), rank_info(3, Role::kServer, 0)});
+  CHECK(ok.problem().empty());
+  CHECK(ok.num_servers() == 2);
+  CHECK(ok.num_workers() == 2);
+  CHECK(ok.server_rank(1) == 3);
+  CHECK(ok.worker_rank(1) == 2);
+  CHECK(ok.describe(2) == "rank 2 (host h2, worker 1)");
+  CHECK(ok.table().find("3     h3  ") != std::string::npos);
+
+  RoleMap servers_only({rank_info(0, Role::kServer, 0), rank_info(1, Role::kServer, 0)});
+  CHECK(servers_only.problem().find("without workers") != std::string::npos);
+  RoleMap workers_only({rank_info(0, Role::kWorker, 0), rank_info(1, Role::kWorker, 0)});
+  CHECK(workers_only.problem().find("needs servers") != std::string::npos);
+  RoleMap differ({rank_info(0, Role::kServer, 0), rank_info(1, Role::kWorker, 1, 5),
+                  rank_info(2, Role::kWorker, 1, 6)});
+  CHECK(differ.problem().find("configs differ") != std::string::npos);
+  CHECK(differ.problem().find("rank 2") != std::string::npos);
+  auto async = rank_info(2, Role::kWorker, 1);
+  async.sync = false;
+  RoleMap modes({rank_info(0, Role::kServer, 0), rank_info(1, Role::kWorker, 1), async});
+  CHECK(modes.problem().find("settings differ") != std::string::npos);
+}
+
+TEST_CASE("kvstore settings parse with the usual messages and make the store") {
+  auto p = KVStoreParams::from_strings({{"type", "device"}}, "kvstore");
+  CHECK(p.type == StoreType::kDevice);
+  CHECK(p.bigarray_bound == 1000000);
+  CHECK(p.heartbeat_timeout == 10.0);
+  CHECK(make_kvstore(p)->type() == "device");
+  CHECK(make_kvstore(KVStoreParams::from_strings({}, "kvstore"))->type() == "local");
+  CHECK_THROWS_WITH_AS(KVStoreParams::from_strings({{"type", "dist_synk"}}, "kvstore"),
+                       doctest::Contains("dist_sync"), InputError);
+  CHECK_THROWS_AS(KVStoreParams::from_strings({{"bigarray_bound", "0"}}, "kvstore"), InputError);
+  CHECK_THROWS_WITH_AS(KVStoreParams::from_strings({{"heartbeat_timout", "3"}}, "kvstore"),
+                       doctest::Contains("heartbeat_timeout"), InputError);
+  auto bad = KVStoreParams::from_strings(
+      {{"type", "dist_sync"}, {"heartbeat_interval", "5"}, {"heartbeat_timeout", "2"}}, "kvstore");
+  CHECK_THROWS_AS(make_kvstore(bad), InputError);
+
+  auto c = CompressionParams::from_strings({{"type", "2bit"}, {"threshold", "0.25"}}, "c");
+  CHECK(c.spec().enabled());
+  CHECK(c.spec().threshold == 0.25f);
+  CHECK_FALSE(CompressionParams::from_strings({}, "c").spec().enabled());
+  CHECK_THROWS_AS(CompressionParams::from_strings({{"type", "1bit"}}, "c"), InputError);
+}
