@@ -204,6 +204,7 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
       std::vector<Symbol> outs = op.rule(ctx, node);
       for (int k = 0; k < n.output_size(); ++k) {
         if (n.output(k).empty()) continue;
+        if (static_cast<size_t>(k) >= outs.size() && ctx.constants.count(n.output(k))) continue;
         if (static_cast<size_t>(k) >= outs.size())
           unsupported(str("output ", k, " ('", n.output(k), "') is not supported"));
         ctx.tensors[n.output(k)] = outs[static_cast<size_t>(k)];

@@ -16,7 +16,7 @@
 namespace mx::onnx {
 
 // Opsets of the default domain that import accepts.
-inline constexpr int kMinImportOpset = 7;
+inline constexpr int kMinImportOpset = 1;
 inline constexpr int kMaxImportOpset = 17;
 
 struct ImportedInput {

@@ -127,20 +127,42 @@ std::vector<Symbol> conv(ImportContext& c, const ImportNode& n, bool transposed)
     a["num_filter"] = std::to_string(w[0]);
     return {c.op("Convolution", n.name, a, in)};
   }
-  if (n.has("auto_pad") && n.s("auto_pad", "NOTSET") != "NOTSET" && n.s("auto_pad", "") != "VALID")
-    unsupported("auto_pad for ConvTranspose");
+  // Crop pads (begin b, end e) per axis: mx crops `pad` from both ends and
+  // gives back `adj` at the end, so pad = b and adj = b - e + output_padding.
+  std::vector<int64_t> out_pad = n.ints("output_padding");
+  if (out_pad.empty()) out_pad.assign(nd, 0);
   std::vector<int64_t> pads = n.ints("pads");
-  if (pads.empty()) pads.assign(2 * nd, 0);
-  for (size_t i = 0; i < nd; ++i)
-    if (pads[i] != pads[i + nd]) unsupported(str("asymmetric padding (", tuple(pads), ")"));
-  a["pad"] = tuple({pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(nd)});
-  a["num_filter"] = std::to_string(w[1] * group);
-  if (n.has("output_padding")) a["adj"] = tuple(n.ints("output_padding"));
-  if (n.has("output_shape")) {
-    auto shape = n.ints("output_shape");
-    if (shape.size() > nd) shape.erase(shape.begin(), shape.end() - static_cast<std::ptrdiff_t>(nd));
-    a["target_shape"] = tuple(shape);
+  const std::string autopad = n.s("auto_pad", "NOTSET");
+  std::vector<int64_t> target = n.ints("output_shape");
+  if (target.size() > nd) target.erase(target.begin(), target.end() - static_cast<std::ptrdiff_t>(nd));
+  if (!target.empty() || autopad == "SAME_UPPER" || autopad == "SAME_LOWER") {
+    Shape x = c.shape(n.input(0));
+    pads.assign(2 * nd, 0);
+    for (size_t i = 0; i < nd; ++i) {
+      const int64_t size = x[static_cast<int>(i + 2)];
+      if (size < 0) unsupported("output_shape or auto_pad needs the spatial size of the input");
+      const int64_t want = target.empty() ? size * strides[i] : target[i];
+      const int64_t total = strides[i] * (size - 1) + out_pad[i] +
+                            (kernel[i] - 1) * dilations[i] + 1 - want;
+      if (total < 0) unsupported(str("output_shape ", tuple(target), " needs negative padding"));
+      pads[i] = autopad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[i + nd] = total - pads[i];
+    }
+  } else if (autopad == "VALID" || pads.empty()) {
+    pads.assign(2 * nd, 0);
+  } else if (autopad != "NOTSET") {
+    unsupported("auto_pad '" + autopad + "'");
   }
+  if (pads.size() != 2 * nd) throw InputError(str("pads has ", pads.size(), " values, expected ", 2 * nd));
+  std::vector<int64_t> pad(nd), adj(nd);
+  for (size_t i = 0; i < nd; ++i) {
+    pad[i] = pads[i];
+    adj[i] = pads[i] - pads[i + nd] + out_pad[i];
+    if (adj[i] < 0) unsupported(str("more padding at the end than at the start (", tuple(pads), ")"));
+  }
+  a["pad"] = tuple(pad);
+  a["adj"] = tuple(adj);
+  a["num_filter"] = std::to_string(w[1] * group);
   return {c.op("Deconvolution", n.name, a, in)};
 }
 
@@ -163,6 +185,8 @@ std::vector<Symbol> pool(ImportContext& c, const ImportNode& n, const std::strin
 
 // x OP y with ONNX's broadcasting; a one-element constant becomes a scalar operand.
 std::vector<Symbol> arithmetic(ImportContext& c, const ImportNode& n, const std::string& name) {
+  if (n.i("broadcast", 0) != 0 && n.has("axis"))
+    unsupported("broadcasting along a given axis (opsets before 7)");
   const std::string x = n.input(0), y = n.input(1);
   auto scalar_of = [&](const std::string& t, const std::string& other) -> std::optional<double> {
     const NDArray* a = c.constant(t);
@@ -389,6 +413,7 @@ std::map<std::string, ImportOp> make_rules() {
                {}};
   r["BatchNormalization"] = {
       [](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
+        if (n.i("spatial", 1) == 0) unsupported("spatial=0 (statistics per element)");
         if (n.i("training_mode", 0) != 0 || n.num_outputs_used() > 1)
           unsupported("training mode (running statistics as outputs)");
         return {c.op("BatchNorm", n.name,
@@ -458,7 +483,9 @@ std::map<std::string, ImportOp> make_rules() {
                   },
                   {}};
   r["Reshape"] = {[](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
-                    auto shape = int_values(need_constant(c, n, 1, "shape"));
+                    auto shape = n.has("shape")  // an attribute before opset 5
+                                     ? n.ints("shape")
+                                     : int_values(need_constant(c, n, 1, "shape"));
                     if (n.i("allowzero", 0) && std::count(shape.begin(), shape.end(), 0))
                       unsupported("allowzero with a zero dimension");
                     return {reshape(c, n.name, shape, c.get(n.input(0)))};

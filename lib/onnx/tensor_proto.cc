@@ -17,6 +17,7 @@ std::optional<DType> dtype_from_onnx(int32_t elem_type) {
     case TensorProto::DOUBLE: return DType::kFloat64;
     case TensorProto::FLOAT16: return DType::kFloat16;
     case TensorProto::UINT8: return DType::kUint8;
+    case TensorProto::BOOL: return DType::kUint8;  // mx has no bool type: 0 and 1
     case TensorProto::INT8: return DType::kInt8;
     case TensorProto::INT32: return DType::kInt32;
     case TensorProto::INT64: return DType::kInt64;

@@ -12,8 +12,8 @@
 
 namespace mx::onnx {
 
-// The mx dtype of an ONNX element type, or nullopt for types mx lacks
-// (bool, strings, unsigned 16/32/64-bit, complex, bfloat16).
+// The mx dtype of an ONNX element type (BOOL reads as uint8), or nullopt
+// for types mx lacks (strings, unsigned 16/32/64-bit, complex, bfloat16).
 std::optional<DType> dtype_from_onnx(int32_t elem_type);
 int32_t dtype_to_onnx(DType dtype);
 // "FLOAT", "INT64", ... for messages.
