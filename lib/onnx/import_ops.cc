@@ -447,8 +447,15 @@ std::map<std::string, ImportOp> make_rules() {
                   Symbol x = c.get(n.input(0));
                   Symbol neg = c.op("_minimum_scalar", n.name + "_negative_part",
                                     {{"scalar", "0"}, {"is_int", "False"}}, {x});
-                  Symbol scaled =
-                      c.op("broadcast_mul", n.name + "_scaled", {}, {neg, c.get(n.input(1))});
+                  Symbol slope = c.get(n.input(1));
+                  const int rank = c.rank(n.input(0));
+                  if (c.opset < 7 && c.rank(n.input(1)) == 1 && rank > 2) {
+                    // PRelu-6: a 1-D slope holds one value per channel (axis 1).
+                    std::vector<int64_t> shape{-1};
+                    shape.resize(static_cast<size_t>(rank - 1), 1);
+                    slope = reshape(c, n.name + "_slope", shape, slope);
+                  }
+                  Symbol scaled = c.op("broadcast_mul", n.name + "_scaled", {}, {neg, slope});
                   return {c.op("broadcast_add", n.name, {},
                                {c.op("relu", n.name + "_positive_part", {}, {x}), scaled})};
                 },
