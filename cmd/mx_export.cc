@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     options.input_shapes[predictor.data_name()] = Shape(dims);
     options.doc = "Exported by mx-export from " + predictor.params_path();
     mx::onnx::export_model_file(output, predictor.symbol(), args, aux, options);
-    std::cout << "wrote " << output << " (opset " << opset << ", input '"
-              << predictor.data_name() << "' " << Shape(dims).to_string() << ")\n";
+    std::cout << "wrote " << output << " (opset " << opset << ", input '" << predictor.data_name()
+              << "' " << Shape(dims).to_string() << ")\n";
   });
 }

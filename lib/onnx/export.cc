@@ -66,8 +66,7 @@ std::vector<std::string> exportable_operators() {
   for (const auto& n : nodes)
     if (!n->is_variable() && !export_rules().count(n->op->def().name))
       problems.push_back(graph::node_owner(n->name, n->op->def().name) + ": no ONNX equivalent");
-  if (!problems.empty())
-    throw InputError("cannot export to ONNX: " + join(problems, "; "));
+  if (!problems.empty()) throw InputError("cannot export to ONNX: " + join(problems, "; "));
 
   // Inputs: the variables that have no array and are not labels.
   std::vector<std::string> inputs;
@@ -125,8 +124,7 @@ std::vector<std::string> exportable_operators() {
     if (array) array_to_tensor(*array, n->name, ctx.graph->add_initializer());
   }
   for (const auto& name : inputs)
-    set_type(ctx.graph->add_input(), name, DType::kFloat32, known.at(name),
-             options.dynamic_batch);
+    set_type(ctx.graph->add_input(), name, DType::kFloat32, known.at(name), options.dynamic_batch);
   for (const auto& out : symbol.outputs()) {
     const std::string name = entry_name(out);
     auto s = ctx.shapes.find(name);

@@ -111,8 +111,8 @@ int64_t positive_axis(int64_t axis, int ndim) { return axis < 0 ? axis + ndim : 
 NodeProto* with_axes(ExportContext& c, const std::string& op, const ExportNode& e,
                      std::vector<std::string> inputs, const std::vector<std::string>& outputs,
                      const std::vector<int64_t>& axes, const std::string& suffix = "") {
-  const bool as_input = c.opset >= 13 && op != "ReduceMean" && op != "ReduceMax" &&
-                        op != "ReduceMin";
+  const bool as_input =
+      c.opset >= 13 && op != "ReduceMean" && op != "ReduceMax" && op != "ReduceMin";
   if (as_input && !axes.empty()) inputs.push_back(c.ints(e.name() + suffix + "_axes", axes));
   NodeProto* n = c.add(op, e.name() + suffix, inputs, outputs);
   if (!as_input && !axes.empty()) set_ints(n, "axes", axes);
@@ -272,8 +272,8 @@ std::map<std::string, ExportRule> make_rules() {
       return;
     }
     auto kernel = Shape::parse(e.get("kernel")).to_vector();
-    NodeProto* n = c.add(type == "max" ? "MaxPool" : "AveragePool", e.name(), {e.inputs[0]},
-                         e.outputs);
+    NodeProto* n =
+        c.add(type == "max" ? "MaxPool" : "AveragePool", e.name(), {e.inputs[0]}, e.outputs);
     set_ints(n, "kernel_shape", kernel);
     set_ints(n, "strides", dims(e, "stride", kernel.size(), 1));
     set_ints(n, "pads", twice(dims(e, "pad", kernel.size(), 0)));
@@ -326,17 +326,17 @@ std::map<std::string, ExportRule> make_rules() {
   r["ElementWiseSum"] = [](ExportContext& c, const ExportNode& e) {
     c.add("Sum", e.name(), e.inputs, e.outputs);
   };
-  for (auto [mx, onnx] : std::vector<std::pair<const char*, const char*>>{
-           {"elemwise_add", "Add"},
-           {"elemwise_sub", "Sub"},
-           {"elemwise_mul", "Mul"},
-           {"elemwise_div", "Div"},
-           {"broadcast_add", "Add"},
-           {"broadcast_sub", "Sub"},
-           {"broadcast_mul", "Mul"},
-           {"broadcast_div", "Div"},
-           {"broadcast_maximum", "Max"},
-           {"broadcast_minimum", "Min"}})
+  for (auto [mx, onnx] :
+       std::vector<std::pair<const char*, const char*>>{{"elemwise_add", "Add"},
+                                                        {"elemwise_sub", "Sub"},
+                                                        {"elemwise_mul", "Mul"},
+                                                        {"elemwise_div", "Div"},
+                                                        {"broadcast_add", "Add"},
+                                                        {"broadcast_sub", "Sub"},
+                                                        {"broadcast_mul", "Mul"},
+                                                        {"broadcast_div", "Div"},
+                                                        {"broadcast_maximum", "Max"},
+                                                        {"broadcast_minimum", "Min"}})
     binary(r, mx, onnx);
   with_scalar(r, "_plus_scalar", "Add", false);
   with_scalar(r, "_minus_scalar", "Sub", false);
@@ -348,18 +348,18 @@ std::map<std::string, ExportRule> make_rules() {
   with_scalar(r, "_rpower_scalar", "Pow", true);
   with_scalar(r, "_maximum_scalar", "Max", false);
   with_scalar(r, "_minimum_scalar", "Min", false);
-  for (auto [mx, onnx] : std::vector<std::pair<const char*, const char*>>{
-           {"relu", "Relu"},
-           {"sigmoid", "Sigmoid"},
-           {"tanh", "Tanh"},
-           {"exp", "Exp"},
-           {"log", "Log"},
-           {"sqrt", "Sqrt"},
-           {"abs", "Abs"},
-           {"negative", "Neg"},
-           {"reciprocal", "Reciprocal"},
-           {"_copy", "Identity"},
-           {"BlockGrad", "Identity"}})
+  for (auto [mx, onnx] :
+       std::vector<std::pair<const char*, const char*>>{{"relu", "Relu"},
+                                                        {"sigmoid", "Sigmoid"},
+                                                        {"tanh", "Tanh"},
+                                                        {"exp", "Exp"},
+                                                        {"log", "Log"},
+                                                        {"sqrt", "Sqrt"},
+                                                        {"abs", "Abs"},
+                                                        {"negative", "Neg"},
+                                                        {"reciprocal", "Reciprocal"},
+                                                        {"_copy", "Identity"},
+                                                        {"BlockGrad", "Identity"}})
     unary(r, mx, onnx);
   r["square"] = [](ExportContext& c, const ExportNode& e) {
     c.add("Mul", e.name(), {e.inputs[0], e.inputs[0]}, e.outputs);
@@ -396,8 +396,10 @@ std::map<std::string, ExportRule> make_rules() {
     with_axes(c, "Unsqueeze", e, {e.inputs[0]}, e.outputs,
               {positive_axis(param_value::parse_int(e.get("axis")), nd + 1)});
   };
-  for (auto [mx, onnx] : std::vector<std::pair<const char*, const char*>>{
-           {"sum", "ReduceSum"}, {"mean", "ReduceMean"}, {"max", "ReduceMax"}, {"min", "ReduceMin"}})
+  for (auto [mx, onnx] : std::vector<std::pair<const char*, const char*>>{{"sum", "ReduceSum"},
+                                                                          {"mean", "ReduceMean"},
+                                                                          {"max", "ReduceMax"},
+                                                                          {"min", "ReduceMin"}})
     r[mx] = [onnx = std::string(onnx)](ExportContext& c, const ExportNode& e) {
       const int nd = c.shape_of(e.inputs[0]).ndim();
       std::string spec = e.get("axis");

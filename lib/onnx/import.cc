@@ -155,8 +155,9 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
   for (const auto& o : model.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") ctx.opset = static_cast<int>(o.version());
   if (ctx.opset < kMinImportOpset || ctx.opset > kMaxImportOpset)
-    throw UnsupportedModel(str(source, ": opset ", ctx.opset, " of the default domain is not supported (",
-                               kMinImportOpset, " to ", kMaxImportOpset, ")"));
+    throw UnsupportedModel(str(source, ": opset ", ctx.opset,
+                               " of the default domain is not supported (", kMinImportOpset, " to ",
+                               kMaxImportOpset, ")"));
   const auto& g = model.graph();
 
   // Every unsupported operator, before anything is built.
@@ -170,11 +171,12 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
   }
   if (!missing.empty())
     throw UnsupportedModel(str(source, ": ", missing.size(), " operator",
-                               missing.size() == 1 ? "" : "s", " not supported: ",
-                               join(missing, ", ")));
+                               missing.size() == 1 ? "" : "s",
+                               " not supported: ", join(missing, ", ")));
 
   for (const auto& init : g.initializer())
-    ctx.constants[init.name()] = tensor_to_array(init, source + ": initializer '" + init.name() + "'");
+    ctx.constants[init.name()] =
+        tensor_to_array(init, source + ": initializer '" + init.name() + "'");
   ImportedModel result;
   for (const auto& info : g.input()) {
     if (ctx.constants.count(info.name())) continue;  // IR < 4 lists initializers as inputs

@@ -63,7 +63,8 @@ std::optional<std::vector<int64_t>> axes_of(ImportContext& c, const ImportNode& 
 }
 
 int64_t positive(int64_t axis, int rank) {
-  if (axis < -rank || axis >= rank) unsupported(str("axis ", axis, " is out of range for rank ", rank));
+  if (axis < -rank || axis >= rank)
+    unsupported(str("axis ", axis, " is out of range for rank ", rank));
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -94,10 +95,10 @@ std::vector<int64_t> symmetric_pads(ImportContext& c, const ImportNode& n,
     unsupported("auto_pad '" + autopad + "'");
   }
   if (pads.empty()) pads.assign(2 * nd, 0);
-  if (pads.size() != 2 * nd) throw InputError(str("pads has ", pads.size(), " values, expected ", 2 * nd));
+  if (pads.size() != 2 * nd)
+    throw InputError(str("pads has ", pads.size(), " values, expected ", 2 * nd));
   for (size_t i = 0; i < nd; ++i)
-    if (pads[i] != pads[i + nd])
-      unsupported(str("asymmetric padding (", tuple(pads), ")"));
+    if (pads[i] != pads[i + nd]) unsupported(str("asymmetric padding (", tuple(pads), ")"));
   return {pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(nd)};
 }
 
@@ -134,7 +135,8 @@ std::vector<Symbol> conv(ImportContext& c, const ImportNode& n, bool transposed)
   std::vector<int64_t> pads = n.ints("pads");
   const std::string autopad = n.s("auto_pad", "NOTSET");
   std::vector<int64_t> target = n.ints("output_shape");
-  if (target.size() > nd) target.erase(target.begin(), target.end() - static_cast<std::ptrdiff_t>(nd));
+  if (target.size() > nd)
+    target.erase(target.begin(), target.end() - static_cast<std::ptrdiff_t>(nd));
   if (!target.empty() || autopad == "SAME_UPPER" || autopad == "SAME_LOWER") {
     Shape x = c.shape(n.input(0));
     pads.assign(2 * nd, 0);
@@ -142,8 +144,8 @@ std::vector<Symbol> conv(ImportContext& c, const ImportNode& n, bool transposed)
       const int64_t size = x[static_cast<int>(i + 2)];
       if (size < 0) unsupported("output_shape or auto_pad needs the spatial size of the input");
       const int64_t want = target.empty() ? size * strides[i] : target[i];
-      const int64_t total = strides[i] * (size - 1) + out_pad[i] +
-                            (kernel[i] - 1) * dilations[i] + 1 - want;
+      const int64_t total =
+          strides[i] * (size - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - want;
       if (total < 0) unsupported(str("output_shape ", tuple(target), " needs negative padding"));
       pads[i] = autopad == "SAME_UPPER" ? total / 2 : total - total / 2;
       pads[i + nd] = total - pads[i];
@@ -153,12 +155,14 @@ std::vector<Symbol> conv(ImportContext& c, const ImportNode& n, bool transposed)
   } else if (autopad != "NOTSET") {
     unsupported("auto_pad '" + autopad + "'");
   }
-  if (pads.size() != 2 * nd) throw InputError(str("pads has ", pads.size(), " values, expected ", 2 * nd));
+  if (pads.size() != 2 * nd)
+    throw InputError(str("pads has ", pads.size(), " values, expected ", 2 * nd));
   std::vector<int64_t> pad(nd), adj(nd);
   for (size_t i = 0; i < nd; ++i) {
     pad[i] = pads[i];
     adj[i] = pads[i] - pads[i + nd] + out_pad[i];
-    if (adj[i] < 0) unsupported(str("more padding at the end than at the start (", tuple(pads), ")"));
+    if (adj[i] < 0)
+      unsupported(str("more padding at the end than at the start (", tuple(pads), ")"));
   }
   a["pad"] = tuple(pad);
   a["adj"] = tuple(adj);
@@ -234,13 +238,12 @@ std::vector<Symbol> softmax(ImportContext& c, const ImportNode& n, bool log) {
   std::iota(axes.begin(), axes.end(), axis);
   Attrs reduce{{"axis", tuple(axes)}, {"keepdims", "True"}};
   Symbol x = c.get(n.input(0));
-  Symbol shifted = c.op("broadcast_sub", n.name + "_shift", {},
-                        {x, c.op("max", n.name + "_max", reduce, {x})});
+  Symbol shifted =
+      c.op("broadcast_sub", n.name + "_shift", {}, {x, c.op("max", n.name + "_max", reduce, {x})});
   Symbol e = c.op("exp", n.name + "_exp", {}, {shifted});
   Symbol sum = c.op("sum", n.name + "_sum", reduce, {e});
   if (!log) return {c.op("broadcast_div", n.name, {}, {e, sum})};
-  return {c.op("broadcast_sub", n.name, {},
-               {shifted, c.op("log", n.name + "_log", {}, {sum})})};
+  return {c.op("broadcast_sub", n.name, {}, {shifted, c.op("log", n.name + "_log", {}, {sum})})};
 }
 
 std::vector<Symbol> reduce(ImportContext& c, const ImportNode& n, const std::string& op) {
@@ -268,7 +271,8 @@ std::vector<Symbol> gather(ImportContext& c, const ImportNode& n) {
   if (const NDArray* k = c.constant(n.input(1)); k && !c.tensors.count(n.input(1))) {
     std::vector<float> v;
     for (int64_t i : int_values(*k)) {
-      if (i < -depth || i >= depth) throw InputError(str("index ", i, " is out of range [", -depth, ", ", depth, ")"));
+      if (i < -depth || i >= depth)
+        throw InputError(str("index ", i, " is out of range [", -depth, ", ", depth, ")"));
       v.push_back(static_cast<float>(i < 0 ? i + depth : i));
     }
     const std::string name = c.unique(n.name + "_indices");
@@ -318,9 +322,9 @@ std::vector<Symbol> matmul(ImportContext& c, const ImportNode& n) {
   for (int i = 0; i < ra - 2; ++i)
     if (sa[i] != sb[i] || sa[i] < 0) unsupported("MatMul with broadcast or unknown batch axes");
   Attrs flat{{"shape", "(-1, 0, 0)"}, {"reverse", "True"}};
-  Symbol prod = c.op("batch_dot", n.name + "_batch", {},
-                     {c.op("Reshape", n.name + "_lhs", flat, {a}),
-                      c.op("Reshape", n.name + "_rhs", flat, {b})});
+  Symbol prod = c.op(
+      "batch_dot", n.name + "_batch", {},
+      {c.op("Reshape", n.name + "_lhs", flat, {a}), c.op("Reshape", n.name + "_rhs", flat, {b})});
   std::vector<int64_t> out(sa.begin(), sa.end() - 1);
   out.push_back(sb[rb - 1]);
   return {reshape(c, n.name, out, prod)};
@@ -336,8 +340,7 @@ std::vector<Symbol> gemm(ImportContext& c, const ImportNode& n) {
     std::vector<Symbol> in{c.get(n.input(0)), c.get(n.input(1))};
     if (!cname.empty()) in.push_back(c.get(cname));
     return {c.op("FullyConnected", n.name,
-                 {{"num_hidden", std::to_string(sb[0])}, {"no_bias", boolean(cname.empty())}},
-                 in)};
+                 {{"num_hidden", std::to_string(sb[0])}, {"no_bias", boolean(cname.empty())}}, in)};
   }
   Symbol prod = c.op("dot", cname.empty() && alpha == 1 ? n.name : n.name + "_dot",
                      {{"transpose_a", boolean(ta)}, {"transpose_b", boolean(tb)}},
@@ -362,7 +365,8 @@ std::vector<Symbol> clip(ImportContext& c, const ImportNode& n) {
     if (!n.input(1).empty()) lo = scalar_value(need_constant(c, n, 1, "min"));
     if (!n.input(2).empty()) hi = scalar_value(need_constant(c, n, 2, "max"));
   }
-  return {c.op("clip", n.name, {{"a_min", number(lo)}, {"a_max", number(hi)}}, {c.get(n.input(0))})};
+  return {
+      c.op("clip", n.name, {{"a_min", number(lo)}, {"a_max", number(hi)}}, {c.get(n.input(0))})};
 }
 
 std::vector<Symbol> constant(ImportContext& c, const ImportNode& n) {
@@ -375,11 +379,13 @@ std::vector<Symbol> constant(ImportContext& c, const ImportNode& n) {
   } else if (v.name() == "value_float") {
     value = NDArray::from_vector(Shape::scalar(), std::vector<float>{v.f()});
   } else if (v.name() == "value_floats") {
-    value = NDArray::from_vector(Shape{v.floats_size()}, std::vector<float>(v.floats().begin(), v.floats().end()));
+    value = NDArray::from_vector(Shape{v.floats_size()},
+                                 std::vector<float>(v.floats().begin(), v.floats().end()));
   } else if (v.name() == "value_int") {
     value = NDArray::from_vector(Shape::scalar(), std::vector<int64_t>{v.i()});
   } else if (v.name() == "value_ints") {
-    value = NDArray::from_vector(Shape{v.ints_size()}, std::vector<int64_t>(v.ints().begin(), v.ints().end()));
+    value = NDArray::from_vector(Shape{v.ints_size()},
+                                 std::vector<int64_t>(v.ints().begin(), v.ints().end()));
   } else {
     unsupported("Constant attribute '" + v.name() + "'");
   }
@@ -401,16 +407,19 @@ std::map<std::string, ImportOp> make_rules() {
   r["MatMul"] = {matmul, {}};
   r["MaxPool"] = {[](ImportContext& c, const ImportNode& n) { return pool(c, n, "max"); }, {}};
   r["AveragePool"] = {[](ImportContext& c, const ImportNode& n) { return pool(c, n, "avg"); }, {}};
-  for (auto [onnx, type] : {std::pair{"GlobalAveragePool", "avg"}, std::pair{"GlobalMaxPool", "max"}})
-    r[onnx] = {[type = std::string(type)](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
-                 const int rank = c.rank(n.input(0));
-                 if (rank != 3 && rank != 4) unsupported(str("global pooling of rank ", rank));
-                 return {c.op("Pooling", n.name,
-                              {{"global_pool", "True"}, {"pool_type", type},
-                               {"kernel", rank == 3 ? "(1,)" : "(1, 1)"}},
-                              {c.get(n.input(0))})};
-               },
-               {}};
+  for (auto [onnx, type] :
+       {std::pair{"GlobalAveragePool", "avg"}, std::pair{"GlobalMaxPool", "max"}})
+    r[onnx] = {
+        [type = std::string(type)](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
+          const int rank = c.rank(n.input(0));
+          if (rank != 3 && rank != 4) unsupported(str("global pooling of rank ", rank));
+          return {c.op("Pooling", n.name,
+                       {{"global_pool", "True"},
+                        {"pool_type", type},
+                        {"kernel", rank == 3 ? "(1,)" : "(1, 1)"}},
+                       {c.get(n.input(0))})};
+        },
+        {}};
   r["BatchNormalization"] = {
       [](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
         if (n.i("spatial", 1) == 0) unsupported("spatial=0 (statistics per element)");
@@ -575,7 +584,8 @@ std::map<std::string, ImportOp> make_rules() {
   simple("Neg", "negative");
   simple("Reciprocal", "reciprocal");
   r["ReduceSum"] = {[](ImportContext& c, const ImportNode& n) { return reduce(c, n, "sum"); }, {1}};
-  r["ReduceMean"] = {[](ImportContext& c, const ImportNode& n) { return reduce(c, n, "mean"); }, {}};
+  r["ReduceMean"] = {[](ImportContext& c, const ImportNode& n) { return reduce(c, n, "mean"); },
+                     {}};
   r["ReduceMax"] = {[](ImportContext& c, const ImportNode& n) { return reduce(c, n, "max"); }, {}};
   r["ReduceMin"] = {[](ImportContext& c, const ImportNode& n) { return reduce(c, n, "min"); }, {}};
   r["Gather"] = {gather, {1}};

@@ -17,8 +17,7 @@ namespace mx::onnx {
   ::onnx::ModelProto model;
   if (bytes.empty() || !model.ParseFromString(bytes))
     throw InputError(source + ": not an ONNX model (the protobuf does not parse; truncated?)");
-  if (!model.has_graph())
-    throw InputError(source + ": not an ONNX model (no graph)");
+  if (!model.has_graph()) throw InputError(source + ": not an ONNX model (no graph)");
   try {
     ::onnx::checker::check_model(model);
   } catch (const std::exception& e) {

@@ -64,8 +64,8 @@ NDArray tensor_to_array(const TensorProto& tensor, const std::string& owner) {
     throw InputError(str(owner, ": element type ", onnx_type_name(tensor.data_type()),
                          " is not supported (float, double, float16, int8, uint8, int32, int64)"));
   if (tensor.dims_size() > Shape::kMaxNdim)
-    throw InputError(str(owner, ": ", tensor.dims_size(), " dimensions (at most ",
-                         Shape::kMaxNdim, " supported)"));
+    throw InputError(str(owner, ": ", tensor.dims_size(), " dimensions (at most ", Shape::kMaxNdim,
+                         " supported)"));
   std::vector<int64_t> dims;
   int64_t count = 1;
   for (int64_t d : tensor.dims()) {
@@ -82,8 +82,8 @@ NDArray tensor_to_array(const TensorProto& tensor, const std::string& owner) {
   if (raw) {
     if (tensor.raw_data().size() % elem != 0 ||
         static_cast<int64_t>(tensor.raw_data().size() / elem) != count)
-      throw InputError(str(owner, ": raw data has ", tensor.raw_data().size(), " bytes but ",
-                           count, " elements of ", elem, " bytes were declared"));
+      throw InputError(str(owner, ": raw data has ", tensor.raw_data().size(), " bytes but ", count,
+                           " elements of ", elem, " bytes were declared"));
     stored = count;
   } else {
     switch (*dtype) {

@@ -12,9 +12,9 @@
 #include <map>
 #include <set>
 
+#include "base/strings.h"
 #include "onnx/import.h"
 #include "onnx/model_file.h"
-#include "base/strings.h"
 #include "onnx/tensor_proto.h"
 #include "run_model.h"
 
@@ -71,8 +71,8 @@ std::string run_case(const fs::path& dir, const ::onnx::ModelProto& proto) {
     for (size_t k = 0; k < outputs.size(); ++k) {
       fs::path p = set.path() / str("output_", k, ".pb");
       NDArray want = mxo::tensor_to_array(mxo::read_tensor_file(p.string()), p.string());
-      std::string diff = compare(outputs[k], want, set.path().filename().string() + " output " +
-                                                       std::to_string(k));
+      std::string diff = compare(outputs[k], want,
+                                 set.path().filename().string() + " output " + std::to_string(k));
       if (!diff.empty()) return diff;
     }
   }
@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
   std::map<std::string, Tally> table;
   std::vector<fs::path> cases;
   for (const auto& entry : fs::directory_iterator(argv[1]))
-    if (entry.is_directory() && fs::exists(entry.path() / "model.onnx")) cases.push_back(entry.path());
+    if (entry.is_directory() && fs::exists(entry.path() / "model.onnx"))
+      cases.push_back(entry.path());
   std::sort(cases.begin(), cases.end());
   for (const auto& dir : cases) {
     const std::string name = dir.filename().string();
@@ -130,7 +131,9 @@ int main(int argc, char** argv) {
     }
   }
   int passed = 0, failed = 0, skipped = 0;
-  if (markdown) std::cout << "| operator | opsets | passed | failed | skipped |\n| --- | --- | --- | --- | --- |\n";
+  if (markdown)
+    std::cout
+        << "| operator | opsets | passed | failed | skipped |\n| --- | --- | --- | --- | --- |\n";
   for (const auto& op : claimed) {
     const Tally& t = table[op];
     std::vector<std::string> opsets;
@@ -143,7 +146,8 @@ int main(int argc, char** argv) {
       std::cout << op << ": " << t.passed << " passed, " << t.failed << " failed, " << t.skipped
                 << " skipped (opsets " << join(opsets, ", ") << ")\n";
     }
-    for (const auto& note : t.notes) std::cout << (markdown ? "<!-- " : "  ") << note << (markdown ? " -->\n" : "\n");
+    for (const auto& note : t.notes)
+      std::cout << (markdown ? "<!-- " : "  ") << note << (markdown ? " -->\n" : "\n");
   }
   std::cout << (markdown ? "\n" : "") << "total: " << passed << " passed, " << failed << " failed, "
             << skipped << " skipped\n";

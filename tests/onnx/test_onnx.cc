@@ -26,6 +26,9 @@ namespace mxo = mx::onnx;
 namespace {
 
 const std::string kDir = std::string(MX_FIXTURES_DIR) + "/onnx/";
+// The shipped configs, with fewer channels (scripts/fixtures/make_onnx_fixtures.py).
+const char* const kConfigs[] = {"lenet",     "mlp",   "resnet18", "resnet50",
+                                "googlenet", "vgg16", "alexnet"};
 
 NDArray read_pb(const std::string& path) {
   return mxo::tensor_to_array(mxo::read_tensor_file(path), path);
@@ -95,7 +98,7 @@ std::string message_of(const std::function<void()>& f) {
 }  // namespace
 
 TEST_CASE("mx's exports of the shipped configs give ONNX Runtime's outputs") {
-  for (const char* name : {"lenet", "mlp", "resnet18"}) {
+  for (const char* name : kConfigs) {
     CAPTURE(name);
     const std::string dir = kDir + name;
     Checkpoint c = load_checkpoint(dir);
@@ -162,7 +165,7 @@ TEST_CASE("an ONNX network in PyTorch's export layout predicts what ONNX Runtime
 }
 
 TEST_CASE("mx -> ONNX -> mx gives the same outputs, through a file written atomically") {
-  for (const char* name : {"lenet", "mlp", "resnet18"}) {
+  for (const char* name : kConfigs) {
     CAPTURE(name);
     Checkpoint c = load_checkpoint(kDir + name);
     NDArray input = read_pb(kDir + name + "/input_0.pb");
@@ -188,12 +191,13 @@ TEST_CASE("export errors name every node without an ONNX equivalent; files stay 
   CHECK(message_of([&] { mxo::export_model(z, {}, {}, o); }) ==
         "cannot export to ONNX: node 'ones' (ones_like): no ONNX equivalent; node 'zeros' "
         "(zeros_like): no ONNX equivalent");
-  Symbol only_b = Symbol::create("softmax", "sm", {{"use_length", "True"}},
-                                 {data, Symbol::variable("len")});
+  Symbol only_b =
+      Symbol::create("softmax", "sm", {{"use_length", "True"}}, {data, Symbol::variable("len")});
   CHECK(message_of([&] { mxo::export_model(only_b, {}, {}, o); }) ==
         "cannot export to ONNX: node 'sm' (softmax): use_length has no ONNX equivalent");
-  CHECK(message_of([&] { mxo::export_model(Symbol::create("relu", "r", {}, {data}), {}, {}, {}); }) ==
-        "input 'data' needs a shape (e.g. --data-shape C,H,W)");
+  CHECK(message_of([&] {
+          mxo::export_model(Symbol::create("relu", "r", {}, {data}), {}, {}, {});
+        }) == "input 'data' needs a shape (e.g. --data-shape C,H,W)");
 
   const std::string path = temp_path("keep.onnx");
   { std::ofstream(path) << "previous"; }
