@@ -68,11 +68,11 @@ int64_t positive(int64_t axis, int rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-// Padding: explicit pads or auto_pad, symmetric only (mx pads both sides alike).
-std::vector<int64_t> symmetric_pads(ImportContext& c, const ImportNode& n,
-                                    const std::vector<int64_t>& kernel,
-                                    const std::vector<int64_t>& strides,
-                                    const std::vector<int64_t>& dilations) {
+// Padding from explicit pads or auto_pad: begin values, then end values.
+std::vector<int64_t> onnx_pads(ImportContext& c, const ImportNode& n,
+                               const std::vector<int64_t>& kernel,
+                               const std::vector<int64_t>& strides,
+                               const std::vector<int64_t>& dilations) {
   const size_t nd = kernel.size();
   std::vector<int64_t> pads = n.ints("pads");
   const std::string autopad = n.s("auto_pad", "NOTSET");
@@ -97,6 +97,16 @@ std::vector<int64_t> symmetric_pads(ImportContext& c, const ImportNode& n,
   if (pads.empty()) pads.assign(2 * nd, 0);
   if (pads.size() != 2 * nd)
     throw InputError(str("pads has ", pads.size(), " values, expected ", 2 * nd));
+  return pads;
+}
+
+// mx pads both sides alike.
+std::vector<int64_t> symmetric_pads(ImportContext& c, const ImportNode& n,
+                                    const std::vector<int64_t>& kernel,
+                                    const std::vector<int64_t>& strides,
+                                    const std::vector<int64_t>& dilations) {
+  const size_t nd = kernel.size();
+  std::vector<int64_t> pads = onnx_pads(c, n, kernel, strides, dilations);
   for (size_t i = 0; i < nd; ++i)
     if (pads[i] != pads[i + nd]) unsupported(str("asymmetric padding (", tuple(pads), ")"));
   return {pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(nd)};
@@ -178,12 +188,33 @@ std::vector<Symbol> pool(ImportContext& c, const ImportNode& n, const std::strin
   auto strides = or_ones(n.ints("strides"), nd), dilations = or_ones(n.ints("dilations"), nd);
   for (int64_t d : dilations)
     if (d != 1) unsupported("dilated pooling");
+  std::vector<int64_t> pads = onnx_pads(c, n, kernel, strides, dilations);
+  std::vector<int64_t> pad(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(nd));
+  bool full = n.i("ceil_mode", 0) != 0;
+  const bool include_pad = type == "avg" && n.i("count_include_pad", 0) != 0;
+  if (!std::equal(pad.begin(), pad.end(), pads.begin() + static_cast<std::ptrdiff_t>(nd))) {
+    // Extra padding at the end (SAME_UPPER) only adds windows that overlap
+    // the input partly; mx's "full" rounding adds the same windows and
+    // ignores what lies outside, as ONNX ignores padding (max, or average
+    // without counting padding). It fits when the output sizes agree.
+    Shape in = c.shape(n.input(0));
+    bool fits = !full && !include_pad;
+    for (size_t i = 0; i < nd && fits; ++i) {
+      const int64_t size = in[static_cast<int>(i + 2)];
+      const int64_t b = pads[i], e = pads[i + nd];
+      fits = size >= 0 && b <= e &&
+             (size + b + e - kernel[i]) / strides[i] ==
+                 (size + 2 * b - kernel[i] + strides[i] - 1) / strides[i];
+    }
+    if (!fits) unsupported(str("asymmetric padding (", tuple(pads), ")"));
+    full = true;
+  }
   Attrs a{{"kernel", tuple(kernel)},
           {"stride", tuple(strides)},
-          {"pad", tuple(symmetric_pads(c, n, kernel, strides, dilations))},
+          {"pad", tuple(pad)},
           {"pool_type", type},
-          {"pooling_convention", n.i("ceil_mode", 0) ? "full" : "valid"}};
-  if (type == "avg") a["count_include_pad"] = boolean(n.i("count_include_pad", 0) != 0);
+          {"pooling_convention", full ? "full" : "valid"}};
+  if (type == "avg") a["count_include_pad"] = boolean(include_pad);
   return {c.op("Pooling", n.name, a, {c.get(n.input(0))})};
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -98,13 +99,12 @@ int main(int argc, char** argv) {
     const std::string name = dir.filename().string();
     // Function expansions test other operators' definitions.
     if (name.size() > 9 && name.compare(name.size() - 9, 9, "_expanded") == 0) continue;
+    // The operator under test first (the last node: the only one in most cases).
     ::onnx::ModelProto proto;
-    try {
-      proto = mxo::read_model((dir / "model.onnx").string());
-    } catch (const Error&) {
-      continue;  // the checker of libonnx 1.12 rejects a few newer test models
+    {
+      std::ifstream in(dir / "model.onnx", std::ios::binary);
+      if (!proto.ParseFromIstream(&in) || proto.graph().node_size() == 0) continue;
     }
-    if (proto.graph().node_size() == 0) continue;
     const std::string op = proto.graph().node(proto.graph().node_size() - 1).op_type();
     if (std::find(claimed.begin(), claimed.end(), op) == claimed.end()) continue;
     Tally& t = table[op];
@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
       if (o.domain().empty()) opset = static_cast<int>(o.version());
     t.opsets.insert(opset);
     try {
+      proto = mxo::read_model((dir / "model.onnx").string());  // with onnx::checker
       std::string diff = run_case(dir, proto);
       if (diff.empty()) {
         ++t.passed;

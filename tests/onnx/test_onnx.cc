@@ -164,6 +164,12 @@ TEST_CASE("an ONNX network in PyTorch's export layout predicts what ONNX Runtime
   check_close(mxo::testing::run_imported(m, {{"input", one}})[0], want, "batch of 1");
 }
 
+TEST_CASE("pooling with more padding at the end (SAME_UPPER) predicts what ONNX Runtime predicts") {
+  mxo::ImportedModel m = mxo::import_model(kDir + "same_pooling/model.onnx");
+  check_close(mxo::testing::run_imported(m, {{"x", read_pb(kDir + "same_pooling/input_0.pb")}})[0],
+              read_pb(kDir + "same_pooling/output_0.pb"), "same_pooling");
+}
+
 TEST_CASE("mx -> ONNX -> mx gives the same outputs, through a file written atomically") {
   for (const char* name : kConfigs) {
     CAPTURE(name);
