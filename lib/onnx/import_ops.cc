@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 
 #include "base/strings.h"
@@ -424,6 +425,103 @@ std::vector<Symbol> constant(ImportContext& c, const ImportNode& n) {
   return {};
 }
 
+// Sum, Mean, Max, Min of any number of inputs, with broadcasting.
+std::vector<Symbol> variadic(ImportContext& c, const ImportNode& n, const std::string& op) {
+  std::vector<std::string> names;
+  for (const auto& i : n.proto.input())
+    if (!i.empty()) names.push_back(i);
+  if (names.empty()) throw InputError("no inputs");
+  const bool mean = op == "mean";
+  const std::string pairwise = mean ? "broadcast_add" : "broadcast_" + op;
+  Symbol acc = c.get(names[0]);
+  for (size_t i = 1; i < names.size(); ++i)
+    acc = c.op(pairwise, i + 1 == names.size() && !mean ? n.name : n.name + "_step", {},
+               {acc, c.get(names[i])});
+  if (names.size() == 1 && !mean) return {c.op("_copy", n.name, {}, {acc})};
+  if (mean)
+    acc = c.op("_div_scalar", n.name,
+               {{"scalar", std::to_string(names.size())}, {"is_int", "True"}}, {acc});
+  return {acc};
+}
+
+// Values of input k (newer opsets) or attribute `attr` (older ones).
+std::optional<std::vector<int64_t>> ints_of(ImportContext& c, const ImportNode& n, int k,
+                                            const char* attr) {
+  if (n.has(attr)) return n.ints(attr);
+  if (!n.input(k).empty()) return int_values(need_constant(c, n, k, attr));
+  return std::nullopt;
+}
+
+std::vector<Symbol> slice(ImportContext& c, const ImportNode& n) {
+  auto starts = ints_of(c, n, 1, "starts"), ends = ints_of(c, n, 2, "ends");
+  if (!starts || !ends || starts->size() != ends->size())
+    throw InputError("Slice needs starts and ends of the same length");
+  Shape s = c.shape(n.input(0));
+  const int rank = s.ndim();
+  std::vector<int64_t> axes(starts->size());
+  std::iota(axes.begin(), axes.end(), 0);
+  if (auto given = ints_of(c, n, 3, "axes")) axes = *given;
+  if (auto steps = ints_of(c, n, 4, "steps"))
+    for (int64_t step : *steps)
+      if (step != 1) unsupported(str("Slice with step ", step));
+  Symbol x = c.get(n.input(0));
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = positive(axes[i], rank), dim = s[static_cast<int>(axis)];
+    int64_t begin = (*starts)[i], end = (*ends)[i];
+    // Clamp as ONNX does, where the size is known.
+    if (dim >= 0) {
+      begin = std::clamp<int64_t>(begin < 0 ? begin + dim : begin, 0, dim);
+      end = std::clamp<int64_t>(end < 0 ? end + dim : end, 0, dim);
+      if (end <= begin) unsupported("an empty slice");
+    }
+    const bool to_end = (dim >= 0 && end == dim) || end > std::numeric_limits<int32_t>::max();
+    x = c.op("slice_axis", i + 1 == axes.size() ? n.name : n.name + "_step",
+             {{"axis", std::to_string(axis)},
+              {"begin", std::to_string(begin)},
+              {"end", to_end ? "None" : std::to_string(end)}},
+             {x});
+  }
+  return {x};
+}
+
+std::vector<Symbol> split(ImportContext& c, const ImportNode& n) {
+  Shape s = c.shape(n.input(0));
+  const int64_t axis = positive(n.i("axis", 0), s.ndim());
+  const int parts = n.proto.output_size();
+  Symbol x = c.get(n.input(0));
+  auto sizes = ints_of(c, n, 1, "split");
+  if (!sizes) {
+    Symbol all =
+        c.op("SliceChannel", n.name,
+             {{"num_outputs", std::to_string(parts)}, {"axis", std::to_string(axis)}}, {x});
+    std::vector<Symbol> out;
+    for (int i = 0; i < parts; ++i) out.push_back(all[static_cast<size_t>(i)]);
+    return out;
+  }
+  if (static_cast<int>(sizes->size()) != parts)
+    throw InputError(str("split has ", sizes->size(), " sizes for ", parts, " outputs"));
+  std::vector<Symbol> out;
+  int64_t begin = 0;
+  for (int i = 0; i < parts; ++i) {
+    const int64_t end = begin + (*sizes)[static_cast<size_t>(i)];
+    out.push_back(c.op("slice_axis", str(n.name, "_", i),
+                       {{"axis", std::to_string(axis)},
+                        {"begin", std::to_string(begin)},
+                        {"end", std::to_string(end)}},
+                       {x}));
+    begin = end;
+  }
+  return out;
+}
+
+std::vector<Symbol> cast(ImportContext& c, const ImportNode& n) {
+  auto to = dtype_from_onnx(static_cast<int32_t>(n.i("to", 0)));
+  if (!to || *to != DType::kFloat32)
+    unsupported("Cast to " + onnx_type_name(static_cast<int32_t>(n.i("to", 0))) +
+                " (mx imports float32 tensors)");
+  return {c.op("Cast", n.name, {{"dtype", "float32"}}, {c.get(n.input(0))})};
+}
+
 std::map<std::string, ImportOp> make_rules() {
   std::map<std::string, ImportOp> r;
   auto simple = [&](const std::string& onnx, const std::string& mx, Attrs attrs = {}) {
@@ -621,6 +719,15 @@ std::map<std::string, ImportOp> make_rules() {
   r["ReduceMin"] = {[](ImportContext& c, const ImportNode& n) { return reduce(c, n, "min"); }, {}};
   r["Gather"] = {gather, {1}};
   r["Constant"] = {constant, {}};
+  for (auto [onnx, mx] : {std::pair{"Sum", "add"}, std::pair{"Mean", "mean"},
+                          std::pair{"Max", "maximum"}, std::pair{"Min", "minimum"}})
+    r[onnx] = {[mx = std::string(mx)](ImportContext& c, const ImportNode& n) {
+                 return variadic(c, n, mx);
+               },
+               {}};
+  r["Slice"] = {slice, {1, 2, 3, 4}};
+  r["Split"] = {split, {1}};
+  r["Cast"] = {cast, {0}};
   return r;
 }
 

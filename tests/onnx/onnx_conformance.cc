@@ -123,8 +123,12 @@ int main(int argc, char** argv) {
       }
     } catch (const mxo::UnsupportedModel& e) {
       ++t.skipped;
+      // The reason, without the file and node the case's name already gives.
       std::string why = e.what();
-      if (auto p = why.rfind("): "); p != std::string::npos) why = why.substr(p + 3);
+      const std::string file = (dir / "model.onnx").string() + ": ";
+      if (why.rfind(file, 0) == 0) why = why.substr(file.size());
+      if (auto p = why.rfind("): "); p != std::string::npos && why.rfind("node '", 0) == 0)
+        why = why.substr(p + 3);
       t.notes.push_back("skip " + name + ": " + why);
     } catch (const std::exception& e) {
       ++t.failed;
