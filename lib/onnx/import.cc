@@ -139,7 +139,8 @@ ImportedInput read_input(const ::onnx::ValueInfoProto& info, const std::string& 
   in.dtype = *dtype;
   if (t.has_shape()) {
     std::vector<int64_t> dims;
-    for (const auto& d : t.shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    for (const auto& d : t.shape().dim())
+      dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
     if (dims.size() > static_cast<size_t>(Shape::kMaxNdim))
       throw UnsupportedModel(source + ": input '" + info.name() + "' has too many dimensions");
     in.shape = Shape(dims);
@@ -213,7 +214,8 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
       }
     } catch (const UnsupportedModel& e) {
       throw UnsupportedModel(source + ": " + describe_node(n, i) + ": " + e.what());
-    } catch (const InputError& e) {
+    } catch (const std::exception& e) {
+      // Whatever this node's contents make fail is a problem of the file.
       throw InputError(source + ": " + describe_node(n, i) + ": " + e.what());
     }
   }

@@ -113,19 +113,25 @@ std::vector<int64_t> symmetric_pads(ImportContext& c, const ImportNode& n,
   return {pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(nd)};
 }
 
-std::vector<int64_t> or_ones(std::vector<int64_t> v, size_t n) {
-  if (v.empty()) v.assign(n, 1);
+// Strides or dilations: one positive value per spatial axis (default 1).
+std::vector<int64_t> per_axis(const ImportNode& n, const char* attr, size_t nd) {
+  std::vector<int64_t> v = n.ints(attr);
+  if (v.empty()) v.assign(nd, 1);
+  if (v.size() != nd) throw InputError(str(attr, " has ", v.size(), " values, expected ", nd));
+  for (int64_t x : v)
+    if (x < 1) throw InputError(str(attr, " must be positive, not ", x));
   return v;
 }
 
 std::vector<Symbol> conv(ImportContext& c, const ImportNode& n, bool transposed) {
   Shape w = c.shape(n.input(1));
   if (!w.is_known()) unsupported("the weight's shape must be known");
+  if (w.ndim() < 3) throw InputError("the weight " + w.to_string() + " has fewer than 3 axes");
   std::vector<int64_t> kernel = n.ints("kernel_shape");
   if (kernel.empty()) kernel.assign(w.begin() + 2, w.end());
   const size_t nd = kernel.size();
   if (nd != 1 && nd != 2) unsupported(str(nd, "-D convolution (mx has 1-D and 2-D)"));
-  auto strides = or_ones(n.ints("strides"), nd), dilations = or_ones(n.ints("dilations"), nd);
+  auto strides = per_axis(n, "strides", nd), dilations = per_axis(n, "dilations", nd);
   const int64_t group = n.i("group", 1);
   Attrs a{{"kernel", tuple(kernel)},
           {"stride", tuple(strides)},
@@ -186,7 +192,7 @@ std::vector<Symbol> pool(ImportContext& c, const ImportNode& n, const std::strin
   std::vector<int64_t> kernel = n.ints("kernel_shape");
   const size_t nd = kernel.size();
   if (nd != 1 && nd != 2) unsupported(str(nd, "-D pooling (mx has 1-D and 2-D)"));
-  auto strides = or_ones(n.ints("strides"), nd), dilations = or_ones(n.ints("dilations"), nd);
+  auto strides = per_axis(n, "strides", nd), dilations = per_axis(n, "dilations", nd);
   for (int64_t d : dilations)
     if (d != 1) unsupported("dilated pooling");
   std::vector<int64_t> pads = onnx_pads(c, n, kernel, strides, dilations);
@@ -461,6 +467,7 @@ std::vector<Symbol> slice(ImportContext& c, const ImportNode& n) {
   std::vector<int64_t> axes(starts->size());
   std::iota(axes.begin(), axes.end(), 0);
   if (auto given = ints_of(c, n, 3, "axes")) axes = *given;
+  if (axes.size() != starts->size()) throw InputError("Slice's axes and starts differ in length");
   if (auto steps = ints_of(c, n, 4, "steps"))
     for (int64_t step : *steps)
       if (step != 1) unsupported(str("Slice with step ", step));
