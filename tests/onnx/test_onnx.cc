@@ -275,3 +275,45 @@ TEST_CASE("malformed ONNX files give one clear error with exit code 2") {
         "bad.onnx: initializer 'onnx::Conv_41': raw data has 864 bytes but 243 elements of 4 "
         "bytes were declared");
 }
+
+TEST_CASE("Softmax before opset 13 normalizes over the input flattened after its axis") {
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    CAPTURE(op);
+    ::onnx::ModelProto m;
+    m.set_ir_version(6);
+    m.add_opset_import()->set_version(11);
+    auto* g = m.mutable_graph();
+    g->set_name("g");
+    auto describe = [](::onnx::ValueInfoProto* info, const char* name) {
+      info->set_name(name);
+      auto* t = info->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(::onnx::TensorProto::FLOAT);
+      for (int d : {2, 3, 4}) t->mutable_shape()->add_dim()->set_dim_value(d);
+    };
+    describe(g->add_input(), "x");
+    describe(g->add_output(), "y");
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->add_input("x");
+    n->add_output("y");
+    auto* axis = n->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(::onnx::AttributeProto::INT);
+    axis->set_i(1);
+    std::vector<float> x(24);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i));
+    auto y = mxo::testing::run_imported(mxo::import_model(m, "softmax.onnx"),
+                                        {{"x", NDArray::from_vector(Shape{2, 3, 4}, x)}})[0]
+                 .to_vector<float>();
+    for (int b = 0; b < 2; ++b) {
+      double sum = 0;
+      for (int i = 0; i < 12; ++i) sum += std::exp(x[static_cast<size_t>(b * 12 + i)]);
+      for (int i = 0; i < 12; ++i) {
+        const size_t k = static_cast<size_t>(b * 12 + i);
+        const double p = std::exp(x[k]) / sum;
+        CHECK(y[k] ==
+              doctest::Approx(std::string(op) == "Softmax" ? p : std::log(p)).epsilon(1e-5));
+      }
+    }
+  }
+}
