@@ -50,9 +50,9 @@ struct Checkpoint {
   std::map<std::string, NDArray> args, aux;
 };
 
-Checkpoint load_checkpoint(const std::string& dir) {
+Checkpoint load_checkpoint(const std::string& dir, const std::string& epoch = "0001") {
   Checkpoint c{graph::Symbol::load(dir + "/model-symbol.json"), {}, {}};
-  NamedArrays p = load_params(dir + "/model-0001.params");
+  NamedArrays p = load_params(dir + "/model-" + epoch + ".params");
   for (size_t i = 0; i < p.names.size(); ++i)
     (p.names[i].rfind("aux:", 0) == 0 ? c.aux : c.args)[p.names[i].substr(4)] = p.arrays[i];
   return c;
@@ -116,6 +116,25 @@ TEST_CASE("mx's exports of the shipped configs give ONNX Runtime's outputs") {
     CHECK(imported.inputs[0].shape[0] == -1);  // the symbolic batch
     check_close(mxo::testing::run_imported(imported, {{"data", input}})[0], ort,
                 "imported vs ONNX Runtime");
+  }
+}
+
+TEST_CASE("MXNet Gluon model-zoo exports: mx, MXNet and ONNX Runtime agree") {
+  for (const char* name : {"gluon_resnet_v1", "gluon_resnet_v2", "gluon_mobilenet"}) {
+    CAPTURE(name);
+    const std::string dir = kDir + name;
+    Checkpoint c = load_checkpoint(dir, "0000");
+    NDArray input = read_pb(dir + "/input_0.pb"), ort = read_pb(dir + "/output_0.pb");
+    NDArray mx_out = run_mx(c, input);
+    check_close(mx_out, load_params(dir + "/mxnet_output.params").get("output"), "mx vs MXNet");
+    check_close(mx_out, ort, "mx vs ONNX Runtime on mx's export");
+    auto options = export_options(input);
+    options.doc = "Exported by mx-export from model-0000.params";
+    CHECK(mxo::export_model(c.symbol, c.args, c.aux, options).SerializeAsString() ==
+          mxo::read_model(dir + "/model.onnx").SerializeAsString());
+    check_close(
+        mxo::testing::run_imported(mxo::import_model(dir + "/model.onnx"), {{"data", input}})[0],
+        ort, "imported vs ONNX Runtime");
   }
 }
 
