@@ -9,6 +9,7 @@ packages=(
   libopenblas-dev libyaml-cpp-dev libcli11-dev doctest-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin libopencv-dev zlib1g-dev
   clang libclang-rt-dev
+  libonnx-dev libprotobuf-dev libonnx-testdata
   dataset-fashion-mnist
 )
 

@@ -1,0 +1,508 @@
+#include "onnx/export_ops.h"
+
+#include <limits>
+
+#include "base/param_value.h"
+#include "onnx/tensor_proto.h"
+
+namespace mx::onnx {
+using ::onnx::NodeProto;
+
+::onnx::NodeProto* ExportContext::add(const std::string& op_type, const std::string& name,
+                                      const std::vector<std::string>& inputs,
+                                      const std::vector<std::string>& outputs) {
+  NodeProto* n = graph->add_node();
+  n->set_op_type(op_type);
+  n->set_name(unique(name));
+  for (const auto& i : inputs) n->add_input(i);
+  for (const auto& o : outputs) n->add_output(o);
+  return n;
+}
+
+std::string ExportContext::unique(const std::string& name) {
+  int& count = used_[name];
+  return count++ == 0 ? name : str(name, "_", count - 1);
+}
+
+std::string ExportContext::ints(const std::string& name, const std::vector<int64_t>& values) {
+  auto* t = graph->add_initializer();
+  t->set_name(unique(name));
+  t->set_data_type(::onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+  return t->name();
+}
+
+std::string ExportContext::scalar(const std::string& name, float value) {
+  auto* t = graph->add_initializer();
+  t->set_name(unique(name));
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  t->add_float_data(value);
+  return t->name();
+}
+
+const Shape& ExportContext::shape_of(const std::string& tensor) const {
+  auto it = shapes.find(tensor);
+  if (it == shapes.end() || !it->second.rank_known())
+    throw UnsupportedExport("the shape of '" + tensor + "' could not be inferred");
+  return it->second;
+}
+
+std::string ExportNode::get(const std::string& key) const {
+  auto it = params.find(key);
+  return it == params.end() ? std::string() : it->second;
+}
+
+void set_ints(NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+void set_int(NodeProto* n, const std::string& name, int64_t value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void set_float(NodeProto* n, const std::string& name, float value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOAT);
+  a->set_f(value);
+}
+
+void set_string(NodeProto* n, const std::string& name, const std::string& value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s(value);
+}
+
+namespace {
+
+bool flag(const ExportNode& e, const std::string& key) {
+  std::string v = e.get(key);
+  return !v.empty() && v != "None" && param_value::parse_bool(v);
+}
+double number(const ExportNode& e, const std::string& key) {
+  return param_value::parse_double(e.get(key));
+}
+bool is_none(const std::string& v) { return v.empty() || v == "None"; }
+
+std::vector<int64_t> dims(const ExportNode& e, const std::string& key, size_t n, int64_t fill) {
+  std::string v = e.get(key);
+  Shape s = is_none(v) ? Shape() : Shape::parse(v);
+  if (!s.rank_known() || s.ndim() == 0) return std::vector<int64_t>(n, fill);
+  return s.to_vector();
+}
+
+std::vector<int64_t> twice(const std::vector<int64_t>& pad) {
+  std::vector<int64_t> out = pad;
+  out.insert(out.end(), pad.begin(), pad.end());
+  return out;
+}
+
+int64_t positive_axis(int64_t axis, int ndim) { return axis < 0 ? axis + ndim : axis; }
+
+// Unsqueeze/Squeeze/ReduceSum take their axes as an input from opset 13.
+NodeProto* with_axes(ExportContext& c, const std::string& op, const ExportNode& e,
+                     std::vector<std::string> inputs, const std::vector<std::string>& outputs,
+                     const std::vector<int64_t>& axes, const std::string& suffix = "") {
+  const bool as_input =
+      c.opset >= 13 && op != "ReduceMean" && op != "ReduceMax" && op != "ReduceMin";
+  if (as_input && !axes.empty()) inputs.push_back(c.ints(e.name() + suffix + "_axes", axes));
+  NodeProto* n = c.add(op, e.name() + suffix, inputs, outputs);
+  if (!as_input && !axes.empty()) set_ints(n, "axes", axes);
+  return n;
+}
+
+void unary(std::map<std::string, ExportRule>& r, const std::string& mx, const std::string& onnx) {
+  r[mx] = [onnx](ExportContext& c, const ExportNode& e) {
+    c.add(onnx, e.name(), {e.inputs[0]}, e.outputs);
+  };
+}
+
+void binary(std::map<std::string, ExportRule>& r, const std::string& mx, const std::string& onnx) {
+  r[mx] = [onnx](ExportContext& c, const ExportNode& e) {
+    c.add(onnx, e.name(), {e.inputs[0], e.inputs[1]}, e.outputs);
+  };
+}
+
+// x OP scalar, or scalar OP x when `reversed`.
+void with_scalar(std::map<std::string, ExportRule>& r, const std::string& mx,
+                 const std::string& onnx, bool reversed) {
+  r[mx] = [onnx, reversed](ExportContext& c, const ExportNode& e) {
+    std::string s = c.scalar(e.name() + "_scalar", static_cast<float>(number(e, "scalar")));
+    if (reversed)
+      c.add(onnx, e.name(), {s, e.inputs[0]}, e.outputs);
+    else
+      c.add(onnx, e.name(), {e.inputs[0], s}, e.outputs);
+  };
+}
+
+void softmax_like(std::map<std::string, ExportRule>& r, const std::string& mx,
+                  const std::string& onnx) {
+  r[mx] = [onnx](ExportContext& c, const ExportNode& e) {
+    const int nd = c.shape_of(e.inputs[0]).ndim();
+    const int64_t axis = positive_axis(param_value::parse_int(e.get("axis")), nd);
+    if (flag(e, "use_length")) throw UnsupportedExport("use_length has no ONNX equivalent");
+    if (c.opset < 13 && axis != nd - 1)
+      throw UnsupportedExport(str("axis ", axis, " of a ", nd, "-D input needs opset 13 or later"));
+    std::string in = e.inputs[0];
+    std::string t = e.get("temperature");
+    if (!is_none(t) && param_value::parse_double(t) != 1.0) {
+      std::string scaled = c.unique(e.name() + "_scaled");
+      c.add("Div", e.name() + "_temperature",
+            {in, c.scalar(e.name() + "_t", static_cast<float>(param_value::parse_double(t)))},
+            {scaled});
+      in = scaled;
+    }
+    set_int(c.add(onnx, e.name(), {in}, e.outputs), "axis", axis);
+  };
+}
+
+std::map<std::string, ExportRule> make_rules() {
+  std::map<std::string, ExportRule> r;
+
+  r["Convolution"] = [](ExportContext& c, const ExportNode& e) {
+    auto kernel = Shape::parse(e.get("kernel")).to_vector();
+    NodeProto* n = c.add("Conv", e.name(), e.inputs, e.outputs);
+    set_ints(n, "kernel_shape", kernel);
+    set_ints(n, "strides", dims(e, "stride", kernel.size(), 1));
+    set_ints(n, "dilations", dims(e, "dilate", kernel.size(), 1));
+    set_ints(n, "pads", twice(dims(e, "pad", kernel.size(), 0)));
+    set_int(n, "group", param_value::parse_int(e.get("num_group")));
+  };
+  r["Deconvolution"] = [](ExportContext& c, const ExportNode& e) {
+    if (!is_none(e.get("target_shape")) && Shape::parse(e.get("target_shape")).ndim() > 0)
+      throw UnsupportedExport("target_shape is not exported (give pad and adj instead)");
+    auto kernel = Shape::parse(e.get("kernel")).to_vector();
+    NodeProto* n = c.add("ConvTranspose", e.name(), e.inputs, e.outputs);
+    set_ints(n, "kernel_shape", kernel);
+    set_ints(n, "strides", dims(e, "stride", kernel.size(), 1));
+    set_ints(n, "dilations", dims(e, "dilate", kernel.size(), 1));
+    set_ints(n, "pads", twice(dims(e, "pad", kernel.size(), 0)));
+    set_ints(n, "output_padding", dims(e, "adj", kernel.size(), 0));
+    set_int(n, "group", param_value::parse_int(e.get("num_group")));
+  };
+  r["FullyConnected"] = [](ExportContext& c, const ExportNode& e) {
+    const int nd = c.shape_of(e.inputs[0]).ndim();
+    const bool bias = !flag(e, "no_bias");
+    if (flag(e, "flatten") || nd == 2) {
+      std::string in = e.inputs[0];
+      if (nd != 2) {
+        in = c.unique(e.name() + "_flat");
+        set_int(c.add("Flatten", e.name() + "_flatten", {e.inputs[0]}, {in}), "axis", 1);
+      }
+      std::vector<std::string> inputs{in, e.inputs[1]};
+      if (bias) inputs.push_back(e.inputs[2]);
+      set_int(c.add("Gemm", e.name(), inputs, e.outputs), "transB", 1);
+      return;
+    }
+    std::string wt = c.unique(e.name() + "_weight_t");
+    c.add("Transpose", e.name() + "_transpose", {e.inputs[1]}, {wt});
+    if (!bias) {
+      c.add("MatMul", e.name(), {e.inputs[0], wt}, e.outputs);
+      return;
+    }
+    std::string prod = c.unique(e.name() + "_matmul");
+    c.add("MatMul", e.name() + "_matmul", {e.inputs[0], wt}, {prod});
+    c.add("Add", e.name(), {prod, e.inputs[2]}, e.outputs);
+  };
+  r["Activation"] = [](ExportContext& c, const ExportNode& e) {
+    static const std::map<std::string, std::string> ops{{"relu", "Relu"},
+                                                        {"sigmoid", "Sigmoid"},
+                                                        {"tanh", "Tanh"},
+                                                        {"softrelu", "Softplus"},
+                                                        {"softsign", "Softsign"}};
+    c.add(ops.at(e.get("act_type")), e.name(), {e.inputs[0]}, e.outputs);
+  };
+  r["LeakyReLU"] = [](ExportContext& c, const ExportNode& e) {
+    const std::string type = e.get("act_type");
+    const float slope = static_cast<float>(number(e, "slope"));
+    if (type == "leaky") {
+      set_float(c.add("LeakyRelu", e.name(), {e.inputs[0]}, e.outputs), "alpha", slope);
+    } else if (type == "elu") {
+      set_float(c.add("Elu", e.name(), {e.inputs[0]}, e.outputs), "alpha", slope);
+    } else if (type == "selu") {
+      c.add("Selu", e.name(), {e.inputs[0]}, e.outputs);
+    } else if (type == "prelu") {
+      // mx's gamma has one value per channel (axis 1); ONNX broadcasts from the right.
+      const int nd = c.shape_of(e.inputs[0]).ndim();
+      std::vector<int64_t> shape{-1};
+      for (int i = 2; i < nd; ++i) shape.push_back(1);
+      std::string slope_name = c.unique(e.name() + "_slope");
+      c.add("Reshape", e.name() + "_reshape", {e.inputs[1], c.ints(e.name() + "_shape", shape)},
+            {slope_name});
+      c.add("PRelu", e.name(), {e.inputs[0], slope_name}, e.outputs);
+    } else {
+      throw UnsupportedExport("act_type '" + type + "' has no ONNX equivalent at opsets 11-17");
+    }
+  };
+  r["BatchNorm"] = [](ExportContext& c, const ExportNode& e) {
+    if (flag(e, "output_mean_var")) throw UnsupportedExport("output_mean_var is not exported");
+    const int nd = c.shape_of(e.inputs[0]).ndim();
+    if (positive_axis(param_value::parse_int(e.get("axis")), nd) != 1)
+      throw UnsupportedExport("ONNX normalizes over axis 1 only");
+    std::vector<std::string> inputs = e.inputs;
+    if (flag(e, "fix_gamma")) {
+      // mx uses a scale of 1 and ignores gamma's values.
+      const Shape& g = c.shape_of(e.inputs[1]);
+      auto* t = c.graph->add_initializer();
+      t->set_name(c.unique(e.name() + "_fixed_gamma"));
+      t->set_data_type(::onnx::TensorProto::FLOAT);
+      t->add_dims(g.size());
+      for (int64_t i = 0; i < g.size(); ++i) t->add_float_data(1.0f);
+      inputs[1] = t->name();
+    }
+    NodeProto* n = c.add("BatchNormalization", e.name(), inputs, e.outputs);
+    set_float(n, "epsilon", static_cast<float>(number(e, "eps")));
+    set_float(n, "momentum", static_cast<float>(number(e, "momentum")));
+  };
+  r["Pooling"] = [](ExportContext& c, const ExportNode& e) {
+    const std::string type = e.get("pool_type");
+    if (type != "max" && type != "avg")
+      throw UnsupportedExport("pool_type '" + type + "' has no ONNX equivalent");
+    if (flag(e, "global_pool")) {
+      c.add(type == "max" ? "GlobalMaxPool" : "GlobalAveragePool", e.name(), {e.inputs[0]},
+            e.outputs);
+      return;
+    }
+    auto kernel = Shape::parse(e.get("kernel")).to_vector();
+    NodeProto* n =
+        c.add(type == "max" ? "MaxPool" : "AveragePool", e.name(), {e.inputs[0]}, e.outputs);
+    set_ints(n, "kernel_shape", kernel);
+    set_ints(n, "strides", dims(e, "stride", kernel.size(), 1));
+    set_ints(n, "pads", twice(dims(e, "pad", kernel.size(), 0)));
+    if (e.get("pooling_convention") == "full") set_int(n, "ceil_mode", 1);
+    if (type == "avg")
+      set_int(n, "count_include_pad",
+              is_none(e.get("count_include_pad")) || flag(e, "count_include_pad") ? 1 : 0);
+  };
+  r["Flatten"] = [](ExportContext& c, const ExportNode& e) {
+    set_int(c.add("Flatten", e.name(), {e.inputs[0]}, e.outputs), "axis", 1);
+  };
+  r["Dropout"] = [](ExportContext& c, const ExportNode& e) {
+    if (e.get("mode") == "always")
+      throw UnsupportedExport("mode 'always' (dropout at inference) is not exported");
+    c.add("Identity", e.name(), {e.inputs[0]}, e.outputs);
+  };
+  r["SoftmaxOutput"] = [](ExportContext& c, const ExportNode& e) {
+    const Shape& s = c.shape_of(e.inputs[0]);
+    const int nd = s.ndim();
+    if (flag(e, "preserve_shape") || nd == 2) {
+      set_int(c.add("Softmax", e.name(), {e.inputs[0]}, e.outputs), "axis", nd - 1);
+    } else if (flag(e, "multi_output")) {
+      if (c.opset < 13) throw UnsupportedExport("multi_output needs opset 13 or later");
+      set_int(c.add("Softmax", e.name(), {e.inputs[0]}, e.outputs), "axis", 1);
+    } else if (c.opset < 13) {
+      // Before opset 13 Softmax itself works on the input flattened after axis 1.
+      set_int(c.add("Softmax", e.name(), {e.inputs[0]}, e.outputs), "axis", 1);
+    } else {
+      std::string flat = c.unique(e.name() + "_flat"), prob = c.unique(e.name() + "_prob");
+      set_int(c.add("Flatten", e.name() + "_flatten", {e.inputs[0]}, {flat}), "axis", 1);
+      set_int(c.add("Softmax", e.name() + "_softmax", {flat}, {prob}), "axis", 1);
+      std::vector<int64_t> shape = s.to_vector();
+      shape[0] = 0;
+      c.add("Reshape", e.name(), {prob, c.ints(e.name() + "_shape", shape)}, e.outputs);
+    }
+  };
+  for (const char* loss : {"LinearRegressionOutput", "MAERegressionOutput"})
+    r[loss] = [](ExportContext& c, const ExportNode& e) {
+      c.add("Identity", e.name(), {e.inputs[0]}, e.outputs);
+    };
+  r["LogisticRegressionOutput"] = [](ExportContext& c, const ExportNode& e) {
+    c.add("Sigmoid", e.name(), {e.inputs[0]}, e.outputs);
+  };
+  softmax_like(r, "softmax", "Softmax");
+  softmax_like(r, "log_softmax", "LogSoftmax");
+  r["Concat"] = [](ExportContext& c, const ExportNode& e) {
+    set_int(c.add("Concat", e.name(), e.inputs, e.outputs), "axis",
+            param_value::parse_int(e.get("dim")));
+  };
+  r["ElementWiseSum"] = [](ExportContext& c, const ExportNode& e) {
+    c.add("Sum", e.name(), e.inputs, e.outputs);
+  };
+  for (auto [mx, onnx] :
+       std::vector<std::pair<const char*, const char*>>{{"elemwise_add", "Add"},
+                                                        {"elemwise_sub", "Sub"},
+                                                        {"elemwise_mul", "Mul"},
+                                                        {"elemwise_div", "Div"},
+                                                        {"broadcast_add", "Add"},
+                                                        {"broadcast_sub", "Sub"},
+                                                        {"broadcast_mul", "Mul"},
+                                                        {"broadcast_div", "Div"},
+                                                        {"broadcast_maximum", "Max"},
+                                                        {"broadcast_minimum", "Min"}})
+    binary(r, mx, onnx);
+  with_scalar(r, "_plus_scalar", "Add", false);
+  with_scalar(r, "_minus_scalar", "Sub", false);
+  with_scalar(r, "_rminus_scalar", "Sub", true);
+  with_scalar(r, "_mul_scalar", "Mul", false);
+  with_scalar(r, "_div_scalar", "Div", false);
+  with_scalar(r, "_rdiv_scalar", "Div", true);
+  with_scalar(r, "_power_scalar", "Pow", false);
+  with_scalar(r, "_rpower_scalar", "Pow", true);
+  with_scalar(r, "_maximum_scalar", "Max", false);
+  with_scalar(r, "_minimum_scalar", "Min", false);
+  for (auto [mx, onnx] :
+       std::vector<std::pair<const char*, const char*>>{{"relu", "Relu"},
+                                                        {"sigmoid", "Sigmoid"},
+                                                        {"tanh", "Tanh"},
+                                                        {"exp", "Exp"},
+                                                        {"log", "Log"},
+                                                        {"sqrt", "Sqrt"},
+                                                        {"abs", "Abs"},
+                                                        {"negative", "Neg"},
+                                                        {"reciprocal", "Reciprocal"},
+                                                        {"_copy", "Identity"},
+                                                        {"BlockGrad", "Identity"}})
+    unary(r, mx, onnx);
+  r["square"] = [](ExportContext& c, const ExportNode& e) {
+    c.add("Mul", e.name(), {e.inputs[0], e.inputs[0]}, e.outputs);
+  };
+  r["clip"] = [](ExportContext& c, const ExportNode& e) {
+    c.add("Clip", e.name(),
+          {e.inputs[0], c.scalar(e.name() + "_min", static_cast<float>(number(e, "a_min"))),
+           c.scalar(e.name() + "_max", static_cast<float>(number(e, "a_max")))},
+          e.outputs);
+  };
+  r["Reshape"] = [](ExportContext& c, const ExportNode& e) {
+    std::string spec = e.get("shape");
+    Shape codes = is_none(spec) ? Shape() : Shape::parse(spec);
+    bool direct = codes.rank_known() && codes.ndim() > 0 && !flag(e, "reverse");
+    for (int64_t d : codes) direct = direct && d >= -1;
+    std::vector<int64_t> target;
+    if (direct) {
+      target = codes.to_vector();  // 0 and -1 mean the same in ONNX
+    } else {
+      const Shape& in = c.shape_of(e.inputs[0]);
+      target = c.shape_of(e.outputs[0]).to_vector();
+      if (!target.empty() && in.ndim() > 0 && target[0] == in[0]) target[0] = 0;  // the batch
+    }
+    c.add("Reshape", e.name(), {e.inputs[0], c.ints(e.name() + "_shape", target)}, e.outputs);
+  };
+  r["transpose"] = [](ExportContext& c, const ExportNode& e) {
+    NodeProto* n = c.add("Transpose", e.name(), {e.inputs[0]}, e.outputs);
+    std::string axes = e.get("axes");
+    if (!is_none(axes) && Shape::parse(axes).ndim() > 0)
+      set_ints(n, "perm", Shape::parse(axes).to_vector());
+  };
+  r["expand_dims"] = [](ExportContext& c, const ExportNode& e) {
+    const int nd = c.shape_of(e.inputs[0]).ndim();
+    with_axes(c, "Unsqueeze", e, {e.inputs[0]}, e.outputs,
+              {positive_axis(param_value::parse_int(e.get("axis")), nd + 1)});
+  };
+  for (auto [mx, onnx] : std::vector<std::pair<const char*, const char*>>{{"sum", "ReduceSum"},
+                                                                          {"mean", "ReduceMean"},
+                                                                          {"max", "ReduceMax"},
+                                                                          {"min", "ReduceMin"}})
+    r[mx] = [onnx = std::string(onnx)](ExportContext& c, const ExportNode& e) {
+      const int nd = c.shape_of(e.inputs[0]).ndim();
+      std::string spec = e.get("axis");
+      std::vector<int64_t> axes;
+      if (!is_none(spec))
+        for (int64_t a : Shape::parse(spec)) axes.push_back(positive_axis(a, nd));
+      if (flag(e, "exclude")) {
+        std::vector<int64_t> rest;
+        for (int64_t a = 0; a < nd; ++a)
+          if (std::find(axes.begin(), axes.end(), a) == axes.end()) rest.push_back(a);
+        if (rest.empty()) {  // nothing reduced
+          c.add("Identity", e.name(), {e.inputs[0]}, e.outputs);
+          return;
+        }
+        axes = rest;
+      }
+      set_int(with_axes(c, onnx, e, {e.inputs[0]}, e.outputs, axes), "keepdims",
+              flag(e, "keepdims") ? 1 : 0);
+    };
+  auto matmul = [](ExportContext& c, const ExportNode& e, bool batch) {
+    std::vector<std::string> in{e.inputs[0], e.inputs[1]};
+    for (int k = 0; k < 2; ++k) {
+      if (!flag(e, k == 0 ? "transpose_a" : "transpose_b")) continue;
+      const int nd = c.shape_of(in[static_cast<size_t>(k)]).ndim();
+      if (!batch && nd != 2) throw UnsupportedExport("transposed operands must be 2-D");
+      std::vector<int64_t> perm;
+      for (int i = 0; i < nd; ++i) perm.push_back(i);
+      std::swap(perm[static_cast<size_t>(nd - 1)], perm[static_cast<size_t>(nd - 2)]);
+      std::string t = c.unique(e.name() + (k == 0 ? "_lhs_t" : "_rhs_t"));
+      set_ints(c.add("Transpose", e.name() + "_transpose", {in[static_cast<size_t>(k)]}, {t}),
+               "perm", perm);
+      in[static_cast<size_t>(k)] = t;
+    }
+    if (!batch && c.shape_of(e.inputs[1]).ndim() > 2)
+      throw UnsupportedExport("dot with an N-D right operand has no MatMul equivalent");
+    c.add("MatMul", e.name(), in, e.outputs);
+  };
+  r["dot"] = [matmul](ExportContext& c, const ExportNode& e) { matmul(c, e, false); };
+  r["batch_dot"] = [matmul](ExportContext& c, const ExportNode& e) { matmul(c, e, true); };
+  r["LRN"] = [](ExportContext& c, const ExportNode& e) {
+    NodeProto* n = c.add("LRN", e.name(), {e.inputs[0]}, e.outputs);
+    set_int(n, "size", param_value::parse_int(e.get("nsize")));
+    set_float(n, "alpha", static_cast<float>(number(e, "alpha")));
+    set_float(n, "beta", static_cast<float>(number(e, "beta")));
+    set_float(n, "bias", static_cast<float>(number(e, "knorm")));
+  };
+  r["slice_axis"] = [](ExportContext& c, const ExportNode& e) {
+    const int64_t axis = param_value::parse_int(e.get("axis"));
+    const std::string end = e.get("end");
+    const int64_t stop =
+        is_none(end) ? std::numeric_limits<int64_t>::max() : param_value::parse_int(end);
+    c.add("Slice", e.name(),
+          {e.inputs[0], c.ints(e.name() + "_starts", {param_value::parse_int(e.get("begin"))}),
+           c.ints(e.name() + "_ends", {stop}), c.ints(e.name() + "_axes", {axis})},
+          e.outputs);
+  };
+  r["SliceChannel"] = [](ExportContext& c, const ExportNode& e) {
+    const int64_t axis = param_value::parse_int(e.get("axis"));
+    if (!flag(e, "squeeze_axis")) {
+      set_int(c.add("Split", e.name(), {e.inputs[0]}, e.outputs), "axis", axis);
+      return;
+    }
+    const int nd = c.shape_of(e.inputs[0]).ndim();
+    std::vector<std::string> parts;
+    for (const auto& o : e.outputs) parts.push_back(c.unique(o + "_unsqueezed"));
+    set_int(c.add("Split", e.name(), {e.inputs[0]}, parts), "axis", axis);
+    for (size_t i = 0; i < parts.size(); ++i)
+      with_axes(c, "Squeeze", e, {parts[i]}, {e.outputs[i]}, {positive_axis(axis, nd)},
+                str("_squeeze", i));
+  };
+  r["Cast"] = [](ExportContext& c, const ExportNode& e) {
+    DType to = DType::kFloat32;
+    bool found = false;
+    for (int f = 0; f < kNumDTypes; ++f)
+      if (e.get("dtype") == dtype_name(static_cast<DType>(f))) {
+        to = static_cast<DType>(f);
+        found = true;
+      }
+    if (!found) throw UnsupportedExport("dtype '" + e.get("dtype") + "' is not exported");
+    set_int(c.add("Cast", e.name(), {e.inputs[0]}, e.outputs), "to", dtype_to_onnx(to));
+  };
+  r["Embedding"] = [](ExportContext& c, const ExportNode& e) {
+    std::string idx = c.unique(e.name() + "_indices");
+    set_int(c.add("Cast", e.name() + "_cast", {e.inputs[0]}, {idx}), "to",
+            ::onnx::TensorProto::INT64);
+    set_int(c.add("Gather", e.name(), {e.inputs[1], idx}, e.outputs), "axis", 0);
+  };
+  r["argmax"] = [](ExportContext& c, const ExportNode& e) {
+    if (is_none(e.get("axis"))) throw UnsupportedExport("argmax without an axis is not exported");
+    std::string idx = c.unique(e.name() + "_index");
+    NodeProto* n = c.add("ArgMax", e.name() + "_argmax", {e.inputs[0]}, {idx});
+    set_int(n, "axis", param_value::parse_int(e.get("axis")));
+    set_int(n, "keepdims", flag(e, "keepdims") ? 1 : 0);
+    set_int(c.add("Cast", e.name(), {idx}, e.outputs), "to", ::onnx::TensorProto::FLOAT);
+  };
+  return r;
+}
+
+}  // namespace
+
+const std::map<std::string, ExportRule>& export_rules() {
+  static const std::map<std::string, ExportRule> rules = make_rules();
+  return rules;
+}
+
+}  // namespace mx::onnx

@@ -1,0 +1,63 @@
+// Per-operator export rules (internal to lib/onnx): each mx operator maps to
+// one or more ONNX nodes written through an ExportContext.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/shape.h"
+#include "graph/node.h"
+
+namespace mx::onnx {
+
+// An mx parameter value or structure ONNX cannot express at this opset.
+class UnsupportedExport : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+struct ExportContext {
+  ::onnx::GraphProto* graph = nullptr;
+  int opset = 13;
+  // Inferred shape of each entry, by ONNX tensor name (batch of 1).
+  std::map<std::string, Shape> shapes;
+
+  // A node writing `outputs`; named `name`.
+  ::onnx::NodeProto* add(const std::string& op_type, const std::string& name,
+                         const std::vector<std::string>& inputs,
+                         const std::vector<std::string>& outputs);
+  // Constant initializers; returns their name (`name` made unique).
+  std::string ints(const std::string& name, const std::vector<int64_t>& values);
+  std::string scalar(const std::string& name, float value);
+  std::string unique(const std::string& name);
+  const Shape& shape_of(const std::string& tensor) const;
+
+ private:
+  std::map<std::string, int> used_;
+};
+
+// The node's parameters as printed by the operator (defaults included).
+struct ExportNode {
+  const graph::Node& node;
+  std::map<std::string, std::string> params;
+  std::vector<std::string> inputs;   // ONNX tensor names of the node's inputs (aux included)
+  std::vector<std::string> outputs;  // of its visible outputs
+  const std::string& name() const { return node.name; }
+  std::string get(const std::string& key) const;
+};
+
+using ExportRule = std::function<void(ExportContext&, const ExportNode&)>;
+const std::map<std::string, ExportRule>& export_rules();
+
+// Attribute helpers.
+void set_ints(::onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values);
+void set_int(::onnx::NodeProto* n, const std::string& name, int64_t value);
+void set_float(::onnx::NodeProto* n, const std::string& name, float value);
+void set_string(::onnx::NodeProto* n, const std::string& name, const std::string& value);
+
+}  // namespace mx::onnx

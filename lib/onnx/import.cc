@@ -1,0 +1,252 @@
+#include "onnx/import.h"
+
+#include "base/strings.h"
+#include "onnx/import_ops.h"
+#include "onnx/model_file.h"
+#include "onnx/tensor_proto.h"
+
+namespace mx::onnx {
+using graph::Symbol;
+
+void unsupported(const std::string& what) { throw UnsupportedModel(what); }
+
+// --- ImportContext -------------------------------------------------------------
+
+Symbol ImportContext::get(const std::string& name, bool as_aux) {
+  if (auto it = tensors.find(name); it != tensors.end()) return it->second;
+  auto c = constants.find(name);
+  if (c == constants.end()) throw InputError("tensor '" + name + "' is used before it is made");
+  if (as_aux && args.count(name)) unsupported("'" + name + "' is used as a weight and a statistic");
+  (as_aux ? aux : args)[name] = c->second;
+  names_.insert(name);
+  Symbol v = Symbol::variable(name);
+  tensors[name] = v;
+  return v;
+}
+
+const NDArray* ImportContext::constant(const std::string& name) const {
+  auto it = constants.find(name);
+  return it == constants.end() ? nullptr : &it->second;
+}
+
+Shape ImportContext::shape(const std::string& name) {
+  if (const NDArray* c = constant(name)) return c->shape();
+  if (auto it = shape_cache_.find(name); it != shape_cache_.end()) return it->second;
+  auto t = tensors.find(name);
+  if (t == tensors.end()) throw InputError("tensor '" + name + "' is used before it is made");
+  graph::ShapeMap known = input_shapes;
+  for (const auto& [n, a] : args) known[n] = a.shape();
+  for (const auto& [n, a] : aux) known[n] = a.shape();
+  // Inference wants only the arguments of this sub-graph.
+  graph::ShapeMap relevant;
+  for (const auto& a : t->second.list_arguments())
+    if (known.count(a)) relevant[a] = known[a];
+  for (const auto& a : t->second.list_auxiliary_states())
+    if (known.count(a)) relevant[a] = known[a];
+  Shape s;
+  try {
+    s = t->second.infer_shape(relevant).outputs.at(0);
+  } catch (const InputError& e) {
+    throw InputError(str("shape inference at '", name, "': ", e.what()));
+  }
+  shape_cache_[name] = s;
+  return s;
+}
+
+int ImportContext::rank(const std::string& name) {
+  Shape s = shape(name);
+  if (!s.rank_known()) unsupported("the rank of '" + name + "' is not known");
+  return s.ndim();
+}
+
+DType ImportContext::dtype(const std::string& name) const {
+  if (const NDArray* c = constant(name)) return c->dtype();
+  if (auto it = input_dtypes.find(name); it != input_dtypes.end()) return it->second;
+  return DType::kFloat32;  // every mapped operator gives float32 for float32 inputs
+}
+
+std::string ImportContext::unique(const std::string& name) {
+  std::string candidate = name;
+  for (int i = 1; names_.count(candidate); ++i) candidate = str(name, "_", i);
+  names_.insert(candidate);
+  return candidate;
+}
+
+Symbol ImportContext::op(const std::string& op, const std::string& name,
+                         const std::map<std::string, std::string>& attrs,
+                         const std::vector<Symbol>& inputs) {
+  return Symbol::create(op, unique(name), attrs, inputs);
+}
+
+// --- ImportNode ----------------------------------------------------------------
+
+const ::onnx::AttributeProto* ImportNode::attr(const std::string& key) const {
+  for (const auto& a : proto.attribute())
+    if (a.name() == key) return &a;
+  return nullptr;
+}
+bool ImportNode::has(const std::string& key) const { return attr(key) != nullptr; }
+int64_t ImportNode::i(const std::string& key, int64_t fallback) const {
+  const auto* a = attr(key);
+  return a ? a->i() : fallback;
+}
+float ImportNode::f(const std::string& key, float fallback) const {
+  const auto* a = attr(key);
+  return a ? a->f() : fallback;
+}
+std::string ImportNode::s(const std::string& key, const std::string& fallback) const {
+  const auto* a = attr(key);
+  return a ? a->s() : fallback;
+}
+std::vector<int64_t> ImportNode::ints(const std::string& key) const {
+  const auto* a = attr(key);
+  if (!a) return {};
+  return {a->ints().begin(), a->ints().end()};
+}
+std::string ImportNode::input(int k) const {
+  return k < proto.input_size() ? proto.input(k) : std::string();
+}
+int ImportNode::num_outputs_used() const {
+  int n = 0;
+  for (const auto& o : proto.output())
+    if (!o.empty()) ++n;
+  return n;
+}
+
+// --- The driver ----------------------------------------------------------------
+
+std::vector<std::string> importable_operators() {
+  std::vector<std::string> names;
+  for (const auto& [name, op] : import_rules()) names.push_back(name);
+  return names;
+}
+
+namespace {
+
+std::string describe_node(const ::onnx::NodeProto& n, int index) {
+  return str("node '", n.name().empty() ? str("#", index) : n.name(), "' (", n.op_type(), ")");
+}
+
+ImportedInput read_input(const ::onnx::ValueInfoProto& info, const std::string& source) {
+  ImportedInput in{info.name(), Shape(), DType::kFloat32};
+  if (!info.type().has_tensor_type())
+    throw UnsupportedModel(source + ": input '" + info.name() + "' is not a tensor");
+  const auto& t = info.type().tensor_type();
+  auto dtype = dtype_from_onnx(t.elem_type());
+  if (!dtype)
+    throw UnsupportedModel(source + ": input '" + info.name() + "' has element type " +
+                           onnx_type_name(t.elem_type()) + ", which mx does not support");
+  in.dtype = *dtype;
+  if (t.has_shape()) {
+    std::vector<int64_t> dims;
+    for (const auto& d : t.shape().dim())
+      dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+    if (dims.size() > static_cast<size_t>(Shape::kMaxNdim))
+      throw UnsupportedModel(source + ": input '" + info.name() + "' has too many dimensions");
+    in.shape = Shape(dims);
+  }
+  return in;
+}
+
+}  // namespace
+
+ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& source,
+                           const ImportOptions& options) {
+  ImportContext ctx;
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") ctx.opset = static_cast<int>(o.version());
+  if (ctx.opset < kMinImportOpset || ctx.opset > kMaxImportOpset)
+    throw UnsupportedModel(str(source, ": opset ", ctx.opset,
+                               " of the default domain is not supported (", kMinImportOpset, " to ",
+                               kMaxImportOpset, ")"));
+  const auto& g = model.graph();
+
+  // Every unsupported operator, before anything is built.
+  std::vector<std::string> missing;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& n = g.node(i);
+    const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
+    if (!default_domain || !import_rules().count(n.op_type()))
+      missing.push_back(describe_node(n, i) +
+                        (default_domain ? "" : " of domain '" + n.domain() + "'"));
+  }
+  if (!missing.empty())
+    throw UnsupportedModel(str(source, ": ", missing.size(), " operator",
+                               missing.size() == 1 ? "" : "s",
+                               " not supported: ", join(missing, ", ")));
+
+  for (const auto& init : g.initializer())
+    ctx.constants[init.name()] =
+        tensor_to_array(init, source + ": initializer '" + init.name() + "'");
+  ImportedModel result;
+  for (const auto& info : g.input()) {
+    if (ctx.constants.count(info.name())) continue;  // IR < 4 lists initializers as inputs
+    ImportedInput in = read_input(info, source);
+    if (auto v = options.input_values.find(info.name()); v != options.input_values.end())
+      ctx.constants[info.name()] = v->second;
+    ctx.input_dtypes[in.name] = in.dtype;
+    ctx.input_shapes[in.name] = in.shape;
+    ctx.tensors[in.name] = Symbol::variable(in.name);
+    ctx.unique(in.name);
+    result.inputs.push_back(in);
+  }
+
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& n = g.node(i);
+    const ImportOp& op = import_rules().at(n.op_type());
+    std::string base = n.name().empty() ? to_lower(n.op_type()) + str(i) : n.name();
+    ImportNode node{n, ctx.unique(base)};
+    try {
+      for (int k = 0; k < n.input_size(); ++k) {
+        if (n.input(k).empty() || op.non_float_inputs.count(k)) continue;
+        DType t = ctx.dtype(n.input(k));
+        if (t != DType::kFloat32)
+          unsupported(str("input '", n.input(k), "' has element type ", dtype_name(t),
+                          " (mx imports float32 operands)"));
+      }
+      std::vector<Symbol> outs = op.rule(ctx, node);
+      for (int k = 0; k < n.output_size(); ++k) {
+        if (n.output(k).empty()) continue;
+        if (static_cast<size_t>(k) >= outs.size() && ctx.constants.count(n.output(k))) continue;
+        if (static_cast<size_t>(k) >= outs.size())
+          unsupported(str("output ", k, " ('", n.output(k), "') is not supported"));
+        ctx.tensors[n.output(k)] = outs[static_cast<size_t>(k)];
+      }
+    } catch (const UnsupportedModel& e) {
+      throw UnsupportedModel(source + ": " + describe_node(n, i) + ": " + e.what());
+    } catch (const std::exception& e) {
+      // Whatever this node's contents make fail is a problem of the file.
+      throw InputError(source + ": " + describe_node(n, i) + ": " + e.what());
+    }
+  }
+
+  std::vector<Symbol> outputs;
+  for (const auto& out : g.output()) {
+    if (!ctx.tensors.count(out.name()) && !ctx.constants.count(out.name()))
+      throw InputError(source + ": graph output '" + out.name() + "' is not computed");
+    Symbol s = ctx.get(out.name());
+    // An output that is an input or a constant needs a node of its own.
+    if (s.outputs()[0].node->is_variable()) s = ctx.op("_copy", out.name() + "_copy", {}, {s});
+    outputs.push_back(s);
+    result.output_names.push_back(out.name());
+  }
+  if (outputs.empty()) throw InputError(source + ": the graph has no outputs");
+  result.symbol = outputs.size() == 1 ? outputs[0] : Symbol::group(outputs);
+  result.args = ctx.args;
+  result.aux = ctx.aux;
+  result.opset = ctx.opset;
+  // Inputs only read as constants (a Reshape's shape) are no longer inputs.
+  auto args = result.symbol.list_arguments();
+  auto aux = result.symbol.list_auxiliary_states();
+  std::erase_if(result.inputs, [&](const ImportedInput& in) {
+    return std::find(args.begin(), args.end(), in.name) == args.end() &&
+           std::find(aux.begin(), aux.end(), in.name) == aux.end();
+  });
+  return result;
+}
+
+ImportedModel import_model(const std::string& path, const ImportOptions& options) {
+  return import_model(read_model(path), path, options);
+}
+
+}  // namespace mx::onnx

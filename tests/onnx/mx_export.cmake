@@ -1,0 +1,44 @@
+# mx-export as a user runs it: a run directory, a PREFIX-NNNN, opsets, and
+# the errors for a missing shape, a bad opset and a missing checkpoint.
+#   cmake -DPROGRAM=<mx-export> -DFIXTURES=... -DWORK_DIR=... -P mx_export.cmake
+function(run expected_code out_var)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+  if(NOT code EQUAL expected_code)
+    message(FATAL_ERROR "${ARGN}\nexit code ${code}, expected ${expected_code}\nstdout: ${out}\nstderr: ${err}")
+  endif()
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+function(expect text regex)
+  if(NOT text MATCHES "${regex}")
+    message(FATAL_ERROR "expected output matching '${regex}', got:\n${text}")
+  endif()
+endfunction()
+
+set(W ${WORK_DIR})
+file(REMOVE_RECURSE ${W})
+file(MAKE_DIRECTORY ${W}/run)
+file(COPY ${FIXTURES}/onnx/lenet/model-symbol.json ${FIXTURES}/onnx/lenet/model-0001.params
+     DESTINATION ${W}/run)
+
+# A checkpoint prefix with an explicit shape, at two opsets.
+run(0 out ${PROGRAM} ${W}/run/model-0001 ${W}/a.onnx --data-shape 1,28,28)
+expect("${out}" "wrote .*a.onnx \\(opset 13, input 'data' \\(1, 1, 28, 28\\)\\)")
+run(0 out ${PROGRAM} ${W}/run/model-0001.params ${W}/b.onnx --opset 17 --data-shape 1,28,28)
+expect("${out}" "opset 17")
+
+# A run directory without its config: the shape must be given.
+run(2 out ${PROGRAM} ${W}/run ${W}/c.onnx)
+expect("${out}" "mx-export: error: --data-shape is needed")
+# With the run's config, its data_shape is used.
+file(WRITE ${W}/run/config.yaml "data:\n  train: {type: synthetic, data_shape: [1, 28, 28], num_classes: 10, num_batches: 1}\n")
+run(0 out ${PROGRAM} ${W}/run ${W}/c.onnx)
+expect("${out}" "input 'data' \\(1, 1, 28, 28\\)")
+
+run(2 out ${PROGRAM} ${W}/run ${W}/d.onnx --opset 9)
+expect("${out}" "mx-export: error: opset 9 is not supported for export \\(choose 11 to 17\\)")
+if(EXISTS ${W}/d.onnx)
+  message(FATAL_ERROR "a failed export left ${W}/d.onnx")
+endif()
+run(2 out ${PROGRAM} ${W}/none ${W}/e.onnx)
+expect("${out}" "mx-export: error: ")

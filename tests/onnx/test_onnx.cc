@@ -1,0 +1,338 @@
+// ONNX export and import: mx's exports of the shipped configs give what ONNX
+// Runtime computed on them (scripts/fixtures/make_onnx_fixtures.py), imports
+// of those files and of an SE-ResNet block give ONNX Runtime's outputs, the
+// round trip mx -> ONNX -> mx keeps the outputs, and errors are exact.
+#include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+#include "executor/executor.h"
+#include "ndarray/params_io.h"
+#include "onnx/export.h"
+#include "onnx/import.h"
+#include "onnx/model_file.h"
+#include "onnx/tensor_proto.h"
+#include "run_model.h"
+
+namespace fs = std::filesystem;
+using namespace mx;
+namespace mxo = mx::onnx;
+
+namespace {
+
+const std::string kDir = std::string(MX_FIXTURES_DIR) + "/onnx/";
+// The shipped configs, with fewer channels (scripts/fixtures/make_onnx_fixtures.py).
+const char* const kConfigs[] = {"lenet",     "mlp",   "resnet18", "resnet50",
+                                "googlenet", "vgg16", "alexnet"};
+
+NDArray read_pb(const std::string& path) {
+  return mxo::tensor_to_array(mxo::read_tensor_file(path), path);
+}
+
+// |got - want| <= 1e-4 (+ 1e-4 relative, for values far from 1).
+void check_close(const NDArray& got, const NDArray& want, const std::string& what) {
+  INFO(what);
+  REQUIRE(got.shape() == want.shape());
+  auto a = got.to_vector<float>(), b = want.to_vector<float>();
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("element ", i, ": ", a[i], " vs ", b[i]);
+    REQUIRE(std::fabs(a[i] - b[i]) <= 1e-4 + 1e-4 * std::fabs(b[i]));
+  }
+}
+
+struct Checkpoint {
+  graph::Symbol symbol;
+  std::map<std::string, NDArray> args, aux;
+};
+
+Checkpoint load_checkpoint(const std::string& dir, const std::string& epoch = "0001") {
+  Checkpoint c{graph::Symbol::load(dir + "/model-symbol.json"), {}, {}};
+  NamedArrays p = load_params(dir + "/model-" + epoch + ".params");
+  for (size_t i = 0; i < p.names.size(); ++i)
+    (p.names[i].rfind("aux:", 0) == 0 ? c.aux : c.args)[p.names[i].substr(4)] = p.arrays[i];
+  return c;
+}
+
+// mx's own forward pass of a checkpoint (inference).
+NDArray run_mx(const Checkpoint& c, const NDArray& data) {
+  std::map<std::string, NDArray> args = c.args;
+  args["data"] = data;
+  auto inferred = c.symbol.infer_shape({{"data", data.shape()}});
+  auto names = c.symbol.list_arguments();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (!args.count(names[i])) args[names[i]] = NDArray::zeros(inferred.arguments[i]);  // labels
+  BindOptions options;
+  options.for_training = false;
+  Executor exe(c.symbol, args, {}, c.aux, options);
+  exe.forward(false);
+  return exe.outputs()[0].copy();
+}
+
+mxo::ExportOptions export_options(const NDArray& input) {
+  mxo::ExportOptions o;
+  std::vector<int64_t> dims = input.shape().to_vector();
+  dims[0] = 1;
+  o.input_shapes["data"] = Shape(dims);
+  o.doc = "Exported by mx-export from run/model-0001.params";
+  return o;
+}
+
+std::string temp_path(const std::string& name) {
+  return (fs::temp_directory_path() / ("mx_test_onnx_" + name)).string();
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("mx's exports of the shipped configs give ONNX Runtime's outputs") {
+  for (const char* name : kConfigs) {
+    CAPTURE(name);
+    const std::string dir = kDir + name;
+    Checkpoint c = load_checkpoint(dir);
+    NDArray input = read_pb(dir + "/input_0.pb"), ort = read_pb(dir + "/output_0.pb");
+    // mx on the checkpoint = ONNX Runtime on mx's export of it.
+    check_close(run_mx(c, input), ort, "mx vs ONNX Runtime");
+    // The exporter still writes the model ONNX Runtime ran (else: regenerate the fixtures).
+    ::onnx::ModelProto now = mxo::export_model(c.symbol, c.args, c.aux, export_options(input));
+    ::onnx::ModelProto committed = mxo::read_model(dir + "/model.onnx");
+    CHECK(now.SerializeAsString() == committed.SerializeAsString());
+    // Import of that file runs as ONNX Runtime ran it.
+    mxo::ImportedModel imported = mxo::import_model(dir + "/model.onnx");
+    REQUIRE(imported.inputs.size() == 1);
+    CHECK(imported.inputs[0].name == "data");
+    CHECK(imported.inputs[0].shape[0] == -1);  // the symbolic batch
+    check_close(mxo::testing::run_imported(imported, {{"data", input}})[0], ort,
+                "imported vs ONNX Runtime");
+  }
+}
+
+TEST_CASE("MXNet Gluon model-zoo exports: mx, MXNet and ONNX Runtime agree") {
+  for (const char* name : {"gluon_resnet_v1", "gluon_resnet_v2", "gluon_mobilenet"}) {
+    CAPTURE(name);
+    const std::string dir = kDir + name;
+    Checkpoint c = load_checkpoint(dir, "0000");
+    NDArray input = read_pb(dir + "/input_0.pb"), ort = read_pb(dir + "/output_0.pb");
+    NDArray mx_out = run_mx(c, input);
+    check_close(mx_out, load_params(dir + "/mxnet_output.params").get("output"), "mx vs MXNet");
+    check_close(mx_out, ort, "mx vs ONNX Runtime on mx's export");
+    auto options = export_options(input);
+    options.doc = "Exported by mx-export from model-0000.params";
+    CHECK(mxo::export_model(c.symbol, c.args, c.aux, options).SerializeAsString() ==
+          mxo::read_model(dir + "/model.onnx").SerializeAsString());
+    check_close(
+        mxo::testing::run_imported(mxo::import_model(dir + "/model.onnx"), {{"data", input}})[0],
+        ort, "imported vs ONNX Runtime");
+  }
+}
+
+TEST_CASE("an exported model carries initializers, BatchNorm statistics and a symbolic batch") {
+  Checkpoint c = load_checkpoint(kDir + "resnet18");
+  NDArray input = read_pb(kDir + "resnet18/input_0.pb");
+  for (int opset : {11, 13, 17}) {
+    CAPTURE(opset);
+    auto options = export_options(input);
+    options.opset = opset;
+    ::onnx::ModelProto m = mxo::export_model(c.symbol, c.args, c.aux, options);
+    // Serialized and parsed back through onnx::checker.
+    ::onnx::ModelProto checked = mxo::parse_model(m.SerializeAsString(), "exported");
+    CHECK(checked.opset_import(0).version() == opset);
+    CHECK(checked.doc_string() == "Exported by mx-export from run/model-0001.params");
+    std::set<std::string> inits;
+    for (const auto& t : checked.graph().initializer()) inits.insert(t.name());
+    CHECK(inits.count("stem_bn_moving_mean") == 1);
+    CHECK(inits.count("stem_bn_moving_var") == 1);
+    CHECK(inits.count("fc_weight") == 1);
+    CHECK(inits.count("softmax_label") == 0);
+    REQUIRE(checked.graph().input_size() == 1);
+    CHECK(checked.graph().input(0).type().tensor_type().shape().dim(0).dim_param() == "N");
+    CHECK(checked.graph().output(0).name() == "softmax_output");
+  }
+  CHECK(message_of([&] {
+          auto options = export_options(input);
+          options.opset = 10;
+          mxo::export_model(c.symbol, c.args, c.aux, options);
+        }) == "opset 10 is not supported for export (choose 11 to 17)");
+}
+
+TEST_CASE("an ONNX network in PyTorch's export layout predicts what ONNX Runtime predicts") {
+  mxo::ImportedModel m = mxo::import_model(kDir + "se_resnet/model.onnx");
+  REQUIRE(m.inputs.size() == 1);
+  CHECK(m.inputs[0].name == "input");
+  CHECK(m.inputs[0].shape == Shape{-1, 3, 16, 16});
+  CHECK(m.output_names == std::vector<std::string>{"output"});
+  CHECK(m.args.count("fc.weight") == 1);
+  NDArray input = read_pb(kDir + "se_resnet/input_0.pb");
+  check_close(mxo::testing::run_imported(m, {{"input", input}})[0],
+              read_pb(kDir + "se_resnet/output_0.pb"), "se_resnet");
+  // Another batch size: the batch stays symbolic.
+  NDArray one = input.slice(0, 1).copy();
+  NDArray want = read_pb(kDir + "se_resnet/output_0.pb").slice(0, 1).copy();
+  check_close(mxo::testing::run_imported(m, {{"input", one}})[0], want, "batch of 1");
+}
+
+TEST_CASE("pooling with more padding at the end (SAME_UPPER) predicts what ONNX Runtime predicts") {
+  mxo::ImportedModel m = mxo::import_model(kDir + "same_pooling/model.onnx");
+  check_close(mxo::testing::run_imported(m, {{"x", read_pb(kDir + "same_pooling/input_0.pb")}})[0],
+              read_pb(kDir + "same_pooling/output_0.pb"), "same_pooling");
+}
+
+TEST_CASE("mx -> ONNX -> mx gives the same outputs, through a file written atomically") {
+  for (const char* name : kConfigs) {
+    CAPTURE(name);
+    Checkpoint c = load_checkpoint(kDir + name);
+    NDArray input = read_pb(kDir + name + "/input_0.pb");
+    const std::string path = temp_path(std::string(name) + ".onnx");
+    mxo::export_model_file(path, c.symbol, c.args, c.aux, export_options(input));
+    mxo::ImportedModel back = mxo::import_model(path);
+    CHECK(back.aux.size() == c.aux.size());
+    check_close(mxo::testing::run_imported(back, {{"data", input}})[0], run_mx(c, input),
+                "round trip");
+    fs::remove(path);
+  }
+}
+
+TEST_CASE("export errors name every node without an ONNX equivalent; files stay untouched") {
+  using graph::Symbol;
+  Symbol data = Symbol::variable("data");
+  Symbol a = Symbol::create("ones_like", "ones", {}, {data});
+  Symbol b = Symbol::create("softmax", "sm", {{"use_length", "True"}},
+                            {Symbol::create("relu", "r", {}, {a}), Symbol::variable("len")});
+  Symbol z = Symbol::create("zeros_like", "zeros", {}, {b});
+  mxo::ExportOptions o;
+  o.input_shapes = {{"data", Shape{1, 4}}, {"len", Shape{1}}};
+  CHECK(message_of([&] { mxo::export_model(z, {}, {}, o); }) ==
+        "cannot export to ONNX: node 'ones' (ones_like): no ONNX equivalent; node 'zeros' "
+        "(zeros_like): no ONNX equivalent");
+  Symbol only_b =
+      Symbol::create("softmax", "sm", {{"use_length", "True"}}, {data, Symbol::variable("len")});
+  CHECK(message_of([&] { mxo::export_model(only_b, {}, {}, o); }) ==
+        "cannot export to ONNX: node 'sm' (softmax): use_length has no ONNX equivalent");
+  CHECK(message_of([&] {
+          mxo::export_model(Symbol::create("relu", "r", {}, {data}), {}, {}, {});
+        }) == "input 'data' needs a shape (e.g. --data-shape C,H,W)");
+
+  const std::string path = temp_path("keep.onnx");
+  { std::ofstream(path) << "previous"; }
+  CHECK_THROWS_AS(mxo::export_model_file(path, z, {}, {}, o), InputError);
+  std::ifstream in(path);
+  std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(kept == "previous");
+  fs::remove(path);
+}
+
+TEST_CASE("import lists every unsupported operator with its node before building anything") {
+  ::onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* in = g->add_input();
+  in->set_name("x");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+  auto add = [&](const std::string& op, const std::string& name, const std::string& from,
+                 const std::string& to) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    n->add_input(from);
+    n->add_output(to);
+  };
+  add("Relu", "relu1", "x", "a");
+  add("Cos", "cos1", "a", "b");
+  add("Relu", "relu2", "b", "c");
+  add("Erf", "", "c", "d");
+  g->add_output()->set_name("d");
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      ::onnx::TensorProto::FLOAT);
+  CHECK(message_of([&] { mxo::import_model(m, "net.onnx"); }) ==
+        "net.onnx: 2 operators not supported: node 'cos1' (Cos), node '#3' (Erf)");
+  try {
+    mxo::import_model(m, "net.onnx");
+  } catch (const Error& e) {
+    CHECK(e.exit_code() == 2);
+  }
+}
+
+TEST_CASE("malformed ONNX files give one clear error with exit code 2") {
+  std::ifstream in(kDir + "se_resnet/model.onnx", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string path = temp_path("truncated.onnx");
+  { std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() / 2); }
+  std::string message;
+  int code = 0;
+  try {
+    mxo::import_model(path);
+  } catch (const Error& e) {
+    message = e.what();
+    code = e.exit_code();
+  }
+  CHECK(message == path + ": not an ONNX model (the protobuf does not parse; truncated?)");
+  CHECK(code == 2);
+  { std::ofstream(path, std::ios::binary) << ""; }
+  CHECK(message_of([&] { mxo::import_model(path); }) ==
+        path + ": not an ONNX model (the protobuf does not parse; truncated?)");
+  fs::remove(path);
+  CHECK(message_of([&] { mxo::import_model(path); }).find(path) != std::string::npos);
+
+  // A tensor whose declared size and data disagree.
+  ::onnx::ModelProto m = mxo::read_model(kDir + "se_resnet/model.onnx");
+  m.mutable_graph()->mutable_initializer(0)->set_dims(0, 9);
+  CHECK(message_of([&] { mxo::import_model(m, "bad.onnx"); }) ==
+        "bad.onnx: initializer 'onnx::Conv_41': raw data has 864 bytes but 243 elements of 4 "
+        "bytes were declared");
+}
+
+TEST_CASE("Softmax before opset 13 normalizes over the input flattened after its axis") {
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    CAPTURE(op);
+    ::onnx::ModelProto m;
+    m.set_ir_version(6);
+    m.add_opset_import()->set_version(11);
+    auto* g = m.mutable_graph();
+    g->set_name("g");
+    auto describe = [](::onnx::ValueInfoProto* info, const char* name) {
+      info->set_name(name);
+      auto* t = info->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(::onnx::TensorProto::FLOAT);
+      for (int d : {2, 3, 4}) t->mutable_shape()->add_dim()->set_dim_value(d);
+    };
+    describe(g->add_input(), "x");
+    describe(g->add_output(), "y");
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->add_input("x");
+    n->add_output("y");
+    auto* axis = n->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(::onnx::AttributeProto::INT);
+    axis->set_i(1);
+    std::vector<float> x(24);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i));
+    auto y = mxo::testing::run_imported(mxo::import_model(m, "softmax.onnx"),
+                                        {{"x", NDArray::from_vector(Shape{2, 3, 4}, x)}})[0]
+                 .to_vector<float>();
+    for (int b = 0; b < 2; ++b) {
+      double sum = 0;
+      for (int i = 0; i < 12; ++i) sum += std::exp(x[static_cast<size_t>(b * 12 + i)]);
+      for (int i = 0; i < 12; ++i) {
+        const size_t k = static_cast<size_t>(b * 12 + i);
+        const double p = std::exp(x[k]) / sum;
+        CHECK(y[k] ==
+              doctest::Approx(std::string(op) == "Softmax" ? p : std::log(p)).epsilon(1e-5));
+      }
+    }
+  }
+}
