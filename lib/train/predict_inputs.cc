@@ -164,6 +164,7 @@ Preprocess resolve_preprocess(const PreprocessOptions& given, const Predictor& p
   if (given.std) p.std = *given.std;
   if (given.scale) p.scale = *given.scale;
   if (!given.data_shape.empty()) p.example = Shape::parse(given.data_shape);
+  if (!p.example.rank_known()) p.example = predictor.stated_example_shape();
   const auto run_config = predictor.run_config();
   if (!run_config) return p;
   // The run's training data settings are the defaults for preprocessing.

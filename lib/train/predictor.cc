@@ -5,11 +5,46 @@
 #include "base/error.h"
 #include "base/strings.h"
 #include "ndarray/params_io.h"
+#if MX_HAVE_ONNX
+#include "onnx/import.h"
+#endif
 
 namespace mx::train {
 namespace fs = std::filesystem;
 
+namespace {
+
+bool is_onnx_file(const std::string& model) {
+  const std::string ext = to_lower(fs::path(model).extension().string());
+  return ext == ".onnx" && !fs::is_directory(model);
+}
+
+// The one argument that has no weights and is not a label.
+std::string find_data_input(const graph::Symbol& symbol,
+                            const std::map<std::string, NDArray>& params,
+                            const std::string& source) {
+  std::vector<std::string> inputs;
+  for (const auto& a : symbol.list_arguments())
+    if (!params.count(a) && !(a.size() > 6 && a.compare(a.size() - 6, 6, "_label") == 0))
+      inputs.push_back(a);
+  if (inputs.size() != 1)
+    throw InputError(str(source, ": expected one input without weights, found ", inputs.size(),
+                         " (", join(inputs, ", "), ")"));
+  return inputs[0];
+}
+
+}  // namespace
+
 Predictor::Predictor(const std::string& model, std::optional<int> epoch, Context ctx) : ctx_(ctx) {
+  if (is_onnx_file(model)) {
+    if (epoch) throw InputError(model + ": --epoch is for checkpoints, not ONNX models");
+    load_onnx(model);
+  } else {
+    load_checkpoint(model, epoch);
+  }
+}
+
+void Predictor::load_checkpoint(const std::string& model, std::optional<int> epoch) {
   if (epoch) {
     std::string prefix = model;
     if (fs::is_directory(model)) prefix = (fs::path(model) / "model").string();
@@ -29,16 +64,31 @@ Predictor::Predictor(const std::string& model, std::optional<int> epoch, Context
     if (name.rfind("arg:", 0) == 0 || name.rfind("aux:", 0) == 0) name = name.substr(4);
     params_[name] = list.arrays[i];
   }
-  // The input is the argument the checkpoint does not hold and that is not a label.
-  std::vector<std::string> inputs;
-  for (const auto& a : symbol_.list_arguments())
-    if (!params_.count(a) && !(a.size() > 6 && a.compare(a.size() - 6, 6, "_label") == 0))
-      inputs.push_back(a);
-  if (inputs.size() != 1)
-    throw InputError(str(paths_.params(), " and ", paths_.symbol(),
-                         ": expected one input without weights, found ", inputs.size(), " (",
-                         join(inputs, ", "), "); the checkpoint does not match the symbol"));
-  data_name_ = inputs[0];
+  data_name_ = find_data_input(
+      symbol_, params_,
+      paths_.params() + " and " + paths_.symbol() + " (the checkpoint does not match the symbol)");
+}
+
+void Predictor::load_onnx(const std::string& path) {
+#if MX_HAVE_ONNX
+  if (!fs::exists(path)) throw InputError(path + " does not exist");
+  onnx::ImportedModel imported = onnx::import_model(path);
+  onnx_path_ = path;
+  symbol_ = imported.symbol;
+  for (const auto& [name, array] : imported.args) params_[name] = array.copy_to(ctx_);
+  for (const auto& [name, array] : imported.aux) params_[name] = array.copy_to(ctx_);
+  data_name_ = find_data_input(symbol_, params_, path);
+  for (const auto& input : imported.inputs) {
+    // The batch dimension is usually symbolic; the rest is one example.
+    if (input.name != data_name_ || input.shape.ndim() < 2) continue;
+    Shape example(std::vector<int64_t>(input.shape.begin() + 1, input.shape.end()));
+    if (example.is_known()) stated_example_ = example;
+  }
+#else
+  throw InputError(path +
+                   ": this build of mx has no ONNX support (install libonnx-dev and "
+                   "libprotobuf-dev, then rebuild)");
+#endif
 }
 
 std::optional<std::string> Predictor::run_config() const {
@@ -80,8 +130,9 @@ void Predictor::bind(const Shape& data_shape) {
       aux[aux_names[i]] = it->second;
   }
   if (!problems.empty())
-    throw InputError(paths_.params() + " does not match " + paths_.symbol() + ": " +
-                     join(problems, "; "));
+    throw InputError((onnx_path_.empty() ? paths_.params() + " does not match " + paths_.symbol()
+                                         : onnx_path_ + " does not fit its own graph") +
+                     ": " + join(problems, "; "));
   exe_ =
       std::make_unique<Executor>(symbol_, arrays, std::map<std::string, NDArray>{}, aux, options);
 }

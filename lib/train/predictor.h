@@ -1,6 +1,7 @@
-// Inference with a checkpoint — mx's (a run directory) or one exported by
-// MXNet 1.x (PREFIX-symbol.json + PREFIX-NNNN.params): the network is bound
-// for inference only, so its memory plan has no backward part.
+// Inference with a checkpoint — mx's (a run directory), one exported by
+// MXNet 1.x (PREFIX-symbol.json + PREFIX-NNNN.params) or an ONNX model
+// (FILE.onnx): the network is bound for inference only, so its memory plan
+// has no backward part.
 #pragma once
 
 #include <map>
@@ -18,7 +19,7 @@ namespace mx::train {
 class Predictor {
  public:
   // `model`: a run directory (its latest checkpoint), "PREFIX-NNNN[.params]",
-  // or a PREFIX with `epoch`.
+  // a PREFIX with `epoch`, or an ONNX file (FILE.onnx).
   Predictor(const std::string& model, std::optional<int> epoch, Context ctx);
 
   // Class probabilities (or whatever the first output is), one row per
@@ -26,15 +27,23 @@ class Predictor {
   NDArray predict(const NDArray& batch);
 
   const graph::Symbol& symbol() const { return symbol_; }
-  std::string params_path() const { return paths_.params(); }
+  // The file the weights come from: the checkpoint's .params, or the .onnx.
+  std::string params_path() const { return onnx_path_.empty() ? paths_.params() : onnx_path_; }
   // The run's config.yaml next to the checkpoint, when there is one.
   std::optional<std::string> run_config() const;
   const std::string& data_name() const { return data_name_; }
+  // One example's shape as the model file states it (ONNX models state their
+  // input's shape; checkpoints do not): unknown rank when it does not.
+  const Shape& stated_example_shape() const { return stated_example_; }
 
  private:
+  void load_checkpoint(const std::string& model, std::optional<int> epoch);
+  void load_onnx(const std::string& path);
   void bind(const Shape& data_shape);
 
   CheckpointPaths paths_;
+  std::string onnx_path_;  // set for an ONNX model
+  Shape stated_example_;
   std::string run_dir_;
   graph::Symbol symbol_;
   std::string data_name_ = "data";

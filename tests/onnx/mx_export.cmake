@@ -1,5 +1,6 @@
 # mx-export as a user runs it: a run directory, a PREFIX-NNNN, opsets, and
-# the errors for a missing shape, a bad opset and a missing checkpoint.
+# the errors for a missing shape, a bad opset and a missing checkpoint; then
+# mx-predict runs the exported model and predicts what the checkpoint does.
 #   cmake -DPROGRAM=<mx-export> -DFIXTURES=... -DWORK_DIR=... -P mx_export.cmake
 function(run expected_code out_var)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
@@ -42,3 +43,23 @@ if(EXISTS ${W}/d.onnx)
 endif()
 run(2 out ${PROGRAM} ${W}/none ${W}/e.onnx)
 expect("${out}" "mx-export: error: ")
+
+# mx-predict -m model.onnx: the exported LeNet predicts the test set exactly
+# as its checkpoint does (same classes, same accuracy), its input shape taken
+# from the ONNX file.
+set(images ${FASHION}/t10k-images-idx3-ubyte.gz)
+set(labels ${FASHION}/t10k-labels-idx1-ubyte.gz)
+run(0 from_checkpoint ${PREDICT} -m ${W}/run/model-0001 ${images} --labels ${labels} --top-k 1)
+run(0 from_onnx ${PREDICT} -m ${W}/a.onnx ${images} --labels ${labels} --top-k 1)
+string(REGEX REPLACE "[^\n]*model-0001[^\n]*" "" from_checkpoint "${from_checkpoint}")
+string(REGEX REPLACE "[^\n]*a\\.onnx[^\n]*" "" from_onnx "${from_onnx}")
+expect("${from_onnx}" "accuracy")
+if(NOT from_onnx STREQUAL from_checkpoint)
+  message(FATAL_ERROR "mx-predict on the ONNX export differs from its checkpoint:\n"
+                      "${from_onnx}\n--- checkpoint:\n${from_checkpoint}")
+endif()
+run(2 out ${PREDICT} -m ${W}/a.onnx ${images} --epoch 3)
+expect("${out}" "--epoch is for checkpoints, not ONNX models")
+file(WRITE ${W}/broken.onnx "not a model")
+run(2 out ${PREDICT} -m ${W}/broken.onnx ${images})
+expect("${out}" "mx-predict: error: .*broken.onnx")
