@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Mutation score of source files: how many small, plausible bugs the tests
+# catch. universalmutator (PyPI; regex rules that know C++) writes the
+# mutants of each file; a seeded random sample of them is built and tested
+# one at a time against the tests of the file's layer.
+#
+#   scripts/mutation-score.sh [options] FILE...
+#     -n N        mutants sampled per file (default 12)
+#     -s SEED     sampling seed (default 1)
+#     -t SECONDS  time-out per mutant, build + tests (default 300); a mutant
+#                 that runs past it counts as killed (a hang is caught)
+#     -R REGEX    ctest -R regex of the tests to run (default: from the path)
+#     -d DIR      work folder (default build-mutation): a copy of the tracked
+#                 sources, its own build and the universalmutator venv. The
+#                 sources being edited and the main build are never touched.
+#
+# Output: per mutant "killed", "SURVIVED" or "stillborn" (does not compile,
+# not counted), then the score per file and the survivors as diffs, also
+# written to DIR/report.txt. The tests run with the non-slow labels only.
+set -euo pipefail
+
+samples=12
+seed=1
+limit=300
+regex=""
+work=build-mutation
+while getopts "n:s:t:R:d:h" opt; do
+  case $opt in
+    n) samples=$OPTARG ;;
+    s) seed=$OPTARG ;;
+    t) limit=$OPTARG ;;
+    R) regex=$OPTARG ;;
+    d) work=$OPTARG ;;
+    *) sed -n '2,20p' "$0"; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+if [ $# -eq 0 ]; then
+  sed -n '2,20p' "$0"
+  exit 2
+fi
+
+root=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
+cd "$root"
+for f in "$@"; do
+  [ -f "$f" ] || { echo "mutation-score: $f: no such file" >&2; exit 2; }
+done
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+src=$work/src
+build=$work/build
+
+# universalmutator in a venv of its own (not a test dependency).
+if ! command -v mutate >/dev/null; then
+  if [ ! -x "$work/venv/bin/mutate" ]; then
+    python3 -m venv "$work/venv"
+    "$work/venv/bin/pip" install -q universalmutator
+  fi
+  PATH=$work/venv/bin:$PATH
+fi
+
+# A copy of the tracked files (as they are now, edits included).
+mkdir -p "$src"
+git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ "$src/"
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMX_SANITIZER_TESTS=OFF \
+    -DMX_BUILD_BENCHMARKS=OFF >/dev/null
+fi
+
+# The tests (ctest -R) of a file's layer, and the targets they need.
+tests_for() {
+  case $1 in
+    lib/engine/*) echo "^test_engine$|^test_ndarray" ;;
+    lib/storage/*) echo "^test_storage$|^test_ndarray" ;;
+    lib/ndarray/*) echo "^test_ndarray|^test_optim$" ;;
+    lib/graph/* | lib/executor/*) echo "^test_symbol$|^test_executor$|^test_mxnet_networks$" ;;
+    lib/op/*) echo "^test_op" ;;
+    lib/optim/*) echo "^test_optim$" ;;
+    lib/metric/*) echo "^test_metric$" ;;
+    recordio/*) echo "^test_recordio$|^test_io$" ;;
+    lib/io/*) echo "^test_io$|^cli_mx_pack$" ;;
+    lib/train/*) echo "^test_config$|^test_network_yaml$|^cli_train" ;;
+    *) echo "" ;;
+  esac
+}
+targets_for() {
+  local names
+  names=$(cd "$build" && ctest -N -R "$1" | sed -n 's/^ *Test *#[0-9]*: //p')
+  for t in $names; do
+    case $t in
+      cli_*) echo mx-train mx-pack mx-predict mx-params interrupt_after ;;
+      test_op_coverage) echo test_op_coverage test_ops_elemwise test_ops_nn test_ops_tensor ;;
+      *_naive_engine) echo "${t%_naive_engine}" ;;
+      *) echo "$t" ;;
+    esac
+  done | tr ' ' '\n' | sort -u | tr '\n' ' '
+}
+
+report=$work/report.txt
+: >"$report"
+say() { echo "$@" | tee -a "$report"; }
+
+for file in "$@"; do
+  file_regex=${regex:-$(tests_for "$file")}
+  if [ -z "$file_regex" ]; then
+    echo "mutation-score: no tests known for $file; give them with -R" >&2
+    exit 2
+  fi
+  targets=$(targets_for "$file_regex")
+  # The unmutated file must build and pass, or no mutant says anything.
+  cmake --build "$build" --target $targets >/dev/null
+  if ! (cd "$build" && ctest -R "$file_regex" -LE 'slow|sanitizer|fuzz|gpu|mpi' -j1 \
+        --timeout "$limit" >/dev/null); then
+    echo "mutation-score: the tests fail without mutants ($file_regex)" >&2
+    exit 1
+  fi
+
+  name=$(echo "$file" | tr '/' '_')
+  mutants=$work/mutants/$name
+  rm -rf "$mutants"
+  mkdir -p "$mutants"
+  (cd "$src" && mutate "$file" cpp --noCheck --mutantDir "$mutants" >/dev/null)
+  all=$(ls "$mutants" | sort)
+  total=$(echo "$all" | grep -c . || true)
+  chosen=$(echo "$all" | python3 -c "
+import random, sys
+names = [l.strip() for l in sys.stdin if l.strip()]
+random.Random($seed).shuffle(names)
+print('\n'.join(sorted(names[:$samples])))")
+  say "== $file: $total mutants, $samples sampled (seed $seed); tests: $file_regex"
+  killed=0 survived=0 stillborn=0
+  survivors=""
+  cp "$src/$file" "$work/original"
+  for m in $chosen; do
+    cp "$mutants/$m" "$src/$file"
+    set +e
+    timeout "$limit" cmake --build "$build" --target $targets >/dev/null 2>&1
+    built=$?
+    result=stillborn
+    if [ $built -eq 0 ]; then
+      (cd "$build" && timeout "$limit" ctest -R "$file_regex" -LE 'slow|sanitizer|fuzz|gpu|mpi' \
+        -j1 --stop-on-failure >/dev/null 2>&1)
+      # Failing, crashing or running past the limit: the tests noticed.
+      [ $? -eq 0 ] && result=SURVIVED || result=killed
+    fi
+    set -e
+    cp "$work/original" "$src/$file"
+    case $result in
+      killed) killed=$((killed + 1)) ;;
+      stillborn) stillborn=$((stillborn + 1)) ;;
+      SURVIVED)
+        survived=$((survived + 1))
+        survivors="$survivors $m"
+        ;;
+    esac
+    say "  $m: $result ($(diff "$work/original" "$mutants/$m" | sed -n 's/^> *//p' | head -1 | cut -c1-90))"
+  done
+  counted=$((killed + survived))
+  if [ $counted -gt 0 ]; then
+    say "   score: $killed/$counted killed ($((100 * killed / counted))%), $stillborn stillborn"
+  else
+    say "   score: no mutant compiled ($stillborn stillborn)"
+  fi
+  for m in $survivors; do
+    say "   survivor $m:"
+    diff -u "$work/original" "$mutants/$m" | tail -n +3 | sed 's/^/     /' | tee -a "$report" >/dev/null
+    diff -u "$work/original" "$mutants/$m" | tail -n +3 | sed 's/^/     /'
+  done
+  # Leave the build as the sources are.
+  touch "$src/$file"
+  cmake --build "$build" --target $targets >/dev/null 2>&1 || true
+done
