@@ -61,7 +61,7 @@ fi
 
 # A copy of the tracked files (as they are now, edits included).
 mkdir -p "$src"
-git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ "$src/"
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C "$src" -xf -
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMX_SANITIZER_TESTS=OFF \
     -DMX_BUILD_BENCHMARKS=OFF >/dev/null

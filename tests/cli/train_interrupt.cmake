@@ -25,7 +25,7 @@ set(W ${WORK_DIR})
 file(REMOVE_RECURSE ${W})
 file(MAKE_DIRECTORY ${W})
 
-# 480 training images in batches of 8: 60 batches an epoch. No Dropout, so
+# 480 training images in batches of 4: 120 batches an epoch. No Dropout, so
 # every step depends only on the parameters and the batch.
 run(0 out ${BIN}/mx-pack pack ${FM}/train-images-idx3-ubyte.gz ${W}/fm --limit 600 --train-ratio 0.8 -q)
 file(WRITE ${W}/net.yaml "network:
@@ -43,7 +43,7 @@ optimizer: {type: sgd, learning_rate: 0.05, momentum: 0.9}
 initializer: {type: xavier}
 train:
   epochs: 3
-  batch_size: 8
+  batch_size: 4
   seed: 11
   log_interval: 1
 ")
@@ -53,12 +53,12 @@ run(0 out ${BIN}/mx-train ${W}/net.yaml --run-dir ${W}/full)
 # Interrupt in the second epoch (a checkpoint in epoch 1 would be right by
 # accident if the epoch were never recorded). The one-page stderr pipe of
 # interrupt_after holds some 45 progress lines, so the signal lands well
-# before batch 60.
+# before batch 120 (progress lines are some 90 bytes).
 run(130 out ${INTERRUPT} "epoch 2/3 batch 3/" ${BIN}/mx-train ${W}/net.yaml --run-dir ${W}/split)
 expect("${out}" "interrupted in epoch 2 after batch [0-9]+; checkpoint [^\n]*model-0001.params")
 string(REGEX MATCH "interrupted in epoch 2 after batch ([0-9]+)" _ "${out}")
 set(done ${CMAKE_MATCH_1})
-if(done LESS 3 OR done GREATER_EQUAL 60)
+if(done LESS 3 OR done GREATER_EQUAL 120)
   message(FATAL_ERROR "interrupted after batch ${done}, not in the middle of epoch 2")
 endif()
 file(READ ${W}/split/model-0001.json state)
