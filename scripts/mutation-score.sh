@@ -5,7 +5,9 @@
 # one at a time against the tests of the file's layer.
 #
 #   scripts/mutation-score.sh [options] FILE...
-#     -n N        mutants sampled per file (default 12)
+#     -n N        mutants that compile to test per file (default 12); the
+#                 sample is drawn in a seeded random order, skipping mutants
+#                 that do not compile (at most 3N tries)
 #     -s SEED     sampling seed (default 1)
 #     -t SECONDS  time-out per mutant, build + tests (default 300); a mutant
 #                 that runs past it counts as killed (a hang is caught)
@@ -62,6 +64,12 @@ fi
 # A copy of the tracked files (as they are now, edits included).
 mkdir -p "$src"
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C "$src" -xf -
+# A run stopped in the middle left a mutant's object behind: the restored
+# file is older than it, so make it newer.
+if [ -f "$work/mutated" ]; then
+  touch "$src/$(cat "$work/mutated")"
+  rm -f "$work/mutated"
+fi
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMX_SANITIZER_TESTS=OFF \
     -DMX_BUILD_BENCHMARKS=OFF >/dev/null
@@ -122,16 +130,18 @@ for file in "$@"; do
   (cd "$src" && mutate "$file" cpp --noCheck --mutantDir "$mutants" >/dev/null)
   all=$(ls "$mutants" | sort)
   total=$(echo "$all" | grep -c . || true)
-  chosen=$(echo "$all" | python3 -c "
+  order=$(echo "$all" | python3 -c "
 import random, sys
 names = [l.strip() for l in sys.stdin if l.strip()]
 random.Random($seed).shuffle(names)
-print('\n'.join(sorted(names[:$samples])))")
-  say "== $file: $total mutants, $samples sampled (seed $seed); tests: $file_regex"
+print('\n'.join(names[:3 * $samples]))")
+  say "== $file: $total mutants, $samples compiling ones sampled (seed $seed); tests: $file_regex"
   killed=0 survived=0 stillborn=0
   survivors=""
   cp "$src/$file" "$work/original"
-  for m in $chosen; do
+  for m in $order; do
+    [ $((killed + survived)) -ge "$samples" ] && break
+    echo "$file" >"$work/mutated"
     cp "$mutants/$m" "$src/$file"
     set +e
     timeout "$limit" cmake --build "$build" --target $targets >/dev/null 2>&1
@@ -145,6 +155,8 @@ print('\n'.join(sorted(names[:$samples])))")
     fi
     set -e
     cp "$work/original" "$src/$file"
+    touch "$src/$file"
+    rm -f "$work/mutated"
     case $result in
       killed) killed=$((killed + 1)) ;;
       stillborn) stillborn=$((stillborn + 1)) ;;
