@@ -64,11 +64,11 @@ fi
 # A copy of the tracked files (as they are now, edits included).
 mkdir -p "$src"
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C "$src" -xf -
-# A run stopped in the middle left a mutant's object behind: the restored
-# file is older than it, so make it newer.
+# The copy gives each file its checkout's time, which can be older than an
+# object built from one of its mutants (a run stopped in the middle): every
+# file ever mutated is made newer, so it is compiled from its real text.
 if [ -f "$work/mutated" ]; then
-  touch "$src/$(cat "$work/mutated")"
-  rm -f "$work/mutated"
+  sort -u "$work/mutated" | while read -r f; do touch "$src/$f"; done
 fi
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMX_SANITIZER_TESTS=OFF \
@@ -142,6 +142,7 @@ print('\n'.join(names[:3 * $samples]))")
   killed=0 survived=0 stillborn=0
   survivors=""
   cp "$src/$file" "$work/original"
+  echo "$file" >>"$work/mutated"
   # Most regex mutants of C++ do not compile; a syntax-only compile of the
   # file weeds them out in a few seconds instead of a full build.
   syntax=$(python3 -c "
@@ -164,7 +165,6 @@ for e in json.load(open('$build/compile_commands.json')):
         break")
   for m in $order; do
     [ $((killed + survived)) -ge "$samples" ] && break
-    echo "$file" >"$work/mutated"
     cp "$mutants/$m" "$src/$file"
     set +e
     built=1
@@ -182,7 +182,6 @@ for e in json.load(open('$build/compile_commands.json')):
     set -e
     cp "$work/original" "$src/$file"
     touch "$src/$file"
-    rm -f "$work/mutated"
     case $result in
       killed) killed=$((killed + 1)) ;;
       stillborn) stillborn=$((stillborn + 1)) ;;
