@@ -457,13 +457,69 @@ TEST_CASE("a damaged middle part drops only its record") {
   ReaderOptions options;
   options.on_damage = [&](const FormatError& e) { reports.push_back(e.what()); };
   Reader reader(memory(damaged), options);
-  auto got = read_all(reader);
+  std::vector<uint64_t> offsets;
+  std::vector<uint32_t> parts;
+  std::vector<std::string> got;
+  for (Record r; reader.next(r);) {
+    got.emplace_back(r.payload);
+    offsets.push_back(r.offset);
+    parts.push_back(r.parts);
+  }
   std::vector<std::string> expected;
+  std::vector<uint64_t> expected_offsets;
+  std::vector<uint32_t> expected_parts;
   for (size_t i = 0; i < m.magic.size(); ++i)
-    if (i != 9) expected.push_back(m.magic[i].payload);
+    if (i != 9) {
+      expected.push_back(m.magic[i].payload);
+      expected_offsets.push_back(m.magic[i].offset);
+      expected_parts.push_back(m.magic[i].parts);
+    }
   CHECK(got == expected);
+  // The records after the dropped one (key 170 has 2 parts) keep their own
+  // offsets and part counts: nothing of the dropped record carries over.
+  CHECK(offsets == expected_offsets);
+  CHECK(parts == expected_parts);
   REQUIRE(reports.size() == 1);
   CHECK(reports[0].find("byte 144") != std::string::npos);
+}
+
+TEST_CASE("a file that shrinks while it is read: one report, inside a record split into parts") {
+  // The source says the file is whole but holds only its first bytes, as a
+  // file truncated by another process after it was opened.
+  struct ShrunkSource final : ByteSource {
+    std::string bytes, label = "shrunk.rec";
+    uint64_t claimed;
+    const std::string& name() const override { return label; }
+    uint64_t size() const override { return claimed; }
+    size_t read_at(uint64_t offset, void* dst, size_t n) const override {
+      if (offset >= bytes.size()) return 0;
+      n = std::min<size_t>(n, bytes.size() - offset);
+      std::memcpy(dst, bytes.data() + offset, n);
+      return n;
+    }
+  };
+  const std::string bytes = read_bytes(kDir + "magic.rec");
+  const auto& m = manifest();
+  // Key 149 (index 7): 2 parts from byte 92, the first empty (its payload
+  // began with the magic); the second part's header is at 100, its body "xyz"
+  // at 108. Cut in the middle of that body.
+  REQUIRE(m.magic[7].offset == 92);
+  REQUIRE(m.magic[7].parts == 2);
+  auto source = std::make_shared<ShrunkSource>();
+  source->bytes = bytes.substr(0, 110);
+  source->claimed = bytes.size();
+  std::vector<std::string> reports;
+  ReaderOptions options;
+  options.on_damage = [&](const FormatError& e) { reports.push_back(e.what()); };
+  options.buffer_size = 64;
+  Reader reader(source, options);
+  auto got = read_all(reader);
+  REQUIRE(got.size() == 7);
+  for (size_t i = 0; i < 7; ++i) CHECK(got[i] == m.magic[i].payload);
+  REQUIRE(reports.size() == 1);
+  CHECK(reports[0].find("became shorter") != std::string::npos);
+  Reader strict(source);
+  CHECK_THROWS_WITH_AS(read_all(strict), doctest::Contains("became shorter"), FormatError);
 }
 
 TEST_CASE("not a RecordIO file, empty files and garbage never crash") {
