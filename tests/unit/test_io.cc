@@ -693,6 +693,21 @@ TEST_CASE("ImageRecordIter without .idx: shards ending exactly on record starts"
   }
 }
 
+TEST_CASE("ImageRecordIter: preprocess_threads gives the number of workers, 0 the budget") {
+  TempDir dir;
+  write_bmp_rec(dir.file("d.rec"), dir.file("d.idx"), 4, 6, 6);
+  for (int n : {1, 2, 3}) {
+    CAPTURE(n);
+    ImageRecordIter iter(record_param(
+        dir.file("d.rec"), "data_shape=(3,6,6) preprocess_threads=" + std::to_string(n)));
+    CHECK(iter.threads() == n);
+    CHECK(epoch_ids(iter).size() == 4);
+  }
+  ImageRecordIter budget(
+      record_param(dir.file("d.rec"), "data_shape=(3,6,6) preprocess_threads=0"));
+  CHECK(budget.threads() >= 1);
+}
+
 TEST_CASE("ImageRecordIter: random crop and mirror are drawn anew every epoch, reproducibly") {
   TempDir dir;
   write_bmp_rec(dir.file("d.rec"), dir.file("d.idx"), 8, 14, 14);
