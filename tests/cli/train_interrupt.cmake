@@ -72,7 +72,9 @@ if(EXISTS ${W}/split/model-0002.params)
   message(FATAL_ERROR "an interrupted epoch wrote its end-of-epoch checkpoint")
 endif()
 
-run(0 out ${BIN}/mx-train --resume ${W}/split)
+# Resume from the checkpoint file itself (train_predict resumes from a run
+# directory).
+run(0 out ${BIN}/mx-train --resume ${W}/split/model-0001.params)
 expect("${out}" "resumed from [^\n]*model-0001.params \\(epoch 1, batch ${done}\\)")
 expect("${out}" "epoch 3/3: ")
 
