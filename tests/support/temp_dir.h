@@ -1,6 +1,7 @@
 // A scratch directory for one test, removed when the test ends (even when a
 // check fails and throws). It lies under the build tree (MX_TEST_TMP_DIR), so
-// a test that crashes leaves its files next to the build, not in /tmp.
+// a test that crashes leaves its files next to the build, not in the
+// system temporary folder.
 #pragma once
 
 #include <unistd.h>
