@@ -173,6 +173,19 @@ TEST_CASE("mirroring recomputes cheap nodes: same gradients, less memory") {
   }
   CHECK(b->memory_report().recompute_steps > 0);
   CHECK(b->memory_report().planned_internal_bytes < a->memory_report().planned_internal_bytes);
+  // Exactly the cheap nodes are recomputed: each of the 18 activations and
+  // scalings once, never a FullyConnected (whose backward needs only its
+  // inputs, which are those cheap outputs).
+  CHECK(b->memory_report().recompute_steps == 18);
+  BindOptions all = float64_training();
+  all.mirror = MirrorPolicy::kAll;
+  CHECK(Executor::plan_only(x, {{"data", Shape{32, 16}}}, all).recompute_steps > 18);
+  // A loss operator is never recomputed, even when everything else may be:
+  // of relu -> SoftmaxOutput only the relu is (its backward reads its output).
+  Symbol loss = Symbol::create("SoftmaxOutput", "softmax", {},
+                               {act(var("data"), "relu", "relu"), var("label")});
+  CHECK(Executor::plan_only(loss, {{"data", Shape{4, 5}}, {"label", Shape{4}}}, all)
+            .recompute_steps == 1);
 }
 
 TEST_CASE("plan_only plans what a bind of the same options plans") {

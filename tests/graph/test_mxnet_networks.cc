@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <vector>
 
+#include "compare.h"
 #include "executor/executor.h"
 #include "ndarray/params_io.h"
 
@@ -18,20 +20,12 @@ const std::string kDir = std::string(MX_FIXTURES_DIR) + "/graph/";
 void check_close(const NDArray& got, const NDArray& want, const std::string& what) {
   INFO(what);
   REQUIRE(got.shape() == want.shape());
-  auto a = got.to_vector<float>(), b = want.to_vector<float>();
-  double worst = 0;
-  size_t worst_i = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    double err = std::abs(static_cast<double>(a[i]) - b[i]) /
-                 (1e-4 + 1e-3 * std::abs(static_cast<double>(b[i])));
-    if (err > worst) {
-      worst = err;
-      worst_i = i;
-    }
-  }
-  INFO("worst element ", worst_i, ": mx ", a.empty() ? 0.f : a[worst_i], " MXNet ",
-       b.empty() ? 0.f : b[worst_i]);
-  CHECK(worst <= 1.0);
+  const auto a = got.to_vector<float>(), b = want.to_vector<float>();
+  const std::vector<double> x(a.begin(), a.end()), y(b.begin(), b.end());
+  const test::Closeness c = test::compare_values(x, y, 1e-3, 1e-4);
+  INFO("worst element ", c.index, ": mx ", x.empty() ? 0.0 : x[c.index], " MXNet ",
+       y.empty() ? 0.0 : y[c.index]);
+  CHECK(c.worst <= 1.0);
 }
 
 }  // namespace

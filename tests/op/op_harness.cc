@@ -4,12 +4,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "base/strings.h"
+#include "compare.h"
 #include "ndarray/params_io.h"
 #include "op/resources.h"
 
@@ -50,23 +55,79 @@ bool contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+// What a kernel finds in a buffer it must overwrite (req=write): NaN, so an
+// element it forgets stays NaN and fails every comparison.
+NDArray poisoned(const Shape& shape, DType dtype) {
+  const bool floating =
+      dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16;
+  return NDArray::full(shape, floating ? std::numeric_limits<double>::quiet_NaN() : 77.0,
+                       Context::cpu(), dtype);
+}
+
+// What a buffer holds when the kernel must not touch it (req=null).
+constexpr double kUntouched = 12345.0;
+
+// Forward with every output poisoned and req=write.
+std::vector<NDArray> forward_poisoned(const op::OpInstance& op, const std::vector<NDArray>& inputs,
+                                      const std::vector<NDArray>& aux, bool is_train) {
+  op::ShapeVector in_shapes, aux_shapes, out_shapes(op.output_names().size());
+  op::DTypeVector in_types, aux_types, out_types(out_shapes.size());
+  for (const auto& a : inputs) {
+    in_shapes.push_back(a.shape());
+    in_types.push_back(a.dtype());
+  }
+  for (const auto& a : aux) {
+    aux_shapes.push_back(a.shape());
+    aux_types.push_back(a.dtype());
+  }
+  op.infer_shape(in_shapes, aux_shapes, out_shapes);
+  op.infer_type(in_types, aux_types, out_types);
+  std::vector<NDArray> outputs;
+  for (size_t i = 0; i < out_shapes.size(); ++i) {
+    REQUIRE(out_shapes[i].is_known());
+    REQUIRE(out_types[i].has_value());
+    outputs.push_back(poisoned(out_shapes[i], *out_types[i]));
+  }
+  op::invoke_forward(op, inputs, aux, outputs,
+                     std::vector<op::OpReq>(outputs.size(), op::OpReq::kWrite), is_train);
+  return outputs;
+}
+
+// The operators each test executable exercised, by registered name; written
+// at exit to $MX_OP_COVERAGE_FILE for the coverage test (test_op_coverage).
+class CoverageLog {
+ public:
+  static CoverageLog& get() {
+    static CoverageLog log;
+    return log;
+  }
+  void add(const char* kind, const std::string& op) { seen_.insert(std::string(kind) + " " + op); }
+  ~CoverageLog() {
+    const char* path = std::getenv("MX_OP_COVERAGE_FILE");
+    if (path == nullptr || *path == 0) return;
+    const std::string tmp = std::string(path) + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      for (const auto& line : seen_) out << line << "\n";
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+  }
+
+ private:
+  std::set<std::string> seen_;
+};
+
 }  // namespace
 
 double closeness(const NDArray& a, const NDArray& b, double rtol, double atol) {
-  auto x = host_values(a), y = host_values(b);
-  if (x.size() != y.size()) return INFINITY;
-  double worst = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (std::isnan(x[i]) != std::isnan(y[i])) return INFINITY;
-    if (std::isnan(x[i])) continue;
-    worst = std::max(worst, std::abs(x[i] - y[i]) / (atol + rtol * std::abs(y[i])));
-  }
-  return worst;
+  return closeness(host_values(a), host_values(b), rtol, atol);
 }
 
 void check_gradient(const std::string& name, const op::AttrMap& attrs,
                     const std::vector<Shape>& input_shapes, const GradientCheckOptions& o) {
   op::OpInstance op(name, attrs);
+  CoverageLog::get().add("gradient", op.def().name);
   INFO("gradient check of ", name, " ",
        join(
            [&] {
@@ -89,7 +150,7 @@ void check_gradient(const std::string& name, const op::AttrMap& attrs,
   };
   auto run_forward = [&] {
     op::ResourceManager::get().seed(o.seed);
-    return op::invoke(op, inputs, fresh_aux(), o.is_train);
+    return forward_poisoned(op, inputs, fresh_aux(), o.is_train);
   };
   std::vector<NDArray> outputs = run_forward();
   const int visible = op.num_visible_outputs();
@@ -114,17 +175,72 @@ void check_gradient(const std::string& name, const op::AttrMap& attrs,
     return l;
   };
 
-  // Analytic gradients.
-  std::vector<NDArray> grads;
+  // Analytic gradients (req=write into NaN-filled buffers; unchecked inputs
+  // get req=null and must keep what they hold).
   std::vector<op::OpReq> req;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    req.push_back(contains(o.skip_inputs, static_cast<int>(i)) ? op::OpReq::kNull
+                                                               : op::OpReq::kWrite);
+  auto run_backward = [&](const std::vector<op::OpReq>& requests,
+                          const std::vector<NDArray>& start) {
+    std::vector<NDArray> g;
+    for (size_t i = 0; i < inputs.size(); ++i) g.push_back(start[i].copy());
+    op::ResourceManager::get().seed(o.seed);
+    op::invoke_backward(op, weights, inputs, outputs, fresh_aux(), g, requests);
+    Engine::get().wait_all();
+    return g;
+  };
+  std::vector<NDArray> start;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    start.push_back(req[i] == op::OpReq::kNull ? NDArray::full(inputs[i].shape(), kUntouched,
+                                                               Context::cpu(), DType::kFloat64)
+                                               : poisoned(inputs[i].shape(), DType::kFloat64));
+  std::vector<NDArray> grads = run_backward(req, start);
+  auto check_untouched = [&](const NDArray& g, size_t i, const char* pass) {
+    INFO(pass, ": gradient of input '", op.input_names()[i], "' has req=null");
+    for (double v : g.to_vector<double>()) REQUIRE(v == kUntouched);
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (req[i] == op::OpReq::kNull) check_untouched(grads[i], i, "write pass");
+
+  // req=add: the same gradient added to what the buffer holds.
+  std::vector<op::OpReq> add_req = req;
+  std::vector<NDArray> base = start;
+  std::mt19937_64 base_rng(o.seed + 1);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    bool skip = contains(o.skip_inputs, static_cast<int>(i));
-    grads.push_back(NDArray::zeros(inputs[i].shape(), Context::cpu(), DType::kFloat64));
-    req.push_back(skip ? op::OpReq::kNull : op::OpReq::kWrite);
+    if (req[i] == op::OpReq::kNull) continue;
+    add_req[i] = op::OpReq::kAdd;
+    base[i] = random_array(inputs[i].shape(), base_rng, GradientCheckOptions{}, false);
   }
-  op::ResourceManager::get().seed(o.seed);
-  op::invoke_backward(op, weights, inputs, outputs, fresh_aux(), grads, req);
-  Engine::get().wait_all();
+  std::vector<NDArray> added = run_backward(add_req, base);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    INFO("add pass: gradient of input '", op.input_names()[i], "'");
+    if (req[i] == op::OpReq::kNull) {
+      check_untouched(added[i], i, "add pass");
+      continue;
+    }
+    auto b = base[i].to_vector<double>(), g = grads[i].to_vector<double>();
+    for (size_t k = 0; k < b.size(); ++k) b[k] += g[k];
+    CHECK(closeness(added[i].to_vector<double>(), b, 1e-9, 1e-12) <= 1.0);
+  }
+
+  // req=null on one checked input at a time: that buffer is untouched, the
+  // others still get their gradient.
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    if (req[j] == op::OpReq::kNull) continue;
+    std::vector<op::OpReq> null_req = req;
+    std::vector<NDArray> null_start = start;
+    null_req[j] = op::OpReq::kNull;
+    null_start[j] = NDArray::full(inputs[j].shape(), kUntouched, Context::cpu(), DType::kFloat64);
+    std::vector<NDArray> partial = run_backward(null_req, null_start);
+    check_untouched(partial[j], j, "null pass");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (null_req[i] == op::OpReq::kNull) continue;
+      INFO("null pass (input '", op.input_names()[j], "' not requested): gradient of input '",
+           op.input_names()[i], "'");
+      CHECK(closeness(partial[i], grads[i], 1e-9, 1e-12) <= 1.0);
+    }
+  }
 
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (req[i] == op::OpReq::kNull) continue;
@@ -208,10 +324,11 @@ std::vector<ReferenceCase> load_reference_cases(const std::string& family) {
 void check_reference(const ReferenceCase& c, double rtol, double atol) {
   INFO("reference case ", c.id, " (", c.op, ")");
   op::OpInstance op(c.op, c.attrs);
+  CoverageLog::get().add("reference", op.def().name);
   std::vector<NDArray> aux;
   for (const auto& a : c.aux) aux.push_back(a.copy());
   op::ResourceManager::get().seed(0);
-  std::vector<NDArray> outputs = op::invoke(op, c.inputs, aux, c.is_train);
+  std::vector<NDArray> outputs = forward_poisoned(op, c.inputs, aux, c.is_train);
   const size_t visible = static_cast<size_t>(op.num_visible_outputs());
   REQUIRE(c.outputs.size() <= outputs.size());
   for (size_t k = 0; k < std::min(visible, c.outputs.size()); ++k) {
@@ -229,7 +346,7 @@ void check_reference(const ReferenceCase& c, double rtol, double atol) {
   std::vector<NDArray> grads;
   std::vector<op::OpReq> req;
   for (size_t k = 0; k < c.inputs.size(); ++k) {
-    grads.push_back(NDArray::zeros(c.inputs[k].shape(), Context::cpu(), c.inputs[k].dtype()));
+    grads.push_back(poisoned(c.inputs[k].shape(), c.inputs[k].dtype()));
     req.push_back(c.in_grads[k].is_none() ? op::OpReq::kNull : op::OpReq::kWrite);
   }
   std::vector<NDArray> ograds = c.out_grads;

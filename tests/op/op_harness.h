@@ -1,9 +1,14 @@
 // The one test harness for every operator (Caffe's gradient checker, ggml's
-// backend comparison, llm.c's reference check):
-//   - check_gradient: backward against central finite differences, in float64;
+// coverage check, llm.c's reference check):
+//   - check_gradient: backward against central finite differences, in float64,
+//     for every request a kernel must honour: write (into NaN-filled buffers,
+//     so a forgotten element fails), add (onto random values) and null (the
+//     buffer keeps what it held);
 //   - check_reference: forward outputs and input gradients against values
-//     computed by real MXNet 1.9.1 (fixtures made by scripts/fixtures/make_op_fixtures.py);
-//   - (with a GPU) the same cases on the GPU against the CPU.
+//     computed by real MXNet 1.9.1 (fixtures made by scripts/fixtures/make_op_fixtures.py),
+//     written into NaN-filled buffers;
+//   - both record the operator (by registered name) in $MX_OP_COVERAGE_FILE,
+//     which test_op_coverage reads to find operators without either check.
 #pragma once
 
 #include <cstdint>
@@ -64,7 +69,8 @@ std::vector<ReferenceCase> load_reference_cases(const std::string& family);
 // has them, input gradients and updated auxiliary states) within tolerance.
 void check_reference(const ReferenceCase& c, double rtol = 1e-4, double atol = 1e-5);
 
-// Max |a - b| / (atol + rtol |b|) over elements; <= 1 means close.
+// Max |a - b| / (atol + rtol |b|) over elements; <= 1 means close. NaN
+// against a number is never close (support/compare.h).
 double closeness(const NDArray& a, const NDArray& b, double rtol, double atol);
 
 }  // namespace mx::test

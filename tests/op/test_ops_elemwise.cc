@@ -39,6 +39,7 @@ TEST_CASE("gradients: unary math") {
 
 TEST_CASE("gradients: add_n, clip, BlockGrad, zeros_like") {
   check_gradient("add_n", {{"num_args", "3"}}, {Shape{2, 3}, Shape{2, 3}, Shape{2, 3}});
+  check_gradient("ElementWiseSum", {{"num_args", "2"}}, {Shape{4}, Shape{4}});
   GradientCheckOptions away;
   away.min_abs = 0.05;
   check_gradient("clip", {{"a_min", "-0.5"}, {"a_max", "0.6"}}, {Shape{30}}, away);

@@ -6,6 +6,7 @@
 // blocked and threaded convolution paths against a direct loop).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -275,6 +276,30 @@ TEST_CASE("reference: nn operators against MXNet 1.9.1") {
   }
   CHECK(batch_norm_train >= 6);
   CHECK(target_variants == 2);
+  // Tied maxima are among them (the gradient checks' random data has none).
+  CHECK(std::count_if(cases.begin(), cases.end(), [](const ReferenceCase& c) {
+          return c.id.rfind("pool_max_ties", 0) == 0;
+        }) == 4);
+}
+
+TEST_CASE("max pooling sends each window's gradient to its first maximum only, as MXNet") {
+  // Overlapping 2x2 windows, stride 1, over a plane of equal values: every
+  // window's gradient goes to its top-left element.
+  NDArray x = NDArray::full({1, 1, 3, 3}, 2.0, Context::cpu(), DType::kFloat64);
+  OpInstance pool("Pooling", {{"kernel", "(2, 2)"}, {"stride", "(1, 1)"}, {"pool_type", "max"}});
+  auto y = op::invoke(pool, {x});
+  NDArray dy = NDArray::from_vector<double>({1, 1, 2, 2}, {1, 10, 100, 1000});
+  NDArray dx = NDArray::full({1, 1, 3, 3}, 7.0, Context::cpu(), DType::kFloat64);
+  op::invoke_backward(pool, {dy}, {x}, y, {}, {dx}, {OpReq::kWrite});
+  CHECK(dx.to_vector<double>() == std::vector<double>{1, 10, 0, 100, 1000, 0, 0, 0, 0});
+  // A tie between the second and last element of a window: the second wins.
+  NDArray t = NDArray::from_vector<double>({1, 1, 2, 2}, {0, 5, 1, 5});
+  OpInstance whole("Pooling", {{"kernel", "(2, 2)"}, {"pool_type", "max"}});
+  auto ty = op::invoke(whole, {t});
+  NDArray tdx = NDArray::zeros({1, 1, 2, 2}, Context::cpu(), DType::kFloat64);
+  op::invoke_backward(whole, {NDArray::full({1, 1, 1, 1}, 3.0, Context::cpu(), DType::kFloat64)},
+                      {t}, ty, {}, {tdx}, {OpReq::kWrite});
+  CHECK(tdx.to_vector<double>() == std::vector<double>{0, 3, 0, 0});
 }
 
 // ---------------------------------------------------------------- properties

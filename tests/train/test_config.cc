@@ -1,10 +1,10 @@
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "base/error.h"
+#include "temp_dir.h"
 #include "train/config.h"
 
 using namespace mx;
@@ -13,13 +13,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("mx_config_test_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : mx::test::TempDir {
+  TempDir() : mx::test::TempDir("config") {}
   std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
+    std::ofstream(path() / name) << text;
+    return file(name);
   }
 };
 
@@ -81,5 +79,5 @@ TEST_CASE("config errors name the file, line and the closest valid key") {
   TempDir dir;
   dir.write("a.yaml", "include: b.yaml\n");
   dir.write("b.yaml", "include: a.yaml\n");
-  CHECK_THROWS_AS(Config::load((dir.path / "a.yaml").string()), InputError);
+  CHECK_THROWS_AS(Config::load((dir.path() / "a.yaml").string()), InputError);
 }

@@ -4,7 +4,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +17,7 @@
 
 #include "base/error.h"
 #include "base/strings.h"
+#include "compare.h"
 #include "engine/engine.h"
 #include "ndarray/ndarray.h"
 #include "ndarray/params_io.h"
@@ -25,6 +25,7 @@
 #include "optim/lr_scheduler.h"
 #include "optim/optimizer.h"
 #include "optim/optimizers.h"
+#include "temp_dir.h"
 
 using namespace mx;
 using namespace mx::optim;
@@ -77,22 +78,11 @@ NDArray as_dtype(const NDArray& a, DType dtype) {
   return NDArray::from_vector<float>(a.shape(), std::vector<float>(v.begin(), v.end()));
 }
 
-// Max over elements of |a - b| / (atol + rtol |b|); <= 1 means close.
+// Max over elements of |a - b| / (atol + rtol |b|); <= 1 means close (NaN
+// and one-sided infinities are never close).
 double closeness(const NDArray& a, const NDArray& b, double rtol, double atol) {
   REQUIRE(a.shape() == b.shape());
-  auto x = values_of(a), y = values_of(b);
-  double worst = 0;
-  for (size_t i = 0; i < x.size(); ++i)
-    worst = std::max(worst, std::abs(x[i] - y[i]) / (atol + rtol * std::abs(y[i])));
-  return worst;
-}
-
-std::filesystem::path temp_dir(const std::string& tag) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("mx_test_optim_" + tag + "_" +
-              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-  std::filesystem::create_directories(dir);
-  return dir;
+  return test::closeness(values_of(a), values_of(b), rtol, atol);
 }
 
 // An optimizer (with names, multipliers and schedule) from a fixture line.
@@ -302,7 +292,8 @@ void steps(Run& r, int from, int to) {
 }  // namespace
 
 TEST_CASE("optimizers: saved states resume exactly") {
-  const auto dir = temp_dir("states");
+  const test::TempDir scratch("optim_states");
+  const auto& dir = scratch.path();
   struct Config {
     std::string name;
     std::map<std::string, std::string> params;
@@ -338,11 +329,11 @@ TEST_CASE("optimizers: saved states resume exactly") {
     for (int i = 0; i < 2; ++i)
       CHECK(resumed.weights[i].to_vector<float>() == straight.weights[i].to_vector<float>());
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("optimizers: loading states that do not fit gives clear errors") {
-  const auto dir = temp_dir("bad_states");
+  const test::TempDir scratch("optim_bad_states");
+  const auto& dir = scratch.path();
   const std::string path = (dir / "a.states").string();
   Run adam = make_run("adam", {}, false);
   steps(adam, 0, 2);
@@ -375,7 +366,6 @@ TEST_CASE("optimizers: loading states that do not fit gives clear errors") {
   std::ofstream(path + ".json") << "{ not json";
   CHECK_THROWS_WITH_AS(adam.updater->load_states(path), doctest::Contains("not valid JSON"),
                        InputError);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("optimizers: bad parameters and arrays give clear errors") {
@@ -616,7 +606,8 @@ TEST_CASE("initializers: a seed makes values reproducible and per-name") {
 }
 
 TEST_CASE("initializers: pretrained weights are loaded with a report") {
-  const auto dir = temp_dir("pretrained");
+  const test::TempDir scratch("optim_pretrained");
+  const auto& dir = scratch.path();
   const std::string path = (dir / "model-0003.params").string();
   NamedArrays file;
   file.names = {"arg:fc1_weight", "arg:fc1_bias", "aux:bn_moving_mean", "arg:extra_weight",
@@ -661,5 +652,4 @@ TEST_CASE("initializers: pretrained weights are loaded with a report") {
   CHECK_THROWS_WITH_AS(load_pretrained((dir / "unnamed.params").string(), targets),
                        doctest::Contains("have no names"), InputError);
   CHECK_THROWS_AS(load_pretrained((dir / "absent.params").string(), targets), InputError);
-  std::filesystem::remove_all(dir);
 }

@@ -157,15 +157,19 @@ TEST_CASE("writes run in push order and wait_for_var waits for them") {
 TEST_CASE("higher priority runs first among ready operations") {
   auto engine = make(EngineKind::kThreaded, 1);
   VarHandle gate = engine->new_var();
-  std::atomic<bool> open{false};
+  std::atomic<bool> started{false}, open{false};
   std::vector<int> order;
   std::mutex m;
-  // Block the only worker, then queue independent operations of different priority.
+  // Block the only worker, then queue independent operations of different
+  // priority: only once the worker holds the blocking operation are they all
+  // waiting together (else the worker could take the first one pushed).
   engine->push(
       [&](RunContext) {
+        started = true;
         while (!open.load()) std::this_thread::yield();
       },
       Context::cpu(), {}, {gate.get()});
+  while (!started.load()) std::this_thread::yield();
   std::vector<VarHandle> vars;
   for (int p : {0, 5, 1, 9, 3}) {
     vars.push_back(engine->new_var());

@@ -1,15 +1,16 @@
 // Data iterators, augmentation and packing: against the im2rec fixtures made
 // by MXNet 1.9.1, Debian's Fashion-MNIST files, and damaged inputs.
 #include <doctest/doctest.h>
-#include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <set>
@@ -36,6 +37,7 @@
 #include "recordio/indexed_writer.h"
 #include "recordio/list_file.h"
 #include "recordio/reader.h"
+#include "temp_dir.h"
 
 using namespace mx;
 namespace fs = std::filesystem;
@@ -58,20 +60,7 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("mx_test_io_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using mx::test::TempDir;
 
 // The records of a .rec file, in order.
 std::vector<std::string> payloads_of(const std::string& path) {
@@ -133,6 +122,27 @@ void write_image_rec(const std::string& rec, const std::string& idx, int count) 
     writer.write(i, recordio::pack_image_record(
                         {0, float(i % 5), uint64_t(i), 0}, {},
                         std::string_view(reinterpret_cast<const char*>(png.data()), png.size())));
+  }
+  writer.commit();
+}
+
+// Writes an image .rec of `count` BMP images (id i, label i % 5), h x w, whose
+// pixels vary across the image (so crops and mirrors differ). BMP is not
+// compressed: every record has the same size, so byte-range shards of a
+// number of parts that divides `count` end exactly on record starts.
+void write_bmp_rec(const std::string& rec, const std::string& idx, int count, int h, int w) {
+  recordio::IndexedWriter writer(rec, idx);
+  for (int i = 0; i < count; ++i) {
+    cv::Mat image(h, w, CV_8UC3);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        image.at<cv::Vec3b>(y, x) = cv::Vec3b(uchar((x * 13 + i) % 256), uchar((y * 29) % 256),
+                                              uchar((x * y + 3 * i) % 256));
+    std::vector<uchar> bmp;
+    cv::imencode(".bmp", image, bmp);
+    writer.write(i, recordio::pack_image_record(
+                        {0, float(i % 5), uint64_t(i), 0}, {},
+                        std::string_view(reinterpret_cast<const char*>(bmp.data()), bmp.size())));
   }
   writer.commit();
 }
@@ -270,7 +280,7 @@ TEST_CASE("pack_records: atomic outputs, unreadable images skipped or fatal") {
       doctest::Contains("d3.png: cannot open"), InputError);
   CHECK_FALSE(fs::exists(dir.file("c.rec")));
   CHECK_FALSE(fs::exists(dir.file("c.idx")));
-  for (const auto& e : fs::directory_iterator(dir.path))
+  for (const auto& e : fs::directory_iterator(dir.path()))
     CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
 }
 
@@ -652,6 +662,140 @@ TEST_CASE("CSVIter: data and labels, label_column, errors with line and column")
       CSVIter(CSVIterParam::from_strings(
           {{"data_csv", dir.file("d.csv")}, {"data_shape", "(4,)"}, {"batch_size", "1"}}, "t")),
       doctest::Contains("d.csv:1: 3 columns, but data_shape (4,) needs 4"), InputError);
+}
+
+TEST_CASE("ImageRecordIter without .idx: shards ending exactly on record starts") {
+  // 12 records of equal size: with 2, 3, 4, 6 or 12 parts every byte-range
+  // boundary is a record start. Each record must be read by exactly one shard.
+  TempDir dir;
+  write_bmp_rec(dir.file("d.rec"), dir.file("d.idx"), 12, 6, 6);
+  {
+    recordio::Reader reader(dir.file("d.rec"));
+    recordio::Record r;
+    std::set<uint64_t> sizes;
+    while (reader.next(r)) sizes.insert(r.end - r.offset);
+    REQUIRE(sizes.size() == 1);  // the premise: shard ends fall on record starts
+  }
+  for (int parts : {2, 3, 4, 6, 12}) {
+    CAPTURE(parts);
+    std::vector<uint64_t> joined;
+    for (int part = 0; part < parts; ++part) {
+      ImageRecordIter iter(record_param(
+          dir.file("d.rec"), "data_shape=(3,6,6) batch_size=1 round_batch=0 num_parts=" +
+                                 std::to_string(parts) + " part_index=" + std::to_string(part)));
+      auto ids = epoch_ids(iter);
+      CHECK(ids.size() == size_t(12 / parts));
+      joined.insert(joined.end(), ids.begin(), ids.end());
+    }
+    std::vector<uint64_t> all(12);
+    std::iota(all.begin(), all.end(), uint64_t{0});
+    CHECK(joined == all);  // in file order, none twice, none lost
+  }
+}
+
+TEST_CASE("ImageRecordIter: preprocess_threads gives the number of workers, 0 the budget") {
+  TempDir dir;
+  write_bmp_rec(dir.file("d.rec"), dir.file("d.idx"), 4, 6, 6);
+  for (int n : {1, 2, 3}) {
+    CAPTURE(n);
+    ImageRecordIter iter(record_param(
+        dir.file("d.rec"), "data_shape=(3,6,6) preprocess_threads=" + std::to_string(n)));
+    CHECK(iter.threads() == n);
+    CHECK(epoch_ids(iter).size() == 4);
+  }
+  ImageRecordIter budget(
+      record_param(dir.file("d.rec"), "data_shape=(3,6,6) preprocess_threads=0"));
+  CHECK(budget.threads() >= 1);
+}
+
+TEST_CASE("ImageRecordIter: random crop and mirror are drawn anew every epoch, reproducibly") {
+  TempDir dir;
+  write_bmp_rec(dir.file("d.rec"), dir.file("d.idx"), 8, 14, 14);
+  const std::string extra = "rand_crop=1 rand_mirror=1 seed=5 batch_size=4";
+  auto epoch_pixels = [](DataIter& iter) {
+    std::vector<float> all;
+    while (auto b = iter.next()) {
+      auto v = b->data.to_vector<float>();
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    return all;
+  };
+  for (const std::string& idx : {std::string(), dir.file("d.idx")}) {
+    CAPTURE(idx);
+    ImageRecordIter a(record_param(dir.file("d.rec"), extra + " path_imgidx=" + idx));
+    const auto first = epoch_pixels(a);
+    a.reset();
+    const auto second = epoch_pixels(a);
+    REQUIRE(first.size() == 8 * 3 * 8 * 8);
+    CHECK(first != second);  // same images, same order, new crops and mirrors
+    // Per image too: most images get a new crop or mirror.
+    int changed = 0;
+    for (size_t i = 0; i < 8; ++i)
+      changed += !std::equal(first.begin() + long(i * 192), first.begin() + long((i + 1) * 192),
+                             second.begin() + long(i * 192));
+    CHECK(changed >= 4);
+    // The same seed repeats the same epochs.
+    ImageRecordIter b(record_param(dir.file("d.rec"), extra + " path_imgidx=" + idx));
+    CHECK(epoch_pixels(b) == first);
+    b.reset();
+    CHECK(epoch_pixels(b) == second);
+  }
+}
+
+TEST_CASE("MNISTIter and CSVIter shuffle anew every epoch") {
+  auto check_epochs = [](DataIter& iter, size_t examples) {
+    std::vector<std::vector<uint64_t>> epochs;
+    for (int e = 0; e < 3; ++e) {
+      if (e > 0) iter.reset();
+      epochs.push_back(epoch_ids(iter));
+      auto sorted = epochs.back();
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<uint64_t> all(examples);
+      std::iota(all.begin(), all.end(), uint64_t{0});
+      CHECK(sorted == all);  // every example once per epoch
+    }
+    CHECK(epochs[0] != epochs[1]);
+    CHECK(epochs[1] != epochs[2]);
+    CHECK(epochs[0] != epochs[2]);
+    return epochs;
+  };
+  SUBCASE("MNISTIter") {
+    MNISTIterParam p =
+        MNISTIterParam::from_strings({{"image", kFashion + "t10k-images-idx3-ubyte.gz"},
+                                      {"label", kFashion + "t10k-labels-idx1-ubyte.gz"},
+                                      {"batch_size", "500"},
+                                      {"shuffle", "1"},
+                                      {"round_batch", "0"},
+                                      {"silent", "1"}},
+                                     "test");
+    MNISTIter iter(p);
+    auto epochs = check_epochs(iter, 10000);
+    MNISTIter again(p);  // the same seed: the same sequence of epochs
+    CHECK(epoch_ids(again) == epochs[0]);
+    again.reset();
+    CHECK(epoch_ids(again) == epochs[1]);
+  }
+  SUBCASE("CSVIter") {
+    TempDir dir;
+    std::string rows;
+    for (int i = 0; i < 30; ++i) rows += std::to_string(i) + "," + std::to_string(2 * i) + "\n";
+    write_bytes(dir.file("d.csv"), rows);
+    CSVIterParam p = CSVIterParam::from_strings({{"data_csv", dir.file("d.csv")},
+                                                 {"data_shape", "(2,)"},
+                                                 {"batch_size", "7"},
+                                                 {"shuffle", "1"},
+                                                 {"round_batch", "0"}},
+                                                "test");
+    CSVIter iter(p);
+    auto epochs = check_epochs(iter, 30);
+    // Rows travel with their ids.
+    CSVIter again(p);
+    auto b = again.next();
+    REQUIRE(b);
+    auto data = b->data.to_vector<float>();
+    for (size_t k = 0; k < b->index.size(); ++k) CHECK(data[2 * k] == float(b->index[k]));
+    CHECK(b->index[0] == epochs[0][0]);
+  }
 }
 
 TEST_CASE("SyntheticIter and epoch order") {
