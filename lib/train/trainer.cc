@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/strings.h"
 #include "executor/executor.h"
+#include "kvstore/dist_kvstore.h"
 #include "metric/metric.h"
 #include "op/resources.h"
 #include "optim/optimizer.h"
@@ -43,6 +44,19 @@ nlohmann::json metrics_json(const std::vector<metric::MetricValue>& values) {
 // The first `real` rows of a batch (the last batch of an epoch is padded).
 NDArray real_rows(const NDArray& a, int real) { return real < a.shape()[0] ? a.slice(0, real) : a; }
 
+// FNV-1a of the resolved config: the workers of a distributed run must agree
+// on it (std::hash may differ between hosts).
+uint64_t config_hash(const Config& config) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : config.to_yaml()) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+int exit_code_of(const std::exception& e) {
+  const auto* error = dynamic_cast<const Error*>(&e);
+  return error != nullptr ? error->exit_code() : 1;
+}
+
 }  // namespace
 
 void install_interrupt_handler() {
@@ -66,7 +80,12 @@ struct Trainer::State {
   std::unique_ptr<DataIter> train_data, val_data;
   std::unique_ptr<Executor> exe;
   std::vector<std::string> param_names;  // optimizer indices
+  // Without a kvstore the updater changes the parameters here; with one the
+  // optimizer runs where the store keeps the values (the servers for dist)
+  // and the updater's optimizer only reports the learning rate.
   std::unique_ptr<optim::Updater> updater;
+  std::unique_ptr<kvstore::KVStore> kv;
+  kvstore::DistKVStore* dist = nullptr;  // kv, when it is a dist store
 
   std::optional<RunDir> run;
   TrainerState position;  // what a checkpoint records
@@ -77,6 +96,9 @@ struct Trainer::State {
   bool labels_checked = false;
   bool interrupted = false;
 
+  int worker() const { return kv ? kv->rank() : 0; }
+  int workers() const { return kv ? kv->num_workers() : 1; }
+
   // The network's parameters (arguments other than data and label) by name.
   std::map<std::string, NDArray> params() const {
     std::map<std::string, NDArray> m;
@@ -84,7 +106,15 @@ struct Trainer::State {
     return m;
   }
 
+  void join_kvstore();
+  void build(const Config& config);
+  void train_epochs();
+  // Ends a distributed job on a fatal error of this worker (never a normal
+  // exit, which would leave the other ranks waiting); rethrows otherwise.
+  [[noreturn]] void fail(const std::exception& e);
   void open_run();
+  void start_kvstore();
+  std::optional<int64_t> agree_on_batches();
   void start_epoch(int epoch, int first_epoch);
   FedBatch feed_batch(const DataBatch& batch);
   void check_labels(const NDArray& label);
@@ -106,16 +136,41 @@ Trainer::Trainer(Config config, TrainOptions options) : s_(std::make_unique<Stat
   s.config = std::move(config);
   s.options = std::move(options);
   s.settings = parse_train_settings(s.config);
-  s.symbol = load_network(s.config);
-  resolve_inputs(s.symbol, s.settings);
-  s.train_data = make_train_data(s.config, s.settings);
-  s.val_data = make_val_data(s.config, s.settings);
-  s.exe = bind_for_training(s.symbol, s.settings, *s.train_data);
-  s.param_names = parameter_names(s.symbol, s.settings);
-  initialize_parameters(s.config, s.settings, *s.exe, s.param_names);  // resuming loads over it
-  s.updater = make_updater(s.config, s.symbol, s.param_names, s.settings.batch_size);
-  s.train_metric = metric::make_composite(s.settings.metric_names);  // unknown names fail here
-  s.val_metric = metric::make_composite(s.settings.metric_names);
+  if (!s.options.inspect_only) s.join_kvstore();  // before the data: it decides the shards
+  try {
+    s.build(s.config);
+  } catch (const std::exception& e) {
+    s.fail(e);
+  }
+}
+
+// A dist store joins the job (MPI start-up with the servers; a StartupError
+// ends every rank). One device with local/device needs no store: the
+// updater does what the local store would.
+void Trainer::State::join_kvstore() {
+  if (settings.kvstore.dist()) {
+    kv = kvstore::make_kvstore(settings.kvstore, config_hash(config));
+    dist = dynamic_cast<kvstore::DistKVStore*>(kv.get());
+  }
+}
+
+void Trainer::State::build(const Config& c) {
+  symbol = load_network(c);
+  resolve_inputs(symbol, settings);
+  const DataShard shard{worker(), workers()};
+  train_data = make_train_data(c, settings, shard);
+  val_data = make_val_data(c, settings, shard);
+  exe = bind_for_training(symbol, settings, *train_data);
+  param_names = parameter_names(symbol, settings);
+  initialize_parameters(c, settings, *exe, param_names);  // resuming loads over it
+  updater = make_updater(c, symbol, param_names, settings.batch_size);
+  train_metric = metric::make_composite(settings.metric_names);  // unknown names fail here
+  val_metric = metric::make_composite(settings.metric_names);
+}
+
+void Trainer::State::fail(const std::exception& e) {
+  if (dist != nullptr) dist->abort_job(str("worker ", worker(), ": ", e.what()), exit_code_of(e));
+  throw;
 }
 
 Trainer::~Trainer() = default;
@@ -128,47 +183,110 @@ const std::string& Trainer::run_dir() const {
 
 void Trainer::train() {
   State& s = *s_;
-  s.open_run();
-  const int first_epoch = s.position.epoch;
-  for (int epoch = first_epoch; epoch < s.settings.epochs; ++epoch) {
-    s.start_epoch(epoch, first_epoch);
-    EpochProgress progress(epoch, s.settings.epochs, s.batches_per_epoch, s.settings.log_interval,
-                           s.options.progress_bar);
-    while (auto batch = s.train_data->next()) {
-      if (s.skip_batches > 0) {
-        --s.skip_batches;
+  try {
+    s.train_epochs();
+  } catch (const std::exception& e) {
+    s.fail(e);
+  }
+  // Every worker meets the others and tells the servers it is done.
+  if (s.dist != nullptr && !s.interrupted) s.dist->finish();
+}
+
+void Trainer::State::train_epochs() {
+  open_run();
+  const int first_epoch = position.epoch;
+  for (int epoch = first_epoch; epoch < settings.epochs; ++epoch) {
+    start_epoch(epoch, first_epoch);
+    // Workers of a distributed run train the same number of batches (the
+    // smallest shard's), so no worker waits for pushes that never come.
+    const std::optional<int64_t> agreed = agree_on_batches();
+    EpochProgress progress(epoch, settings.epochs, agreed ? agreed : batches_per_epoch,
+                           settings.log_interval, options.progress_bar && run->writes());
+    while (!agreed || progress.batches() < *agreed) {
+      auto batch = train_data->next();
+      if (kv && !agreed) {
+        // The iterator cannot say how many batches it has: agree batch by batch.
+        const double all = kv->allreduce({batch ? 1.0 : 0.0}, kvstore::KVStore::Reduce::kMin)[0];
+        if (all == 0) break;
+      }
+      if (!batch) {
+        if (agreed)
+          throw InputError(str("the training data of worker ", worker(), " ended after ",
+                               progress.batches(), " batches, before the ", *agreed,
+                               " it announced"));
+        break;
+      }
+      if (skip_batches > 0) {
+        --skip_batches;
         progress.skip();
         continue;
       }
-      const FedBatch fed = s.feed_batch(*batch);
-      s.train_step(fed);
-      s.watch.watch(s.exe->outputs()[0], progress.batches(), s.settings.ctx);
-      s.watch.throw_if_seen(*s.exe, epoch);
-      progress.trained(fed.real, *s.train_metric);
+      const FedBatch fed = feed_batch(*batch);
+      train_step(fed);
+      watch.watch(exe->outputs()[0], progress.batches(), settings.ctx);
+      watch.throw_if_seen(*exe, epoch);
+      if (run->writes())
+        progress.trained(fed.real, *train_metric);
+      else
+        progress.skip();
       if (interrupt_requested()) {
-        s.stop_interrupted(epoch, progress);
+        stop_interrupted(epoch, progress);
         return;
       }
     }
-    s.end_epoch(epoch, progress);
+    end_epoch(epoch, progress);
   }
+}
+
+std::optional<int64_t> Trainer::State::agree_on_batches() {
+  const std::optional<int64_t> mine = train_data->batches_per_epoch();
+  if (!kv) return mine;
+  // -1: this worker's iterator cannot tell; then all agree batch by batch.
+  const double least =
+      kv->allreduce({mine ? static_cast<double>(*mine) : -1.0}, kvstore::KVStore::Reduce::kMin)[0];
+  if (least < 0) return std::nullopt;
+  return static_cast<int64_t>(least);
 }
 
 // The run directory, and for --resume the parameters, optimizer state and
 // position of the checkpoint.
 void Trainer::State::open_run() {
-  run = RunDir::open(config, options, settings.prefix_name);
+  // Worker 0 alone writes the run of a distributed job.
+  run = RunDir::open(config, options, settings.prefix_name, worker() == 0);
   position = TrainerState{};
   position.seed = settings.seed;
   if (const auto& from = run->resume_from()) {
     load_checkpoint_params(from->params(), params(), exe->aux_dict());
     position = load_trainer_state(from->trainer());
-    updater->load_states(from->states(), settings.ctx);
+    if (!kv) updater->load_states(from->states(), settings.ctx);
     skip_batches = position.batches_done;
     run->say(str("resumed from ", from->params(), " (epoch ", position.epoch,
                  skip_batches ? str(", batch ", skip_batches) : std::string(), ")"));
   }
+  if (kv) start_kvstore();
   run->say(str("run directory: ", run->path()));
+}
+
+// The store starts from worker 0's parameters (every worker pulls them), and
+// the optimizer runs where the store keeps the values. In dist_sync the
+// servers sum the workers' gradients, so the rescale is 1 / global batch.
+void Trainer::State::start_kvstore() {
+  kv->set_gradient_compression(settings.compression.spec());
+  std::vector<int> keys;
+  std::vector<NDArray> weights;
+  std::vector<std::vector<NDArray>> outputs;
+  for (size_t i = 0; i < param_names.size(); ++i) {
+    keys.push_back(static_cast<int>(i));
+    weights.push_back(exe->arg_dict().at(param_names[i]));
+    outputs.push_back({weights.back()});
+  }
+  kv->init(keys, weights);
+  const bool sync = settings.kvstore.type == kvstore::StoreType::kDistSync;
+  kv->set_optimizer(
+      make_optimizer(config, symbol, param_names, settings.batch_size * (sync ? workers() : 1)));
+  if (const auto& from = run->resume_from()) kv->load_optimizer_states(from->states());
+  kv->pull(keys, outputs);
+  Engine::get().wait_all();
 }
 
 void Trainer::State::start_epoch(int epoch, int first_epoch) {
@@ -226,6 +344,17 @@ void Trainer::State::train_step(const FedBatch& batch) {
 // optimizer's place: each gradient goes through the optimizer (the updates
 // overlap the rest of the backward pass on the engine).
 void Trainer::State::update_parameters() {
+  if (kv) {
+    // Last layer first: its gradient is ready first, and the priorities
+    // bring the first layers' weights back first for the next forward pass.
+    for (int i = static_cast<int>(param_names.size()) - 1; i >= 0; --i) {
+      const auto& name = param_names[static_cast<size_t>(i)];
+      kv->push({i}, {{exe->grad_dict().at(name)}}, -i);
+      kv->pull({i}, {{exe->arg_dict().at(name)}}, -i);
+    }
+    ++position.num_update;
+    return;
+  }
   for (size_t i = 0; i < param_names.size(); ++i)
     (*updater)(static_cast<int>(i), exe->grad_dict().at(param_names[i]),
                exe->arg_dict().at(param_names[i]));
@@ -253,7 +382,7 @@ void Trainer::State::end_epoch(int epoch, const EpochProgress& progress) {
   const bool last = epoch + 1 == settings.epochs;
   if (settings.checkpoint_every > 0 && ((epoch + 1) % settings.checkpoint_every == 0 || last)) {
     save_checkpoint(epoch + 1, 0);
-    prune_checkpoints(run->prefix(), settings.keep_checkpoints);
+    if (run->writes()) prune_checkpoints(run->prefix(), settings.keep_checkpoints);
   }
 }
 
@@ -271,22 +400,43 @@ std::vector<metric::MetricValue> Trainer::State::validate() {
     exe->forward(false);
     val_metric->update({real_rows(fed.label, fed.real)}, {real_rows(exe->outputs()[0], fed.real)});
   }
-  return val_metric->get_all();
+  if (!kv) return val_metric->get_all();
+  // Each worker evaluated its shard: the figures sum over the workers.
+  std::vector<double> sums;
+  std::vector<metric::MetricValue> values;
+  for (size_t i = 0; i < val_metric->size(); ++i) {
+    const auto& m = dynamic_cast<const metric::EvalMetric&>(val_metric->at(i));
+    sums.push_back(m.sum_metric());
+    sums.push_back(static_cast<double>(m.num_inst()));
+    values.push_back({m.name(), 0});
+  }
+  sums = kv->allreduce(sums, kvstore::KVStore::Reduce::kSum);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i].value = sums[2 * i + 1] > 0 ? sums[2 * i] / sums[2 * i + 1] : std::nan("");
+  return values;
 }
 
 void Trainer::State::save_checkpoint(int epoch, int batches_done) {
   position.epoch = epoch;
   position.batches_done = batches_done;
-  position.num_update = updater->optimizer().num_update();
+  if (!kv) position.num_update = updater->optimizer().num_update();
+  if (!run->writes()) return;
   const CheckpointPaths paths = run->checkpoint(epoch);
+  // The servers' optimizer states first: a checkpoint whose parameters exist is complete.
+  if (kv)
+    kv->save_optimizer_states(paths.states());
+  else
+    updater->save_states(paths.states());
   train::save_checkpoint(paths, symbol, params(), exe->aux_dict(), position);
-  updater->save_states(paths.states());
 }
 
 void Trainer::State::log_epoch(int epoch, const EpochProgress& progress,
                                const std::vector<metric::MetricValue>& train_values,
                                const std::vector<metric::MetricValue>& val_values, double seconds) {
-  const double lr = updater->optimizer().learning_rate();
+  optim::Optimizer& opt = updater->optimizer();
+  // With a kvstore the optimizer ran elsewhere: the schedule at this worker's step count.
+  const double lr = kv && opt.lr_scheduler() != nullptr ? (*opt.lr_scheduler())(position.num_update)
+                                                        : opt.learning_rate();
   const double rate = static_cast<double>(progress.samples()) / std::max(seconds, 1e-9);
   char lr_text[32];
   std::snprintf(lr_text, sizeof lr_text, "%.6g", lr);
