@@ -123,11 +123,15 @@ struct Trainer::State {
   void stop_interrupted(int epoch, const EpochProgress& progress);
   void end_epoch(int epoch, const EpochProgress& progress);
   std::vector<metric::MetricValue> validate();
+  // A metric's values over every worker's samples (each worker saw its
+  // shard); `samples`, when given, becomes the sum of every worker's.
+  std::vector<metric::MetricValue> over_workers(const metric::CompositeMetric& metric,
+                                                int64_t* samples = nullptr);
+  int64_t epoch_samples = 0;  // trained by this process in this epoch
   // Everything the run writes goes through these three and RunDir::say, so
   // that which process of a run writes is decided in one place.
   void save_checkpoint(int epoch, int batches_done);
-  void log_epoch(int epoch, const EpochProgress& progress,
-                 const std::vector<metric::MetricValue>& train_values,
+  void log_epoch(int epoch, int64_t samples, const std::vector<metric::MetricValue>& train_values,
                  const std::vector<metric::MetricValue>& val_values, double seconds);
 };
 
@@ -223,6 +227,7 @@ void Trainer::State::train_epochs() {
       }
       const FedBatch fed = feed_batch(*batch);
       train_step(fed);
+      epoch_samples += fed.real;
       watch.watch(exe->outputs()[0], progress.batches(), settings.ctx);
       watch.throw_if_seen(*exe, epoch);
       if (run->writes())
@@ -297,6 +302,7 @@ void Trainer::State::start_epoch(int epoch, int first_epoch) {
   // seed and the epoch, so a resumed run matches an uninterrupted one.
   op::ResourceManager::get().seed(settings.seed * 1000003ull + static_cast<uint64_t>(epoch));
   train_metric->reset();
+  epoch_samples = 0;
 }
 
 // Copies a batch into the executor's data and label arrays; iterators give
@@ -375,10 +381,11 @@ void Trainer::State::stop_interrupted(int epoch, const EpochProgress& progress) 
 void Trainer::State::end_epoch(int epoch, const EpochProgress& progress) {
   batches_per_epoch = progress.batches();
   progress.end_line();
-  const auto train_values = train_metric->get_all();
   const double seconds = progress.seconds();
+  int64_t samples = kv ? epoch_samples : progress.samples();
+  const auto train_values = over_workers(*train_metric, &samples);
   const auto val_values = validate();
-  log_epoch(epoch, progress, train_values, val_values, seconds);
+  log_epoch(epoch, samples, train_values, val_values, seconds);
   const bool last = epoch + 1 == settings.epochs;
   if (settings.checkpoint_every > 0 && ((epoch + 1) % settings.checkpoint_every == 0 || last)) {
     save_checkpoint(epoch + 1, 0);
@@ -400,19 +407,25 @@ std::vector<metric::MetricValue> Trainer::State::validate() {
     exe->forward(false);
     val_metric->update({real_rows(fed.label, fed.real)}, {real_rows(exe->outputs()[0], fed.real)});
   }
-  if (!kv) return val_metric->get_all();
-  // Each worker evaluated its shard: the figures sum over the workers.
+  return over_workers(*val_metric);
+}
+
+std::vector<metric::MetricValue> Trainer::State::over_workers(const metric::CompositeMetric& metric,
+                                                              int64_t* samples) {
+  if (!kv) return metric.get_all();
   std::vector<double> sums;
   std::vector<metric::MetricValue> values;
-  for (size_t i = 0; i < val_metric->size(); ++i) {
-    const auto& m = dynamic_cast<const metric::EvalMetric&>(val_metric->at(i));
+  for (size_t i = 0; i < metric.size(); ++i) {
+    const auto& m = dynamic_cast<const metric::EvalMetric&>(metric.at(i));
     sums.push_back(m.sum_metric());
     sums.push_back(static_cast<double>(m.num_inst()));
     values.push_back({m.name(), 0});
   }
+  sums.push_back(samples != nullptr ? static_cast<double>(*samples) : 0.0);
   sums = kv->allreduce(sums, kvstore::KVStore::Reduce::kSum);
   for (size_t i = 0; i < values.size(); ++i)
     values[i].value = sums[2 * i + 1] > 0 ? sums[2 * i] / sums[2 * i + 1] : std::nan("");
+  if (samples != nullptr) *samples = static_cast<int64_t>(sums.back());
   return values;
 }
 
@@ -430,14 +443,14 @@ void Trainer::State::save_checkpoint(int epoch, int batches_done) {
   train::save_checkpoint(paths, symbol, params(), exe->aux_dict(), position);
 }
 
-void Trainer::State::log_epoch(int epoch, const EpochProgress& progress,
+void Trainer::State::log_epoch(int epoch, int64_t samples,
                                const std::vector<metric::MetricValue>& train_values,
                                const std::vector<metric::MetricValue>& val_values, double seconds) {
   optim::Optimizer& opt = updater->optimizer();
   // With a kvstore the optimizer ran elsewhere: the schedule at this worker's step count.
   const double lr = kv && opt.lr_scheduler() != nullptr ? (*opt.lr_scheduler())(position.num_update)
                                                         : opt.learning_rate();
-  const double rate = static_cast<double>(progress.samples()) / std::max(seconds, 1e-9);
+  const double rate = static_cast<double>(samples) / std::max(seconds, 1e-9);
   char lr_text[32];
   std::snprintf(lr_text, sizeof lr_text, "%.6g", lr);
   run->say(str("epoch ", epoch + 1, "/", settings.epochs, ":", metrics_text(train_values, "train-"),
