@@ -381,9 +381,10 @@ void Trainer::State::stop_interrupted(int epoch, const EpochProgress& progress) 
 void Trainer::State::end_epoch(int epoch, const EpochProgress& progress) {
   batches_per_epoch = progress.batches();
   progress.end_line();
-  const double seconds = progress.seconds();
+  // The metric waits for the epoch's last operations: time after it.
   int64_t samples = kv ? epoch_samples : progress.samples();
   const auto train_values = over_workers(*train_metric, &samples);
+  const double seconds = progress.seconds();
   const auto val_values = validate();
   log_epoch(epoch, samples, train_values, val_values, seconds);
   const bool last = epoch + 1 == settings.epochs;
