@@ -50,8 +50,9 @@ Context parse_device(const Config& c) {
   auto devices = c.get_list("train.devices", {"cpu"});
   if (devices.size() != 1)
     throw InputError(c.origin("train.devices") +
-                     ": training on several devices needs a kvstore, which this build "
-                     "does not have yet; give one device");
+                     ": training on several devices in one process is not supported yet; "
+                     "give one device (for data parallelism run several workers: "
+                     "mpirun -np 1 mx-serve-ps : -np N mx-train CONFIG kvstore=dist_sync)");
   try {
     return Context::parse(devices[0]);
   } catch (const InputError& e) {

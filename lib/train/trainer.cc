@@ -244,8 +244,8 @@ void Trainer::State::train_epochs() {
 }
 
 std::optional<int64_t> Trainer::State::agree_on_batches() {
+  if (!kv) return std::nullopt;  // a single process reads to the end of the epoch
   const std::optional<int64_t> mine = train_data->batches_per_epoch();
-  if (!kv) return mine;
   // -1: this worker's iterator cannot tell; then all agree batch by batch.
   const double least =
       kv->allreduce({mine ? static_cast<double>(*mine) : -1.0}, kvstore::KVStore::Reduce::kMin)[0];

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Time per training step of LeNet (batch 64 per worker, synthetic data) with
-# mx-train alone (kvstore local), 1 worker + 1 server (dist_sync) and
-# 2 workers + 1 server, alternating the three ROUNDS times; prints each
-# run's ms per step (epoch seconds / batches, from metrics.jsonl).
+# mx-train alone (kvstore local), the same under `mpirun -np 1` (mpirun
+# binds each rank to a core, which changes BLAS threading: the fair peer of
+# the distributed runs), 1 worker + 1 server (dist_sync) and 2 workers +
+# 1 server, alternating the four ROUNDS times; prints each run's ms per step
+# (epoch seconds / batches, from metrics.jsonl).
 #   scripts/bench/dist_train_step.sh [BUILD_DIR] [BATCHES] [ROUNDS]
 set -eu
 build=${1:-build}
@@ -37,11 +39,13 @@ step_ms() {  # the run directory's epoch seconds per batch, in ms
 bin=$build/cmd
 for r in $(seq "$rounds"); do
   "$bin/mx-train" "$work/lenet.yaml" --run-dir "$work/local$r" > /dev/null
+  mpirun -np 1 "$bin/mx-train" "$work/lenet.yaml" --run-dir "$work/bound$r" > /dev/null
   mpirun --oversubscribe -np 1 "$bin/mx-serve-ps" : -np 1 "$bin/mx-train" "$work/lenet.yaml" \
     kvstore=dist_sync --run-dir "$work/w1_$r" > /dev/null
   mpirun --oversubscribe -np 1 "$bin/mx-serve-ps" : -np 2 "$bin/mx-train" "$work/lenet.yaml" \
     kvstore=dist_sync --run-dir "$work/w2_$r" > /dev/null
   echo "round $r: local $(step_ms "$work/local$r") ms/step;" \
+    "local under mpirun $(step_ms "$work/bound$r") ms/step;" \
     "1 worker + 1 server $(step_ms "$work/w1_$r") ms/step;" \
     "2 workers + 1 server $(step_ms "$work/w2_$r") ms/step (global batch 128)"
 done
