@@ -77,8 +77,7 @@ int main(int argc, char** argv) {
     try {
       made = std::make_unique<mx::train::Trainer>(std::move(config), options);
     } catch (const mx::kvstore::StartupError& e) {
-      // Every rank of the job stops alike; rank 0 may have printed the reason.
-      if (!e.reported()) std::cerr << "mx-train: error: " << e.what() << "\n";
+      // Every rank of the job stops alike; rank 0 has printed the reason once.
       std::exit(e.exit_code());
     }
     mx::train::Trainer& trainer = *made;

@@ -1,5 +1,5 @@
 # mx-train under mpirun with mx-serve-ps (label mpi): one scenario per test.
-#   -DSCENARIO=equal|unequal|resume|kill|async
+#   -DSCENARIO=equal|unequal|resume|kill|async|errors
 #   -DMPIRUN=... -DSERVER=mx-serve-ps -DTRAIN=mx-train -DCLOSE=params_close
 # Data: a CSV of 3 classes (the label is the largest of three feature pairs'
 # sums), generated here with a fixed LCG so every run sees the same rows.
@@ -213,6 +213,18 @@ elseif(SCENARIO STREQUAL "async")
   if(gap GREATER 10)
     message(FATAL_ERROR "dist_async is ${gap} thousandths below dist_sync")
   endif()
+elseif(SCENARIO STREQUAL "errors")
+  # Start-up problems end every rank with exit status 2; a worker's error
+  # after start-up ends the job with its message.
+  make_rows(32 rows)
+  write_rows(data.csv "${rows}")
+  write_config(dist.yaml data.csv "")
+  run(COMMAND ${mpirun} -np 2 ${TRAIN} dist.yaml kvstore=dist_sync EXPECT 2 MATCH "needs servers")
+  run(COMMAND ${mpirun} -np 1 ${SERVER} : -np 1 ${TRAIN} dist.yaml kvstore=dist_sync
+              : -np 1 ${TRAIN} dist.yaml kvstore=dist_sync train.seed=9
+      EXPECT 2 MATCH "configs differ")
+  run(COMMAND ${dist} dist.yaml kvstore=dist_sync data.train.data_csv=missing.csv
+      EXPECT 2 MATCH "error: worker [01]: [^\n]*missing.csv")
 else()
   message(FATAL_ERROR "unknown SCENARIO '${SCENARIO}'")
 endif()

@@ -84,3 +84,5 @@ mx_dist_train_test(resume)
 mx_dist_train_test(kill)
 # dist_async reaches dist_sync's accuracy within 1%.
 mx_dist_train_test(async)
+# No servers, workers with different configs (exit 2), a worker's bad data file.
+mx_dist_train_test(errors)
