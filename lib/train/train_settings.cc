@@ -46,18 +46,17 @@ graph::MirrorPolicy parse_mirror(const std::string& text, const std::string& ori
   throw InputError(origin + ": train.mirror must be none, cheap or all, not '" + text + "'");
 }
 
-Context parse_device(const Config& c) {
-  auto devices = c.get_list("train.devices", {"cpu"});
-  if (devices.size() != 1)
-    throw InputError(c.origin("train.devices") +
-                     ": training on several devices in one process is not supported yet; "
-                     "give one device (for data parallelism run several workers: "
-                     "mpirun -np 1 mx-serve-ps : -np N mx-train CONFIG kvstore=dist_sync)");
-  try {
-    return Context::parse(devices[0]);
-  } catch (const InputError& e) {
-    throw InputError(c.origin("train.devices") + ": " + e.what());
+std::vector<Context> parse_devices(const Config& c) {
+  std::vector<Context> devices;
+  for (const auto& d : c.get_list("train.devices", {"cpu"})) {
+    try {
+      devices.push_back(Context::parse(d));
+    } catch (const InputError& e) {
+      throw InputError(c.origin("train.devices") + ": " + e.what());
+    }
   }
+  if (devices.empty()) throw InputError(c.origin("train.devices") + ": give at least one device");
+  return devices;
 }
 
 // `kvstore: TYPE` or `kvstore: {type: TYPE, ...}`; a `kvstore=TYPE` override
@@ -110,8 +109,12 @@ TrainSettings parse_train_settings(const Config& c) {
   s.metric_names = c.get_list("train.metrics", {"acc", "ce"});
   s.prefix_name = c.get_string("train.prefix", "model");
   s.mirror = parse_mirror(c.get_string("train.mirror", "none"), c.origin("train.mirror"));
-  s.ctx = parse_device(c);
+  s.devices = parse_devices(c);
+  s.ctx = s.devices[0];
   parse_kvstore(c, s);
+  if (s.devices.size() > 1 && s.batch_size % static_cast<int>(s.devices.size()) != 0)
+    throw InputError(str(c.origin("train.batch_size"), ": train.batch_size ", s.batch_size,
+                         " does not split evenly over the ", s.devices.size(), " devices"));
   s.data_name = c.get_string("train.data_name", "data");
   s.label_name = c.get_string("train.label_name", "");
   return s;

@@ -37,7 +37,9 @@ struct TrainSettings {
   std::vector<std::string> metric_names;
   std::string prefix_name = "model";  // checkpoint file names
   graph::MirrorPolicy mirror = graph::MirrorPolicy::kNone;
-  Context ctx = Context::cpu();
+  Context ctx = Context::cpu();  // the first device
+  // train.devices: with several, each takes batch_size / devices of a batch.
+  std::vector<Context> devices = {Context::cpu()};
   // `kvstore: dist_sync`, or a mapping with type, bigarray_bound, heartbeat_*
   // and gradient_compression: {type, threshold}.
   kvstore::KVStoreParams kvstore;

@@ -70,6 +70,9 @@ bool interrupt_requested() { return g_interrupts.load() > 0; }
 struct FedBatch {
   NDArray label;  // as the network takes it
   int real = 0;   // samples that are not padding
+  // Per device (one executor each): its labels and samples that are not padding.
+  std::vector<NDArray> labels;
+  std::vector<int> reals;
 };
 
 struct Trainer::State {
@@ -78,8 +81,9 @@ struct Trainer::State {
   TrainSettings settings;
   graph::Symbol symbol;
   std::unique_ptr<DataIter> train_data, val_data;
-  std::unique_ptr<Executor> exe;
-  std::vector<std::string> param_names;  // optimizer indices
+  std::unique_ptr<Executor> exe;                    // the first device's
+  std::vector<std::unique_ptr<Executor>> replicas;  // the other devices'
+  std::vector<std::string> param_names;             // optimizer indices
   // Without a kvstore the updater changes the parameters here; with one the
   // optimizer runs where the store keeps the values (the servers for dist)
   // and the updater's optimizer only reports the learning rate.
@@ -96,6 +100,13 @@ struct Trainer::State {
   bool labels_checked = false;
   bool interrupted = false;
 
+  std::vector<Executor*> executors() const {
+    std::vector<Executor*> all{exe.get()};
+    for (const auto& r : replicas) all.push_back(r.get());
+    return all;
+  }
+  // Each executor's outputs for the samples of a batch that are not padding.
+  void update_metric(metric::CompositeMetric& metric, const FedBatch& fed) const;
   int worker() const { return kv ? kv->rank() : 0; }
   int workers() const { return kv ? kv->num_workers() : 1; }
 
@@ -155,6 +166,8 @@ void Trainer::State::join_kvstore() {
   if (settings.kvstore.dist()) {
     kv = kvstore::make_kvstore(settings.kvstore, config_hash(config));
     dist = dynamic_cast<kvstore::DistKVStore*>(kv.get());
+  } else if (settings.devices.size() > 1) {
+    kv = kvstore::make_kvstore(settings.kvstore);  // sums the devices' gradients
   }
 }
 
@@ -164,7 +177,13 @@ void Trainer::State::build(const Config& c) {
   const DataShard shard{worker(), workers()};
   train_data = make_train_data(c, settings, shard);
   val_data = make_val_data(c, settings, shard);
-  exe = bind_for_training(symbol, settings, *train_data);
+  // Several devices: one executor each, sharing nothing but the kvstore.
+  const auto devices = static_cast<int64_t>(settings.devices.size());
+  const int64_t share = devices > 1 ? settings.batch_size / devices : 0;
+  exe = bind_for_training(symbol, settings, *train_data, settings.devices[0], share);
+  for (int64_t d = 1; d < devices; ++d)
+    replicas.push_back(bind_for_training(symbol, settings, *train_data,
+                                         settings.devices[static_cast<size_t>(d)], share));
   param_names = parameter_names(symbol, settings);
   initialize_parameters(c, settings, *exe, param_names);  // resuming loads over it
   updater = make_updater(c, symbol, param_names, settings.batch_size);
@@ -288,7 +307,8 @@ void Trainer::State::start_kvstore() {
   for (size_t i = 0; i < param_names.size(); ++i) {
     keys.push_back(static_cast<int>(i));
     weights.push_back(exe->arg_dict().at(param_names[i]));
-    outputs.push_back({weights.back()});
+    outputs.emplace_back();
+    for (Executor* e : executors()) outputs.back().push_back(e->arg_dict().at(param_names[i]));
   }
   kv->init(keys, weights);
   const bool sync = settings.kvstore.type == kvstore::StoreType::kDistSync;
@@ -313,15 +333,33 @@ void Trainer::State::start_epoch(int epoch, int first_epoch) {
 // Copies a batch into the executor's data and label arrays; iterators give
 // (batch, 1) labels where a loss layer may take (batch,).
 FedBatch Trainer::State::feed_batch(const DataBatch& batch) {
-  NDArray data_arg = exe->arg_dict().at(settings.data_name);
-  NDArray label_arg = exe->arg_dict().at(settings.label_name);
-  batch.data.copy_to(data_arg);
   FedBatch fed;
-  fed.label = batch.label.shape() == label_arg.shape() ? batch.label
-                                                       : batch.label.reshape(label_arg.shape());
   fed.real = static_cast<int>(batch.data.shape()[0]) - batch.pad;
-  fed.label.copy_to(label_arg);
+  const auto all = executors();
+  const int share = static_cast<int>(batch.data.shape()[0] / static_cast<int64_t>(all.size()));
+  for (size_t k = 0; k < all.size(); ++k) {
+    NDArray data_arg = all[k]->arg_dict().at(settings.data_name);
+    NDArray label_arg = all[k]->arg_dict().at(settings.label_name);
+    const int first = static_cast<int>(k) * share;
+    const bool whole = all.size() == 1;
+    NDArray data = whole ? batch.data : batch.data.slice(first, first + share);
+    NDArray label = whole ? batch.label : batch.label.slice(first, first + share);
+    data.copy_to(data_arg);
+    if (label.shape() != label_arg.shape()) label = label.reshape(label_arg.shape());
+    label.copy_to(label_arg);
+    fed.labels.push_back(label);
+    fed.reals.push_back(std::clamp(fed.real - first, 0, share));
+  }
+  fed.label = fed.labels[0];
   return fed;
+}
+
+void Trainer::State::update_metric(metric::CompositeMetric& metric, const FedBatch& fed) const {
+  const auto all = executors();
+  for (size_t k = 0; k < all.size(); ++k)
+    if (fed.reals[k] > 0)
+      metric.update({real_rows(fed.labels[k], fed.reals[k])},
+                    {real_rows(all[k]->outputs()[0], fed.reals[k])});
 }
 
 // Labels must index the network's classes (classification outputs); checked
@@ -344,11 +382,12 @@ void Trainer::State::check_labels(const NDArray& label) {
 // One step: forward, backward, update, metrics.
 void Trainer::State::train_step(const FedBatch& batch) {
   if (!labels_checked) check_labels(batch.label);
-  exe->forward(true);
-  exe->backward();
+  for (Executor* e : executors()) {
+    e->forward(true);
+    e->backward();
+  }
   update_parameters();
-  train_metric->update({real_rows(batch.label, batch.real)},
-                       {real_rows(exe->outputs()[0], batch.real)});
+  update_metric(*train_metric, batch);
 }
 
 // The one place the parameters change, so that a kvstore can take the
@@ -360,8 +399,13 @@ void Trainer::State::update_parameters() {
     // bring the first layers' weights back first for the next forward pass.
     for (int i = static_cast<int>(param_names.size()) - 1; i >= 0; --i) {
       const auto& name = param_names[static_cast<size_t>(i)];
-      kv->push({i}, {{exe->grad_dict().at(name)}}, -i);
-      kv->pull({i}, {{exe->arg_dict().at(name)}}, -i);
+      std::vector<NDArray> grads, weights;
+      for (Executor* e : executors()) {
+        grads.push_back(e->grad_dict().at(name));
+        weights.push_back(e->arg_dict().at(name));
+      }
+      kv->push({i}, {grads}, -i);
+      kv->pull({i}, {weights}, -i);
     }
     ++position.num_update;
     return;
@@ -401,7 +445,7 @@ void Trainer::State::end_epoch(int epoch, const EpochProgress& progress) {
 
 std::vector<metric::MetricValue> Trainer::State::validate() {
   if (!val_data) return {};
-  const Shape train_shape = exe->arg_dict().at(settings.data_name).shape();
+  const Shape train_shape = train_data->data_shape();
   val_data->reset();
   val_metric->reset();
   while (auto batch = val_data->next()) {
@@ -410,8 +454,8 @@ std::vector<metric::MetricValue> Trainer::State::validate() {
                            " differ from training batches ", train_shape.to_string(),
                            "; use the same batch size and shape"));
     const FedBatch fed = feed_batch(*batch);
-    exe->forward(false);
-    val_metric->update({real_rows(fed.label, fed.real)}, {real_rows(exe->outputs()[0], fed.real)});
+    for (Executor* e : executors()) e->forward(false);
+    update_metric(*val_metric, fed);
   }
   return over_workers(*val_metric);
 }

@@ -54,14 +54,18 @@ std::unique_ptr<DataIter> make_val_data(const Config& c, const TrainSettings& se
 }
 
 std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network, const TrainSettings& s,
-                                            const DataIter& data) {
+                                            const DataIter& data, Context device, int64_t batch) {
   BindOptions bind;
-  bind.ctx = s.ctx;
+  bind.ctx = device;
   bind.for_training = true;
   bind.grad_req = {{s.data_name, graph::GradReq::kNull}, {s.label_name, graph::GradReq::kNull}};
   bind.mirror = s.mirror;
-  const Shape data_shape = data.data_shape();
-  const Shape label_shape = data.label_shape();
+  Shape data_shape = data.data_shape();
+  Shape label_shape = data.label_shape();
+  if (batch > 0) {
+    data_shape[0] = batch;
+    label_shape[0] = batch;
+  }
   const auto args = network.list_arguments();
   const auto inferred = network.infer_shape({{s.data_name, data_shape}});
   const size_t label_index =

@@ -34,8 +34,11 @@ std::unique_ptr<DataIter> make_val_data(const Config& config, const TrainSetting
 // Binds `network` for training on batches of `data`. Iterators give (batch, 1)
 // labels where a loss layer wants (batch,): the label is bound as the network
 // wants it.
+// `device`/`batch`: one device's executor and share of the batch (0: the
+// data's batch).
 std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network,
-                                            const TrainSettings& settings, const DataIter& data);
+                                            const TrainSettings& settings, const DataIter& data,
+                                            Context device, int64_t batch = 0);
 
 // The network's parameters: its arguments other than the data and the label,
 // in argument order (the optimizer's indices).

@@ -155,6 +155,16 @@ if(SCENARIO STREQUAL "equal")
   run(COMMAND ${TRAIN} single.yaml train.batch_size=16 --run-dir runs/single)
   # Float sums in another order: 1e-5 absolute on weights of size ~1.
   run(COMMAND ${CLOSE} runs/dist/model-0002.params runs/single/model-0002.params 1e-5)
+  # Two devices in one process (the local kvstore sums their gradients), and
+  # 2 workers with 2 devices each (level 1, then level 2), resumed after
+  # epoch 1: the same parameters.
+  run(COMMAND ${TRAIN} single.yaml train.batch_size=16 "train.devices=[cpu:0, cpu:1]"
+              train.epochs=1 --run-dir runs/devices)
+  run(COMMAND ${TRAIN} --resume runs/devices train.epochs=2)
+  run(COMMAND ${CLOSE} runs/devices/model-0002.params runs/single/model-0002.params 1e-5)
+  run(COMMAND ${dist} dist.yaml kvstore=dist_sync "train.devices=[cpu:0, cpu:1]"
+              --run-dir runs/dist_devices)
+  run(COMMAND ${CLOSE} runs/dist_devices/model-0002.params runs/single/model-0002.params 1e-5)
   # The workers' validation shards add up to the whole set.
   val_acc(runs/dist dist_acc)
   val_acc(runs/single single_acc)

@@ -74,7 +74,8 @@ function(mx_dist_train_test scenario)
   set_tests_properties(mpi_train_${scenario} PROPERTIES LABELS mpi TIMEOUT 150
                        ENVIRONMENT "${_mpi_env}")
 endfunction()
-# 1 server + 2 workers (dist_sync) equal one process with the global batch.
+# 1 server + 2 workers (dist_sync) equal one process with the global batch;
+# so do 2 devices in one process and 2 workers with 2 devices each.
 mx_dist_train_test(equal)
 # Shards of 6 and 7 batches: both workers train 6, nobody waits.
 mx_dist_train_test(unequal)
