@@ -4,9 +4,11 @@
 
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "kvstore/communicator.h"
 #include "op/listing.h"
 #include "program.h"
 #include "train/trainer.h"
@@ -70,7 +72,15 @@ int main(int argc, char** argv) {
     options.resume = resume;
     options.run_dir = run_dir;
     options.progress_bar = isatty(STDERR_FILENO) != 0;
-    mx::train::Trainer trainer(std::move(config), options);
+    options.inspect_only = dry_run || benchmark > 0;
+    std::unique_ptr<mx::train::Trainer> made;
+    try {
+      made = std::make_unique<mx::train::Trainer>(std::move(config), options);
+    } catch (const mx::kvstore::StartupError& e) {
+      // Every rank of the job stops alike; rank 0 has printed the reason once.
+      std::exit(e.exit_code());
+    }
+    mx::train::Trainer& trainer = *made;
     if (dry_run) {
       trainer.describe(std::cout, json);
       return;

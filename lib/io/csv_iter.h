@@ -9,6 +9,7 @@
 #include "base/param.h"
 #include "io/csv_table.h"
 #include "io/data_iter.h"
+#include "io/epoch_order.h"
 
 namespace mx {
 
@@ -35,6 +36,10 @@ class CSVIter final : public DataIter {
   void reset() override;
   Shape data_shape() const override;
   Shape label_shape() const override;
+  std::optional<int64_t> batches_per_epoch() const override {
+    return static_cast<int64_t>(
+        batch_count(order_.size(), static_cast<uint64_t>(param_.batch_size)));
+  }
 
  private:
   void start_epoch();

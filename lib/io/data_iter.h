@@ -33,6 +33,9 @@ class DataIter {
   // Shapes of DataBatch::data and DataBatch::label, batch axis included.
   virtual Shape data_shape() const = 0;
   virtual Shape label_shape() const = 0;
+  // Batches the current epoch gives, where the iterator knows it up front
+  // (distributed workers agree on a common count before each epoch).
+  virtual std::optional<int64_t> batches_per_epoch() const { return std::nullopt; }
 };
 
 }  // namespace mx

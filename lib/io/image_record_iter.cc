@@ -138,6 +138,11 @@ void ImageRecordIter::bad_record(const std::string& message) {
   MX_LOG(kWarning) << message << " (skipped)";
 }
 
+std::optional<int64_t> ImageRecordIter::batches_per_epoch() const {
+  if (!indexed_ || param_.bad_record == BadRecordPolicy::kSkip) return std::nullopt;
+  return static_cast<int64_t>(batch_count(order_.size(), static_cast<uint64_t>(param_.batch_size)));
+}
+
 void ImageRecordIter::start_epoch() {
   pipeline_.reset();
   cursor_ = 0;

@@ -63,6 +63,8 @@ class ImageRecordIter final : public DataIter {
   void reset() override;
   Shape data_shape() const override;
   Shape label_shape() const override;
+  // Known when reading through an index and no damaged record may be skipped.
+  std::optional<int64_t> batches_per_epoch() const override;
 
   struct Stats {
     uint64_t damaged_regions = 0;  // skipped regions of the .rec (bad framing)

@@ -9,6 +9,7 @@
 
 #include "base/param.h"
 #include "io/data_iter.h"
+#include "io/epoch_order.h"
 #include "io/idx_file.h"
 
 namespace mx {
@@ -34,6 +35,10 @@ class MNISTIter final : public DataIter {
   void reset() override;
   Shape data_shape() const override;
   Shape label_shape() const override;
+  std::optional<int64_t> batches_per_epoch() const override {
+    return static_cast<int64_t>(
+        batch_count(order_.size(), static_cast<uint64_t>(param_.batch_size)));
+  }
 
   // Examples in this worker's shard.
   uint64_t examples() const { return order_.size(); }

@@ -30,6 +30,7 @@ class SyntheticIter final : public DataIter {
   void reset() override { served_ = 0; }
   Shape data_shape() const override { return batch_.data.shape(); }
   Shape label_shape() const override { return batch_.label.shape(); }
+  std::optional<int64_t> batches_per_epoch() const override { return param_.num_batches; }
 
  private:
   SyntheticIterParam param_;

@@ -49,11 +49,14 @@ std::unique_ptr<DataIter> make_data_iter(const Config& config, const std::string
     if (!values.count(key)) values[key] = value;
   };
   if (defaults.batch_size > 0) fill("batch_size", std::to_string(defaults.batch_size));
-  fill("seed", std::to_string(defaults.seed));
   if (type->sharded_and_shuffled) {
+    fill("seed", std::to_string(defaults.seed));
     fill("shuffle", defaults.shuffle ? "True" : "False");
     fill("num_parts", std::to_string(defaults.num_parts));
     fill("part_index", std::to_string(defaults.part_index));
+  } else {
+    // Generated data: each worker's own seed gives it its own examples.
+    fill("seed", std::to_string(defaults.seed + defaults.part_index));
   }
   try {
     return create_data_iter(type->mxnet_name, values, section);

@@ -2,7 +2,8 @@
 // selects the iterator (mnist, record, csv, synthetic; MXNet's class names
 // MNISTIter, ImageRecordIter, CSVIter work too), the other keys are its
 // parameters with MXNet's names. batch_size, seed, num_parts and part_index
-// come from the trainer unless the section sets them.
+// come from the trainer unless the section sets them. Generated data
+// (synthetic) has no shards: worker k uses seed + k.
 #pragma once
 
 #include <memory>

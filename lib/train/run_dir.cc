@@ -22,8 +22,9 @@ std::string now_stamp() {
 }  // namespace
 
 RunDir RunDir::open(const Config& config, const TrainOptions& options,
-                    const std::string& prefix_name) {
+                    const std::string& prefix_name, bool writes) {
   RunDir run;
+  run.writes_ = writes;
   if (!options.resume.empty()) {
     try {
       run.resume_from_ = find_checkpoint(options.resume, prefix_name);
@@ -38,8 +39,9 @@ RunDir RunDir::open(const Config& config, const TrainOptions& options,
     run.path_ = config.get_string(
         "train.run_dir", (fs::path("runs") / (options.config_name + "-" + now_stamp())).string());
   }
-  fs::create_directories(run.path_);
   run.prefix_ = (fs::path(run.path_) / prefix_name).string();
+  if (!writes) return run;
+  fs::create_directories(run.path_);
   if (!run.resume_from_) {
     const std::string config_text = config.to_yaml();
     write_file_atomically((fs::path(run.path_) / "config.yaml").string(),
@@ -50,11 +52,13 @@ RunDir RunDir::open(const Config& config, const TrainOptions& options,
 }
 
 void RunDir::say(const std::string& line) {
+  if (!writes_) return;
   std::cout << line << std::endl;
   if (log_) log_ << line << std::endl;
 }
 
 void RunDir::append_metrics(const std::string& json_line) const {
+  if (!writes_) return;
   std::ofstream jsonl((fs::path(path_) / "metrics.jsonl").string(), std::ios::app);
   jsonl << json_line << "\n";
 }

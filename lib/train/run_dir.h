@@ -18,15 +18,19 @@ namespace mx::train {
 class RunDir {
  public:
   // Resolves --resume (an InputError if it names no checkpoint), creates the
-  // directory, saves a new run's config and opens the log.
+  // directory, saves a new run's config and opens the log. With `writes`
+  // false (the workers of a distributed run other than worker 0) it only
+  // resolves the paths: say, append_metrics and writes() do nothing.
   static RunDir open(const Config& config, const TrainOptions& options,
-                     const std::string& prefix_name);
+                     const std::string& prefix_name, bool writes = true);
 
   const std::string& path() const { return path_; }
   // The checkpoint --resume named, if any.
   const std::optional<CheckpointPaths>& resume_from() const { return resume_from_; }
   CheckpointPaths checkpoint(int epoch) const { return {prefix_, epoch}; }
   const std::string& prefix() const { return prefix_; }
+  // Whether this process writes the run (prints, logs, checkpoints).
+  bool writes() const { return writes_; }
 
   // A line on stdout and in train.log.
   void say(const std::string& line);
@@ -37,6 +41,7 @@ class RunDir {
   std::string path_, prefix_;
   std::optional<CheckpointPaths> resume_from_;
   std::ofstream log_;
+  bool writes_ = true;
 };
 
 }  // namespace mx::train

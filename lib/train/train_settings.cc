@@ -17,6 +17,11 @@ const std::vector<std::string>& allowed_keys() {
                                                 "lr_scheduler.*",
                                                 "initializer.*",
                                                 "kvstore",
+                                                "kvstore.type",
+                                                "kvstore.bigarray_bound",
+                                                "kvstore.heartbeat_interval",
+                                                "kvstore.heartbeat_timeout",
+                                                "kvstore.gradient_compression.*",
                                                 "train.epochs",
                                                 "train.batch_size",
                                                 "train.seed",
@@ -41,25 +46,49 @@ graph::MirrorPolicy parse_mirror(const std::string& text, const std::string& ori
   throw InputError(origin + ": train.mirror must be none, cheap or all, not '" + text + "'");
 }
 
-Context parse_device(const Config& c) {
-  auto devices = c.get_list("train.devices", {"cpu"});
-  if (devices.size() != 1)
-    throw InputError(c.origin("train.devices") +
-                     ": training on several devices needs a kvstore, which this build "
-                     "does not have yet; give one device");
-  try {
-    return Context::parse(devices[0]);
-  } catch (const InputError& e) {
-    throw InputError(c.origin("train.devices") + ": " + e.what());
+std::vector<Context> parse_devices(const Config& c) {
+  std::vector<Context> devices;
+  for (const auto& d : c.get_list("train.devices", {"cpu"})) {
+    try {
+      devices.push_back(Context::parse(d));
+    } catch (const InputError& e) {
+      throw InputError(c.origin("train.devices") + ": " + e.what());
+    }
   }
+  if (devices.empty()) throw InputError(c.origin("train.devices") + ": give at least one device");
+  return devices;
 }
 
-void check_kvstore(const Config& c) {
-  const std::string kvstore = c.get_string("kvstore", "local");
-  if (kvstore != "local" && kvstore != "device")
-    throw InputError(
-        c.origin("kvstore") + ": kvstore '" + kvstore +
-        "' is not available in this build (local and device are; dist_* need mx-serve-ps)");
+// `kvstore: TYPE` or `kvstore: {type: TYPE, ...}`; a `kvstore=TYPE` override
+// replaces the mapping's type.
+void parse_kvstore(const Config& c, TrainSettings& s) {
+  auto values = c.section("kvstore");
+  std::string where = c.origin("kvstore.type");
+  if (c.has("kvstore")) {
+    if (!c.at("kvstore").value.IsScalar())
+      throw InputError(c.origin("kvstore") +
+                       ": kvstore must be a type (local, device, dist_sync, dist_async) or a "
+                       "mapping with 'type'");
+    values["type"] = c.get_string("kvstore", "local");
+    where = c.origin("kvstore");
+  }
+  for (const auto& [key, v] : values)
+    if (key != "type" && c.has("kvstore." + key)) where = c.origin("kvstore." + key);
+  try {
+    s.kvstore = kvstore::KVStoreParams::from_strings(values, "kvstore");
+    s.compression = kvstore::CompressionParams::from_strings(
+        c.section("kvstore.gradient_compression"), "kvstore.gradient_compression");
+  } catch (const InputError& e) {
+    throw InputError(where + ": " + e.what());
+  }
+  if (s.kvstore.dist() && !(s.kvstore.heartbeat_timeout > s.kvstore.heartbeat_interval))
+    throw InputError(str(where, ": kvstore.heartbeat_timeout (", s.kvstore.heartbeat_timeout,
+                         " s) must be longer than heartbeat_interval (",
+                         s.kvstore.heartbeat_interval, " s)"));
+  if (s.compression.type != kvstore::CompressionType::kNone && !s.kvstore.dist())
+    throw InputError(c.origin("kvstore.gradient_compression.type") +
+                     ": gradient compression applies to pushes to servers: it needs kvstore "
+                     "dist_sync or dist_async");
 }
 
 }  // namespace
@@ -80,8 +109,12 @@ TrainSettings parse_train_settings(const Config& c) {
   s.metric_names = c.get_list("train.metrics", {"acc", "ce"});
   s.prefix_name = c.get_string("train.prefix", "model");
   s.mirror = parse_mirror(c.get_string("train.mirror", "none"), c.origin("train.mirror"));
-  s.ctx = parse_device(c);
-  check_kvstore(c);
+  s.devices = parse_devices(c);
+  s.ctx = s.devices[0];
+  parse_kvstore(c, s);
+  if (s.devices.size() > 1 && s.batch_size % static_cast<int>(s.devices.size()) != 0)
+    throw InputError(str(c.origin("train.batch_size"), ": train.batch_size ", s.batch_size,
+                         " does not split evenly over the ", s.devices.size(), " devices"));
   s.data_name = c.get_string("train.data_name", "data");
   s.label_name = c.get_string("train.label_name", "");
   return s;

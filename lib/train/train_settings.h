@@ -12,6 +12,7 @@
 #include "base/context.h"
 #include "graph/plan_memory.h"
 #include "graph/symbol.h"
+#include "kvstore/kvstore_params.h"
 #include "train/config.h"
 
 namespace mx::train {
@@ -22,6 +23,8 @@ struct TrainOptions {
   std::string resume;                  // a run directory or a checkpoint
   std::string run_dir;                 // overrides train.run_dir
   bool progress_bar = false;           // live bar (terminals) instead of periodic lines
+  // --dry-run, --benchmark: look at the network without joining a distributed job.
+  bool inspect_only = false;
 };
 
 struct TrainSettings {
@@ -34,7 +37,13 @@ struct TrainSettings {
   std::vector<std::string> metric_names;
   std::string prefix_name = "model";  // checkpoint file names
   graph::MirrorPolicy mirror = graph::MirrorPolicy::kNone;
-  Context ctx = Context::cpu();
+  Context ctx = Context::cpu();  // the first device
+  // train.devices: with several, each takes batch_size / devices of a batch.
+  std::vector<Context> devices = {Context::cpu()};
+  // `kvstore: dist_sync`, or a mapping with type, bigarray_bound, heartbeat_*
+  // and gradient_compression: {type, threshold}.
+  kvstore::KVStoreParams kvstore;
+  kvstore::CompressionParams compression;
   std::string data_name = "data";
   std::string label_name;  // empty until resolve_inputs finds the network's *_label
 };

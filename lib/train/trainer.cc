@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/strings.h"
 #include "executor/executor.h"
+#include "kvstore/dist_kvstore.h"
 #include "metric/metric.h"
 #include "op/resources.h"
 #include "optim/optimizer.h"
@@ -43,6 +44,19 @@ nlohmann::json metrics_json(const std::vector<metric::MetricValue>& values) {
 // The first `real` rows of a batch (the last batch of an epoch is padded).
 NDArray real_rows(const NDArray& a, int real) { return real < a.shape()[0] ? a.slice(0, real) : a; }
 
+// FNV-1a of the resolved config: the workers of a distributed run must agree
+// on it (std::hash may differ between hosts).
+uint64_t config_hash(const Config& config) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : config.to_yaml()) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+int exit_code_of(const std::exception& e) {
+  const auto* error = dynamic_cast<const Error*>(&e);
+  return error != nullptr ? error->exit_code() : 1;
+}
+
 }  // namespace
 
 void install_interrupt_handler() {
@@ -56,6 +70,9 @@ bool interrupt_requested() { return g_interrupts.load() > 0; }
 struct FedBatch {
   NDArray label;  // as the network takes it
   int real = 0;   // samples that are not padding
+  // Per device (one executor each): its labels and samples that are not padding.
+  std::vector<NDArray> labels;
+  std::vector<int> reals;
 };
 
 struct Trainer::State {
@@ -64,9 +81,15 @@ struct Trainer::State {
   TrainSettings settings;
   graph::Symbol symbol;
   std::unique_ptr<DataIter> train_data, val_data;
-  std::unique_ptr<Executor> exe;
-  std::vector<std::string> param_names;  // optimizer indices
+  std::unique_ptr<Executor> exe;                    // the first device's
+  std::vector<std::unique_ptr<Executor>> replicas;  // the other devices'
+  std::vector<std::string> param_names;             // optimizer indices
+  // Without a kvstore the updater changes the parameters here; with one the
+  // optimizer runs where the store keeps the values (the servers for dist)
+  // and the updater's optimizer only reports the learning rate.
   std::unique_ptr<optim::Updater> updater;
+  std::unique_ptr<kvstore::KVStore> kv;
+  kvstore::DistKVStore* dist = nullptr;  // kv, when it is a dist store
 
   std::optional<RunDir> run;
   TrainerState position;  // what a checkpoint records
@@ -77,6 +100,16 @@ struct Trainer::State {
   bool labels_checked = false;
   bool interrupted = false;
 
+  std::vector<Executor*> executors() const {
+    std::vector<Executor*> all{exe.get()};
+    for (const auto& r : replicas) all.push_back(r.get());
+    return all;
+  }
+  // Each executor's outputs for the samples of a batch that are not padding.
+  void update_metric(metric::CompositeMetric& metric, const FedBatch& fed) const;
+  int worker() const { return kv ? kv->rank() : 0; }
+  int workers() const { return kv ? kv->num_workers() : 1; }
+
   // The network's parameters (arguments other than data and label) by name.
   std::map<std::string, NDArray> params() const {
     std::map<std::string, NDArray> m;
@@ -84,7 +117,15 @@ struct Trainer::State {
     return m;
   }
 
+  void join_kvstore();
+  void build(const Config& config);
+  void train_epochs();
+  // Ends a distributed job on a fatal error of this worker (never a normal
+  // exit, which would leave the other ranks waiting); rethrows otherwise.
+  [[noreturn]] void fail(const std::exception& e);
   void open_run();
+  void start_kvstore();
+  std::optional<int64_t> agree_on_batches();
   void start_epoch(int epoch, int first_epoch);
   FedBatch feed_batch(const DataBatch& batch);
   void check_labels(const NDArray& label);
@@ -93,11 +134,15 @@ struct Trainer::State {
   void stop_interrupted(int epoch, const EpochProgress& progress);
   void end_epoch(int epoch, const EpochProgress& progress);
   std::vector<metric::MetricValue> validate();
+  // A metric's values over every worker's samples (each worker saw its
+  // shard); `samples`, when given, becomes the sum of every worker's.
+  std::vector<metric::MetricValue> over_workers(const metric::CompositeMetric& metric,
+                                                int64_t* samples = nullptr);
+  int64_t epoch_samples = 0;  // trained by this process in this epoch
   // Everything the run writes goes through these three and RunDir::say, so
   // that which process of a run writes is decided in one place.
   void save_checkpoint(int epoch, int batches_done);
-  void log_epoch(int epoch, const EpochProgress& progress,
-                 const std::vector<metric::MetricValue>& train_values,
+  void log_epoch(int epoch, int64_t samples, const std::vector<metric::MetricValue>& train_values,
                  const std::vector<metric::MetricValue>& val_values, double seconds);
 };
 
@@ -106,19 +151,57 @@ Trainer::Trainer(Config config, TrainOptions options) : s_(std::make_unique<Stat
   s.config = std::move(config);
   s.options = std::move(options);
   s.settings = parse_train_settings(s.config);
-  s.symbol = load_network(s.config);
-  resolve_inputs(s.symbol, s.settings);
-  s.train_data = make_train_data(s.config, s.settings);
-  s.val_data = make_val_data(s.config, s.settings);
-  s.exe = bind_for_training(s.symbol, s.settings, *s.train_data);
-  s.param_names = parameter_names(s.symbol, s.settings);
-  initialize_parameters(s.config, s.settings, *s.exe, s.param_names);  // resuming loads over it
-  s.updater = make_updater(s.config, s.symbol, s.param_names, s.settings.batch_size);
-  s.train_metric = metric::make_composite(s.settings.metric_names);  // unknown names fail here
-  s.val_metric = metric::make_composite(s.settings.metric_names);
+  if (!s.options.inspect_only) s.join_kvstore();  // before the data: it decides the shards
+  try {
+    s.build(s.config);
+  } catch (const std::exception& e) {
+    s.fail(e);
+  }
 }
 
-Trainer::~Trainer() = default;
+// A dist store joins the job (MPI start-up with the servers; a StartupError
+// ends every rank). One device with local/device needs no store: the
+// updater does what the local store would.
+void Trainer::State::join_kvstore() {
+  if (settings.kvstore.dist()) {
+    kv = kvstore::make_kvstore(settings.kvstore, config_hash(config));
+    dist = dynamic_cast<kvstore::DistKVStore*>(kv.get());
+  } else if (settings.devices.size() > 1) {
+    kv = kvstore::make_kvstore(settings.kvstore);  // sums the devices' gradients
+  }
+}
+
+void Trainer::State::build(const Config& c) {
+  symbol = load_network(c);
+  resolve_inputs(symbol, settings);
+  const DataShard shard{worker(), workers()};
+  train_data = make_train_data(c, settings, shard);
+  val_data = make_val_data(c, settings, shard);
+  // Several devices: one executor each, sharing nothing but the kvstore.
+  const auto devices = static_cast<int64_t>(settings.devices.size());
+  const int64_t share = devices > 1 ? settings.batch_size / devices : 0;
+  exe = bind_for_training(symbol, settings, *train_data, settings.devices[0], share);
+  for (int64_t d = 1; d < devices; ++d)
+    replicas.push_back(bind_for_training(symbol, settings, *train_data,
+                                         settings.devices[static_cast<size_t>(d)], share));
+  param_names = parameter_names(symbol, settings);
+  initialize_parameters(c, settings, *exe, param_names);  // resuming loads over it
+  updater = make_updater(c, symbol, param_names, settings.batch_size);
+  train_metric = metric::make_composite(settings.metric_names);  // unknown names fail here
+  val_metric = metric::make_composite(settings.metric_names);
+}
+
+void Trainer::State::fail(const std::exception& e) {
+  if (dist != nullptr) dist->abort_job(str("worker ", worker(), ": ", e.what()), exit_code_of(e));
+  throw;
+}
+
+// The arrays' engine variables are deleted by engine operations: let them
+// finish here, not while the program's static objects are being destroyed.
+Trainer::~Trainer() {
+  s_.reset();
+  Engine::get().wait_all();
+}
 
 bool Trainer::interrupted() const { return s_->interrupted; }
 const std::string& Trainer::run_dir() const {
@@ -128,47 +211,112 @@ const std::string& Trainer::run_dir() const {
 
 void Trainer::train() {
   State& s = *s_;
-  s.open_run();
-  const int first_epoch = s.position.epoch;
-  for (int epoch = first_epoch; epoch < s.settings.epochs; ++epoch) {
-    s.start_epoch(epoch, first_epoch);
-    EpochProgress progress(epoch, s.settings.epochs, s.batches_per_epoch, s.settings.log_interval,
-                           s.options.progress_bar);
-    while (auto batch = s.train_data->next()) {
-      if (s.skip_batches > 0) {
-        --s.skip_batches;
+  try {
+    s.train_epochs();
+  } catch (const std::exception& e) {
+    s.fail(e);
+  }
+  // Every worker meets the others and tells the servers it is done.
+  if (s.dist != nullptr && !s.interrupted) s.dist->finish();
+}
+
+void Trainer::State::train_epochs() {
+  open_run();
+  const int first_epoch = position.epoch;
+  for (int epoch = first_epoch; epoch < settings.epochs; ++epoch) {
+    start_epoch(epoch, first_epoch);
+    // Workers of a distributed run train the same number of batches (the
+    // smallest shard's), so no worker waits for pushes that never come.
+    const std::optional<int64_t> agreed = agree_on_batches();
+    EpochProgress progress(epoch, settings.epochs, agreed ? agreed : batches_per_epoch,
+                           settings.log_interval, options.progress_bar && run->writes());
+    while (!agreed || progress.batches() < *agreed) {
+      auto batch = train_data->next();
+      if (kv && !agreed) {
+        // The iterator cannot say how many batches it has: agree batch by batch.
+        const double all = kv->allreduce({batch ? 1.0 : 0.0}, kvstore::KVStore::Reduce::kMin)[0];
+        if (all == 0) break;
+      }
+      if (!batch) {
+        if (agreed)
+          throw InputError(str("the training data of worker ", worker(), " ended after ",
+                               progress.batches(), " batches, before the ", *agreed,
+                               " it announced"));
+        break;
+      }
+      if (skip_batches > 0) {
+        --skip_batches;
         progress.skip();
         continue;
       }
-      const FedBatch fed = s.feed_batch(*batch);
-      s.train_step(fed);
-      s.watch.watch(s.exe->outputs()[0], progress.batches(), s.settings.ctx);
-      s.watch.throw_if_seen(*s.exe, epoch);
-      progress.trained(fed.real, *s.train_metric);
+      const FedBatch fed = feed_batch(*batch);
+      train_step(fed);
+      epoch_samples += fed.real;
+      watch.watch(exe->outputs()[0], progress.batches(), settings.ctx);
+      watch.throw_if_seen(*exe, epoch);
+      if (run->writes())
+        progress.trained(fed.real, *train_metric);
+      else
+        progress.skip();
       if (interrupt_requested()) {
-        s.stop_interrupted(epoch, progress);
+        stop_interrupted(epoch, progress);
         return;
       }
     }
-    s.end_epoch(epoch, progress);
+    end_epoch(epoch, progress);
   }
+}
+
+std::optional<int64_t> Trainer::State::agree_on_batches() {
+  if (!kv) return std::nullopt;  // a single process reads to the end of the epoch
+  const std::optional<int64_t> mine = train_data->batches_per_epoch();
+  // -1: this worker's iterator cannot tell; then all agree batch by batch.
+  const double least =
+      kv->allreduce({mine ? static_cast<double>(*mine) : -1.0}, kvstore::KVStore::Reduce::kMin)[0];
+  if (least < 0) return std::nullopt;
+  return static_cast<int64_t>(least);
 }
 
 // The run directory, and for --resume the parameters, optimizer state and
 // position of the checkpoint.
 void Trainer::State::open_run() {
-  run = RunDir::open(config, options, settings.prefix_name);
+  // Worker 0 alone writes the run of a distributed job.
+  run = RunDir::open(config, options, settings.prefix_name, worker() == 0);
   position = TrainerState{};
   position.seed = settings.seed;
   if (const auto& from = run->resume_from()) {
     load_checkpoint_params(from->params(), params(), exe->aux_dict());
     position = load_trainer_state(from->trainer());
-    updater->load_states(from->states(), settings.ctx);
+    if (!kv) updater->load_states(from->states(), settings.ctx);
     skip_batches = position.batches_done;
     run->say(str("resumed from ", from->params(), " (epoch ", position.epoch,
                  skip_batches ? str(", batch ", skip_batches) : std::string(), ")"));
   }
+  if (kv) start_kvstore();
   run->say(str("run directory: ", run->path()));
+}
+
+// The store starts from worker 0's parameters (every worker pulls them), and
+// the optimizer runs where the store keeps the values. In dist_sync the
+// servers sum the workers' gradients, so the rescale is 1 / global batch.
+void Trainer::State::start_kvstore() {
+  kv->set_gradient_compression(settings.compression.spec());
+  std::vector<int> keys;
+  std::vector<NDArray> weights;
+  std::vector<std::vector<NDArray>> outputs;
+  for (size_t i = 0; i < param_names.size(); ++i) {
+    keys.push_back(static_cast<int>(i));
+    weights.push_back(exe->arg_dict().at(param_names[i]));
+    outputs.emplace_back();
+    for (Executor* e : executors()) outputs.back().push_back(e->arg_dict().at(param_names[i]));
+  }
+  kv->init(keys, weights);
+  const bool sync = settings.kvstore.type == kvstore::StoreType::kDistSync;
+  kv->set_optimizer(
+      make_optimizer(config, symbol, param_names, settings.batch_size * (sync ? workers() : 1)));
+  if (const auto& from = run->resume_from()) kv->load_optimizer_states(from->states());
+  kv->pull(keys, outputs);
+  Engine::get().wait_all();
 }
 
 void Trainer::State::start_epoch(int epoch, int first_epoch) {
@@ -179,20 +327,39 @@ void Trainer::State::start_epoch(int epoch, int first_epoch) {
   // seed and the epoch, so a resumed run matches an uninterrupted one.
   op::ResourceManager::get().seed(settings.seed * 1000003ull + static_cast<uint64_t>(epoch));
   train_metric->reset();
+  epoch_samples = 0;
 }
 
 // Copies a batch into the executor's data and label arrays; iterators give
 // (batch, 1) labels where a loss layer may take (batch,).
 FedBatch Trainer::State::feed_batch(const DataBatch& batch) {
-  NDArray data_arg = exe->arg_dict().at(settings.data_name);
-  NDArray label_arg = exe->arg_dict().at(settings.label_name);
-  batch.data.copy_to(data_arg);
   FedBatch fed;
-  fed.label = batch.label.shape() == label_arg.shape() ? batch.label
-                                                       : batch.label.reshape(label_arg.shape());
   fed.real = static_cast<int>(batch.data.shape()[0]) - batch.pad;
-  fed.label.copy_to(label_arg);
+  const auto all = executors();
+  const int share = static_cast<int>(batch.data.shape()[0] / static_cast<int64_t>(all.size()));
+  for (size_t k = 0; k < all.size(); ++k) {
+    NDArray data_arg = all[k]->arg_dict().at(settings.data_name);
+    NDArray label_arg = all[k]->arg_dict().at(settings.label_name);
+    const int first = static_cast<int>(k) * share;
+    const bool whole = all.size() == 1;
+    NDArray data = whole ? batch.data : batch.data.slice(first, first + share);
+    NDArray label = whole ? batch.label : batch.label.slice(first, first + share);
+    data.copy_to(data_arg);
+    if (label.shape() != label_arg.shape()) label = label.reshape(label_arg.shape());
+    label.copy_to(label_arg);
+    fed.labels.push_back(label);
+    fed.reals.push_back(std::clamp(fed.real - first, 0, share));
+  }
+  fed.label = fed.labels[0];
   return fed;
+}
+
+void Trainer::State::update_metric(metric::CompositeMetric& metric, const FedBatch& fed) const {
+  const auto all = executors();
+  for (size_t k = 0; k < all.size(); ++k)
+    if (fed.reals[k] > 0)
+      metric.update({real_rows(fed.labels[k], fed.reals[k])},
+                    {real_rows(all[k]->outputs()[0], fed.reals[k])});
 }
 
 // Labels must index the network's classes (classification outputs); checked
@@ -215,17 +382,34 @@ void Trainer::State::check_labels(const NDArray& label) {
 // One step: forward, backward, update, metrics.
 void Trainer::State::train_step(const FedBatch& batch) {
   if (!labels_checked) check_labels(batch.label);
-  exe->forward(true);
-  exe->backward();
+  for (Executor* e : executors()) {
+    e->forward(true);
+    e->backward();
+  }
   update_parameters();
-  train_metric->update({real_rows(batch.label, batch.real)},
-                       {real_rows(exe->outputs()[0], batch.real)});
+  update_metric(*train_metric, batch);
 }
 
 // The one place the parameters change, so that a kvstore can take the
 // optimizer's place: each gradient goes through the optimizer (the updates
 // overlap the rest of the backward pass on the engine).
 void Trainer::State::update_parameters() {
+  if (kv) {
+    // Last layer first: its gradient is ready first, and the priorities
+    // bring the first layers' weights back first for the next forward pass.
+    for (int i = static_cast<int>(param_names.size()) - 1; i >= 0; --i) {
+      const auto& name = param_names[static_cast<size_t>(i)];
+      std::vector<NDArray> grads, weights;
+      for (Executor* e : executors()) {
+        grads.push_back(e->grad_dict().at(name));
+        weights.push_back(e->arg_dict().at(name));
+      }
+      kv->push({i}, {grads}, -i);
+      kv->pull({i}, {weights}, -i);
+    }
+    ++position.num_update;
+    return;
+  }
   for (size_t i = 0; i < param_names.size(); ++i)
     (*updater)(static_cast<int>(i), exe->grad_dict().at(param_names[i]),
                exe->arg_dict().at(param_names[i]));
@@ -246,20 +430,22 @@ void Trainer::State::stop_interrupted(int epoch, const EpochProgress& progress) 
 void Trainer::State::end_epoch(int epoch, const EpochProgress& progress) {
   batches_per_epoch = progress.batches();
   progress.end_line();
-  const auto train_values = train_metric->get_all();
+  // The metric waits for the epoch's last operations: time after it.
+  int64_t samples = kv ? epoch_samples : progress.samples();
+  const auto train_values = over_workers(*train_metric, &samples);
   const double seconds = progress.seconds();
   const auto val_values = validate();
-  log_epoch(epoch, progress, train_values, val_values, seconds);
+  log_epoch(epoch, samples, train_values, val_values, seconds);
   const bool last = epoch + 1 == settings.epochs;
   if (settings.checkpoint_every > 0 && ((epoch + 1) % settings.checkpoint_every == 0 || last)) {
     save_checkpoint(epoch + 1, 0);
-    prune_checkpoints(run->prefix(), settings.keep_checkpoints);
+    if (run->writes()) prune_checkpoints(run->prefix(), settings.keep_checkpoints);
   }
 }
 
 std::vector<metric::MetricValue> Trainer::State::validate() {
   if (!val_data) return {};
-  const Shape train_shape = exe->arg_dict().at(settings.data_name).shape();
+  const Shape train_shape = train_data->data_shape();
   val_data->reset();
   val_metric->reset();
   while (auto batch = val_data->next()) {
@@ -268,26 +454,53 @@ std::vector<metric::MetricValue> Trainer::State::validate() {
                            " differ from training batches ", train_shape.to_string(),
                            "; use the same batch size and shape"));
     const FedBatch fed = feed_batch(*batch);
-    exe->forward(false);
-    val_metric->update({real_rows(fed.label, fed.real)}, {real_rows(exe->outputs()[0], fed.real)});
+    for (Executor* e : executors()) e->forward(false);
+    update_metric(*val_metric, fed);
   }
-  return val_metric->get_all();
+  return over_workers(*val_metric);
+}
+
+std::vector<metric::MetricValue> Trainer::State::over_workers(const metric::CompositeMetric& metric,
+                                                              int64_t* samples) {
+  if (!kv) return metric.get_all();
+  std::vector<double> sums;
+  std::vector<metric::MetricValue> values;
+  for (size_t i = 0; i < metric.size(); ++i) {
+    const auto& m = dynamic_cast<const metric::EvalMetric&>(metric.at(i));
+    sums.push_back(m.sum_metric());
+    sums.push_back(static_cast<double>(m.num_inst()));
+    values.push_back({m.name(), 0});
+  }
+  sums.push_back(samples != nullptr ? static_cast<double>(*samples) : 0.0);
+  sums = kv->allreduce(sums, kvstore::KVStore::Reduce::kSum);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i].value = sums[2 * i + 1] > 0 ? sums[2 * i] / sums[2 * i + 1] : std::nan("");
+  if (samples != nullptr) *samples = static_cast<int64_t>(sums.back());
+  return values;
 }
 
 void Trainer::State::save_checkpoint(int epoch, int batches_done) {
   position.epoch = epoch;
   position.batches_done = batches_done;
-  position.num_update = updater->optimizer().num_update();
+  if (!kv) position.num_update = updater->optimizer().num_update();
+  if (!run->writes()) return;
   const CheckpointPaths paths = run->checkpoint(epoch);
+  // The servers' optimizer states first: a checkpoint whose parameters exist is complete.
+  if (kv)
+    kv->save_optimizer_states(paths.states());
+  else
+    updater->save_states(paths.states());
   train::save_checkpoint(paths, symbol, params(), exe->aux_dict(), position);
-  updater->save_states(paths.states());
 }
 
-void Trainer::State::log_epoch(int epoch, const EpochProgress& progress,
+void Trainer::State::log_epoch(int epoch, int64_t samples,
                                const std::vector<metric::MetricValue>& train_values,
                                const std::vector<metric::MetricValue>& val_values, double seconds) {
-  const double lr = updater->optimizer().learning_rate();
-  const double rate = static_cast<double>(progress.samples()) / std::max(seconds, 1e-9);
+  optim::Optimizer& opt = updater->optimizer();
+  // With a kvstore the optimizer ran elsewhere: the schedule at this worker's step count.
+  const double lr = kv && opt.lr_scheduler() != nullptr ? (*opt.lr_scheduler())(position.num_update)
+                                                        : opt.learning_rate();
+  const double rate = static_cast<double>(samples) / std::max(seconds, 1e-9);
   char lr_text[32];
   std::snprintf(lr_text, sizeof lr_text, "%.6g", lr);
   run->say(str("epoch ", epoch + 1, "/", settings.epochs, ":", metrics_text(train_values, "train-"),

@@ -29,33 +29,43 @@ graph::Symbol load_network(const Config& c) {
   return graph::Symbol::load(path);
 }
 
-std::unique_ptr<DataIter> make_train_data(const Config& c, const TrainSettings& settings) {
+std::unique_ptr<DataIter> make_train_data(const Config& c, const TrainSettings& settings,
+                                          DataShard shard) {
   if (!c.has("data.train.type")) throw InputError("the config needs data.train (with a type)");
   DataDefaults defaults;
   defaults.batch_size = settings.batch_size;
   defaults.seed = static_cast<int>(settings.seed);
+  defaults.part_index = shard.part_index;
+  defaults.num_parts = shard.num_parts;
   defaults.shuffle = true;
   return make_data_iter(c, "data.train", defaults);
 }
 
-std::unique_ptr<DataIter> make_val_data(const Config& c, const TrainSettings& settings) {
+std::unique_ptr<DataIter> make_val_data(const Config& c, const TrainSettings& settings,
+                                        DataShard shard) {
   if (!c.has("data.val.type")) return nullptr;
   DataDefaults defaults;
   defaults.batch_size = settings.batch_size;
   defaults.seed = static_cast<int>(settings.seed);
+  defaults.part_index = shard.part_index;
+  defaults.num_parts = shard.num_parts;
   defaults.shuffle = false;
   return make_data_iter(c, "data.val", defaults);
 }
 
 std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network, const TrainSettings& s,
-                                            const DataIter& data) {
+                                            const DataIter& data, Context device, int64_t batch) {
   BindOptions bind;
-  bind.ctx = s.ctx;
+  bind.ctx = device;
   bind.for_training = true;
   bind.grad_req = {{s.data_name, graph::GradReq::kNull}, {s.label_name, graph::GradReq::kNull}};
   bind.mirror = s.mirror;
-  const Shape data_shape = data.data_shape();
-  const Shape label_shape = data.label_shape();
+  Shape data_shape = data.data_shape();
+  Shape label_shape = data.label_shape();
+  if (batch > 0) {
+    data_shape[0] = batch;
+    label_shape[0] = batch;
+  }
   const auto args = network.list_arguments();
   const auto inferred = network.infer_shape({{s.data_name, data_shape}});
   const size_t label_index =
@@ -127,6 +137,12 @@ void set_multipliers(const graph::Symbol& network, optim::Optimizer& optimizer) 
 std::unique_ptr<optim::Updater> make_updater(const Config& c, const graph::Symbol& network,
                                              const std::vector<std::string>& param_names,
                                              int batch_size) {
+  return std::make_unique<optim::Updater>(make_optimizer(c, network, param_names, batch_size));
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const Config& c, const graph::Symbol& network,
+                                                 const std::vector<std::string>& param_names,
+                                                 int batch_size) {
   auto opt_params = c.section("optimizer");
   const std::string opt_type = opt_params.count("type") ? opt_params["type"] : "sgd";
   opt_params.erase("type");
@@ -153,7 +169,7 @@ std::unique_ptr<optim::Updater> make_updater(const Config& c, const graph::Symbo
   for (size_t i = 0; i < param_names.size(); ++i) idx2name[static_cast<int>(i)] = param_names[i];
   optimizer->set_param_names(idx2name);
   set_multipliers(network, *optimizer);
-  return std::make_unique<optim::Updater>(std::move(optimizer));
+  return optimizer;
 }
 
 }  // namespace mx::train

@@ -19,15 +19,26 @@ namespace mx::train {
 
 graph::Symbol load_network(const Config& config);
 
+// Which shard of the data this process reads (a distributed worker's index
+// among num_workers).
+struct DataShard {
+  int part_index = 0, num_parts = 1;
+};
+
 // data.train, shuffled; data.val (none when the config has no data.val).
-std::unique_ptr<DataIter> make_train_data(const Config& config, const TrainSettings& settings);
-std::unique_ptr<DataIter> make_val_data(const Config& config, const TrainSettings& settings);
+std::unique_ptr<DataIter> make_train_data(const Config& config, const TrainSettings& settings,
+                                          DataShard shard = {});
+std::unique_ptr<DataIter> make_val_data(const Config& config, const TrainSettings& settings,
+                                        DataShard shard = {});
 
 // Binds `network` for training on batches of `data`. Iterators give (batch, 1)
 // labels where a loss layer wants (batch,): the label is bound as the network
 // wants it.
+// `device`/`batch`: one device's executor and share of the batch (0: the
+// data's batch).
 std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network,
-                                            const TrainSettings& settings, const DataIter& data);
+                                            const TrainSettings& settings, const DataIter& data,
+                                            Context device, int64_t batch = 0);
 
 // The network's parameters: its arguments other than the data and the label,
 // in argument order (the optimizer's indices).
@@ -40,8 +51,13 @@ void initialize_parameters(const Config& config, const TrainSettings& settings, 
                            const std::vector<std::string>& param_names);
 
 // The optimizer (by default rescaling gradients by 1/batch_size, as MXNet's
-// Module does) and its learning-rate schedule, wrapped in an Updater that
-// keeps its state per parameter index.
+// Module does; a dist_sync run passes the global batch) with its
+// learning-rate schedule, parameter names and multipliers.
+std::unique_ptr<optim::Optimizer> make_optimizer(const Config& config, const graph::Symbol& network,
+                                                 const std::vector<std::string>& param_names,
+                                                 int batch_size);
+// make_optimizer's optimizer in an Updater that keeps its state per
+// parameter index.
 std::unique_ptr<optim::Updater> make_updater(const Config& config, const graph::Symbol& network,
                                              const std::vector<std::string>& param_names,
                                              int batch_size);

@@ -60,3 +60,30 @@ mx_mpi_test(mpi_kvstore_no_servers 2 "needs servers"
   COMMAND ${_mpirun} -np 2 ${_worker} sync)
 mx_mpi_test(mpi_kvstore_config_differs 2 "configs differ"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} sync --hash-by-rank)
+
+# mx-train with mx-serve-ps (tests/kvstore/dist_train.cmake has the scenarios).
+function(mx_dist_train_test scenario)
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/mpi_train_${scenario})
+  file(MAKE_DIRECTORY ${dir})
+  add_test(NAME mpi_train_${scenario}
+           COMMAND ${CMAKE_COMMAND} -DSCENARIO=${scenario} -DMPIRUN=${MX_MPIRUN}
+                   -DSERVER=${_server} -DTRAIN=$<TARGET_FILE:mx-train>
+                   -DCLOSE=$<TARGET_FILE:params_close>
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/kvstore/dist_train.cmake
+           WORKING_DIRECTORY ${dir})
+  set_tests_properties(mpi_train_${scenario} PROPERTIES LABELS mpi TIMEOUT 150
+                       ENVIRONMENT "${_mpi_env}")
+endfunction()
+# 1 server + 2 workers (dist_sync) equal one process with the global batch;
+# so do 2 devices in one process and 2 workers with 2 devices each.
+mx_dist_train_test(equal)
+# Shards of 6 and 7 batches: both workers train 6, nobody waits.
+mx_dist_train_test(unequal)
+# A distributed run resumed from its checkpoint equals the uninterrupted one.
+mx_dist_train_test(resume)
+# A worker killed mid-epoch ends the job, non-zero, naming the rank.
+mx_dist_train_test(kill)
+# dist_async reaches dist_sync's accuracy within 1%.
+mx_dist_train_test(async)
+# No servers, workers with different configs (exit 2), a worker's bad data file.
+mx_dist_train_test(errors)
