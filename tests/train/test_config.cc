@@ -62,6 +62,29 @@ TEST_CASE("the resolved config prints as YAML that loads back to the same values
   CHECK(again.to_yaml() == printed);
 }
 
+TEST_CASE("a value replaces what it overlaps, so the printed config has the same keys") {
+  // A single value, then a key below it (and the reverse): the later one wins.
+  auto c = Config::from_string("train: 5\n", "a.yaml", {"train.epochs=2"});
+  CHECK(c.keys() == std::vector<std::string>{"train.epochs"});
+  CHECK(Config::from_string(c.to_yaml(), "printed").keys() == c.keys());
+  auto d = Config::from_string("train: {epochs: 2, batch_size: 8}\n", "a.yaml", {"train=5"});
+  CHECK(d.keys() == std::vector<std::string>{"train"});
+  CHECK(Config::from_string(d.to_yaml(), "printed").keys() == d.keys());
+}
+
+TEST_CASE("text that is not UTF-8 and overrides inside an opaque key are errors") {
+  CHECK_THROWS_WITH_AS(Config::from_string("a: 1\nb: \"x\xe9\"\n", "a.yaml"),
+                       "a.yaml:2:6: not UTF-8 text (YAML files are Unicode)", InputError);
+  CHECK(Config::from_string("a: caf\xc3\xa9\n", "a.yaml").get_string("a", "") == "caf\xc3\xa9");
+  CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"b=\xff"}),
+                       "override 'b=\xff': not UTF-8 text", InputError);
+  // Without a network in the file too: the printed config could not hold it.
+  CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"network.layers=[]"}),
+                       "override 'network.layers=[]': values inside 'network' cannot be overridden "
+                       "one by one; edit the config",
+                       InputError);
+}
+
 TEST_CASE("config errors name the file, line and the closest valid key") {
   Config c = Config::from_string("train:\n  epochs: 2\n  batch_sise: 8\n", "cfg.yaml");
   CHECK_THROWS_WITH_AS(

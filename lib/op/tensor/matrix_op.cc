@@ -496,7 +496,9 @@ void register_matrix_ops(OpRegistry& r) {
         const Shape& shape = c.inputs[0].shape;
         const int axis = normalize_axis(p.axis, shape);
         const AxisSplit s = split_at(shape, axis);
-        const auto [begin, end] = slice_range(p, s.size);
+        const auto range =
+            slice_range(p, s.size);  // no structured binding: clang 14 cannot capture one
+        const int64_t begin = range.first, end = range.second;
         dispatch_dtype(c.inputs[0].dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
           copy_blocks(c.outputs[0].ptr<T>(), (end - begin) * s.inner,
@@ -509,7 +511,8 @@ void register_matrix_ops(OpRegistry& r) {
         const Shape& shape = c.in_grads[0].shape;
         const int axis = normalize_axis(p.axis, shape);
         const AxisSplit s = split_at(shape, axis);
-        const auto [begin, end] = slice_range(p, s.size);
+        const auto range = slice_range(p, s.size);
+        const int64_t begin = range.first, end = range.second;
         dispatch_dtype(c.in_grads[0].dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
           T* grad = c.in_grads[0].ptr<T>();
