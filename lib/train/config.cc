@@ -128,6 +128,10 @@ void Config::merge_node(const YAML::Node& node, const std::string& prefix,
   for (const auto& entry : node) {
     const std::string name = entry.first.Scalar();
     if (prefix.empty() && name == "include") continue;
+    // It would print as an include.
+    if (prefix.empty() && name.rfind("include.", 0) == 0)
+      throw InputError(yaml_location(entry.first, file) + ": '" + name +
+                       "': 'include' is reserved for the files a config includes");
     const std::string key = prefix.empty() ? name : prefix + "." + name;
     const YAML::Node& value = entry.second;
     if (value.IsMap() && !is_opaque_key(key)) {
@@ -144,6 +148,8 @@ void Config::apply_override(const std::string& text) {
     throw InputError("override '" + text + "' is not key=value (e.g. train.batch_size=64)");
   const std::string key = trim(text.substr(0, eq));
   const std::string raw = text.substr(eq + 1);
+  if (key == "include" || key.rfind("include.", 0) == 0)
+    throw InputError("override '" + text + "': includes are read from the config files only");
   // Keys inside an opaque key (network.layers) do not exist on their own.
   for (size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', dot + 1))
     if (is_opaque_key(key.substr(0, dot)))

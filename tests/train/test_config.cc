@@ -78,6 +78,13 @@ TEST_CASE("text that is not UTF-8 and overrides inside an opaque key are errors"
   CHECK(Config::from_string("a: caf\xc3\xa9\n", "a.yaml").get_string("a", "") == "caf\xc3\xa9");
   CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"b=\xff"}),
                        "override 'b=\xff': not UTF-8 text", InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"include.x=1"}),
+                       "override 'include.x=1': includes are read from the config files only",
+                       InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string("include.x: 1\n", "a.yaml"),
+                       "a.yaml:1:1: 'include.x': 'include' is reserved for the files a config "
+                       "includes",
+                       InputError);
   // Without a network in the file too: the printed config could not hold it.
   CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"network.layers=[]"}),
                        "override 'network.layers=[]': values inside 'network' cannot be overridden "
