@@ -64,6 +64,12 @@ std::string place_of(const std::string& file, const std::string& text, size_t of
   return str(file, ":", line, ":", column);
 }
 
+// Dotted keys name a path of sections: no part may be empty.
+bool has_empty_part(const std::string& key) {
+  return key.empty() || key.front() == '.' || key.back() == '.' ||
+         key.find("..") != std::string::npos;
+}
+
 YAML::Node parse_yaml(const std::string& text, const std::string& file) {
   if (const size_t bad = first_non_utf8(text); bad != std::string::npos)
     throw InputError(place_of(file, text, bad) + ": not UTF-8 text (YAML files are Unicode)");
@@ -127,6 +133,9 @@ void Config::merge_node(const YAML::Node& node, const std::string& prefix,
                         const std::string& file) {
   for (const auto& entry : node) {
     const std::string name = entry.first.Scalar();
+    if (has_empty_part(name))
+      throw InputError(yaml_location(entry.first, file) + ": '" + name +
+                       "' is not a key (empty names and empty parts between dots are not)");
     if (prefix.empty() && name == "include") continue;
     // It would print as an include.
     if (prefix.empty() && name.rfind("include.", 0) == 0)
@@ -148,6 +157,9 @@ void Config::apply_override(const std::string& text) {
     throw InputError("override '" + text + "' is not key=value (e.g. train.batch_size=64)");
   const std::string key = trim(text.substr(0, eq));
   const std::string raw = text.substr(eq + 1);
+  if (has_empty_part(key))
+    throw InputError("override '" + text + "': '" + key +
+                     "' is not a key (e.g. train.batch_size=64)");
   if (key == "include" || key.rfind("include.", 0) == 0)
     throw InputError("override '" + text + "': includes are read from the config files only");
   // Keys inside an opaque key (network.layers) do not exist on their own.

@@ -85,6 +85,14 @@ TEST_CASE("text that is not UTF-8 and overrides inside an opaque key are errors"
                        "a.yaml:1:1: 'include.x': 'include' is reserved for the files a config "
                        "includes",
                        InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string("a:\n  .b: 1\n", "a.yaml"),
+                       "a.yaml:2:3: '.b' is not a key (empty names and empty parts between dots "
+                       "are not)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"train..epochs=1"}),
+                       "override 'train..epochs=1': 'train..epochs' is not a key (e.g. "
+                       "train.batch_size=64)",
+                       InputError);
   // Without a network in the file too: the printed config could not hold it.
   CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"network.layers=[]"}),
                        "override 'network.layers=[]': values inside 'network' cannot be overridden "
