@@ -17,15 +17,17 @@ bool is_opaque_key(const std::string& key) { return key == "network"; }
 
 namespace {
 
-// YAML is Unicode text; yaml-cpp would take other bytes as they are and
-// print them back changed, so the saved config would not repeat the run.
-// Returns the offset of the first byte that is not UTF-8, or npos.
-size_t first_non_utf8(const std::string& text) {
+// YAML is printable Unicode text; yaml-cpp would take control characters
+// and bytes that are not UTF-8 as they are and print them back changed, so
+// the saved config would not repeat the run. Returns the offset of the
+// first such byte, or npos.
+size_t first_unprintable(const std::string& text) {
   for (size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     size_t extra = 0;
     uint32_t min = 0;
     if (c < 0x80) {
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) return i;
       ++i;
       continue;
     } else if ((c & 0xE0) == 0xC0) {
@@ -71,8 +73,10 @@ bool has_empty_part(const std::string& key) {
 }
 
 YAML::Node parse_yaml(const std::string& text, const std::string& file) {
-  if (const size_t bad = first_non_utf8(text); bad != std::string::npos)
-    throw InputError(place_of(file, text, bad) + ": not UTF-8 text (YAML files are Unicode)");
+  if (const size_t bad = first_unprintable(text); bad != std::string::npos)
+    throw InputError(str(place_of(file, text, bad), ": byte 0x", std::hex,
+                         static_cast<int>(static_cast<unsigned char>(text[bad])),
+                         " is a control character or not UTF-8; YAML is printable Unicode text"));
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
@@ -167,8 +171,8 @@ void Config::apply_override(const std::string& text) {
     if (is_opaque_key(key.substr(0, dot)))
       throw InputError("override '" + text + "': values inside '" + key.substr(0, dot) +
                        "' cannot be overridden one by one; edit the config");
-  if (first_non_utf8(text) != std::string::npos)
-    throw InputError("override '" + text + "': not UTF-8 text");
+  if (first_unprintable(text) != std::string::npos)
+    throw InputError("override '" + text + "': a control character or text that is not UTF-8");
   YAML::Node value;
   try {
     value = YAML::Load(raw);

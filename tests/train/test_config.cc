@@ -72,12 +72,21 @@ TEST_CASE("a value replaces what it overlaps, so the printed config has the same
   CHECK(Config::from_string(d.to_yaml(), "printed").keys() == d.keys());
 }
 
-TEST_CASE("text that is not UTF-8 and overrides inside an opaque key are errors") {
-  CHECK_THROWS_WITH_AS(Config::from_string("a: 1\nb: \"x\xe9\"\n", "a.yaml"),
-                       "a.yaml:2:6: not UTF-8 text (YAML files are Unicode)", InputError);
+TEST_CASE(
+    "control characters, text that is not UTF-8 and overrides inside an opaque key are errors") {
+  CHECK_THROWS_WITH_AS(
+      Config::from_string("a: 1\nb: \"x\xe9\"\n", "a.yaml"),
+      "a.yaml:2:6: byte 0xe9 is a control character or not UTF-8; YAML is printable "
+      "Unicode text",
+      InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string(std::string("a: x\x00y\n", 8), "a.yaml"),
+                       "a.yaml:1:5: byte 0x0 is a control character or not UTF-8; YAML is "
+                       "printable Unicode text",
+                       InputError);
   CHECK(Config::from_string("a: caf\xc3\xa9\n", "a.yaml").get_string("a", "") == "caf\xc3\xa9");
   CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"b=\xff"}),
-                       "override 'b=\xff': not UTF-8 text", InputError);
+                       "override 'b=\xff': a control character or text that is not UTF-8",
+                       InputError);
   CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"include.x=1"}),
                        "override 'include.x=1': includes are read from the config files only",
                        InputError);
