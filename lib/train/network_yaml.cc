@@ -207,9 +207,11 @@ class NetworkBuilder {
         Block b;
         b.node = def;
         if (def["params"]) b.defaults = yaml_to_attr_strings(def["params"], file_);
-        b.layers = def["layers"];
-        if (!b.layers || !b.layers.IsSequence())
+        // Checked before the assignment: yaml-cpp throws assigning a missing node.
+        const YAML::Node layers = def["layers"];
+        if (!layers || !layers.IsSequence())
           fail(def, "block '" + entry.first.Scalar() + "' needs a list of 'layers'");
+        b.layers = layers;
         blocks_[entry.first.Scalar()] = b;
       }
     }

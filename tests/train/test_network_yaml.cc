@@ -173,6 +173,8 @@ layers:
 }
 
 TEST_CASE("a block that uses itself is an error, not endless recursion") {
+  CHECK(error_of("blocks:\n  a: {params: {x: 1}}\nlayers:\n  - {block: a}\n") ==
+        "net.yaml:2:6: block 'a' needs a list of 'layers'");
   CHECK(error_of(R"(blocks:
   a: {layers: [{block: b}]}
   b: {layers: [{op: relu}, {block: a}]}
