@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -20,12 +21,25 @@
 
 namespace {
 
-const std::string& work_dir() {
-  static const std::string dir = [] {
+// A folder of this process's own for the files the parser reads.
+struct TempDir {
+  std::string path = [] {
     std::string t = "/tmp/mx-fuzz-config-XXXXXX";
     if (mkdtemp(t.data()) == nullptr) std::abort();
     return t;
   }();
+  TempDir() = default;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+const std::string& work_dir() {
+  static const TempDir made;  // removed at exit
+  static const std::string dir = made.path;
   return dir;
 }
 
@@ -59,13 +73,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto config = mx::train::Config::load(work_dir() + "/main.yaml", overrides);
     for (const auto& key : config.keys()) {
       config.origin(key);
-      for (auto get : {+[](const mx::train::Config& c, const std::string& k) { c.get_int(k, 0); },
-                       +[](const mx::train::Config& c, const std::string& k) { c.get_double(k, 0); },
-                       +[](const mx::train::Config& c, const std::string& k) { c.get_bool(k, 0); },
-                       +[](const mx::train::Config& c, const std::string& k) { c.get_list(k, {}); },
-                       +[](const mx::train::Config& c, const std::string& k) {
-                         c.get_string(k, "");
-                       }}) {
+      for (auto get :
+           {+[](const mx::train::Config&c, const std::string&k) { c.get_int(k, 0); },
+            +[](const mx::train::Config&c, const std::string&k) { c.get_double(k, 0); },
+            +[](const mx::train::Config&c, const std::string&k) { c.get_bool(k, 0); },
+            +[](const mx::train::Config&c, const std::string&k) { c.get_list(k, {}); },
+            +[](const mx::train::Config&c, const std::string&k) { c.get_string(k, ""); }}) {
         try {
           get(config, key);
         } catch (const mx::InputError&) {

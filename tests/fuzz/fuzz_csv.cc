@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -15,12 +16,25 @@
 
 namespace {
 
-const std::string& input_path() {
-  static const std::string path = [] {
+// A folder of this process's own for the files the parser reads.
+struct TempDir {
+  std::string path = [] {
     std::string t = "/tmp/mx-fuzz-csv-XXXXXX";
     if (mkdtemp(t.data()) == nullptr) std::abort();
-    return t + "/input.csv";
+    return t;
   }();
+  TempDir() = default;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+const std::string& input_path() {
+  static const TempDir made;  // removed at exit
+  static const std::string path = made.path + "/input.csv";
   return path;
 }
 
