@@ -66,6 +66,13 @@ std::string place_of(const std::string& file, const std::string& text, size_t of
   return str(file, ":", line, ":", column);
 }
 
+// The opaque key that `key` lies inside ("network" for "network.layers"), or "".
+std::string opaque_parent(const std::string& key) {
+  for (size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', dot + 1))
+    if (is_opaque_key(key.substr(0, dot))) return key.substr(0, dot);
+  return "";
+}
+
 // Dotted keys name a path of sections: no part may be empty.
 bool has_empty_part(const std::string& key) {
   return key.empty() || key.front() == '.' || key.back() == '.' ||
@@ -146,6 +153,9 @@ void Config::merge_node(const YAML::Node& node, const std::string& prefix,
       throw InputError(yaml_location(entry.first, file) + ": '" + name +
                        "': 'include' is reserved for the files a config includes");
     const std::string key = prefix.empty() ? name : prefix + "." + name;
+    if (const std::string parent = opaque_parent(key); !parent.empty())
+      throw InputError(yaml_location(entry.first, file) + ": '" + name + "': '" + parent +
+                       "' is given whole, as a mapping under '" + parent + ":'");
     const YAML::Node& value = entry.second;
     if (value.IsMap() && !is_opaque_key(key)) {
       merge_node(value, key, file);
@@ -167,10 +177,9 @@ void Config::apply_override(const std::string& text) {
   if (key == "include" || key.rfind("include.", 0) == 0)
     throw InputError("override '" + text + "': includes are read from the config files only");
   // Keys inside an opaque key (network.layers) do not exist on their own.
-  for (size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', dot + 1))
-    if (is_opaque_key(key.substr(0, dot)))
-      throw InputError("override '" + text + "': values inside '" + key.substr(0, dot) +
-                       "' cannot be overridden one by one; edit the config");
+  if (const std::string parent = opaque_parent(key); !parent.empty())
+    throw InputError("override '" + text + "': values inside '" + parent +
+                     "' cannot be overridden one by one; edit the config");
   if (first_unprintable(text) != std::string::npos)
     throw InputError("override '" + text + "': a control character or text that is not UTF-8");
   YAML::Node value;

@@ -102,6 +102,10 @@ TEST_CASE(
                        "override 'train..epochs=1': 'train..epochs' is not a key (e.g. "
                        "train.batch_size=64)",
                        InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string("network.layers: []\n", "a.yaml"),
+                       "a.yaml:1:1: 'network.layers': 'network' is given whole, as a mapping "
+                       "under 'network:'",
+                       InputError);
   // Without a network in the file too: the printed config could not hold it.
   CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"network.layers=[]"}),
                        "override 'network.layers=[]': values inside 'network' cannot be overridden "
