@@ -1,6 +1,7 @@
 // mx-predict: predicts with a checkpoint (mx's run directory, or an MXNet
 // 1.x PREFIX-symbol.json + PREFIX-NNNN.params) on image files, a .rec file
-// or IDX files; top-k classes with probabilities, accuracy when the inputs
+// or IDX files; top-k classes with probabilities (a softmax applied when the
+// network ends without one; --raw: its outputs as scores), accuracy when the inputs
 // carry labels, latency and throughput with --benchmark. The work is done by
 // lib/train (predictor, predict_inputs, predict_report); this file reads the
 // command line.
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
       "mx-predict"};
   std::string model, classes_file, device = "cpu", mean_text, std_text;
   int epoch = -1, benchmark = 0;
-  bool json = false;
+  bool json = false, raw = false;
   float scale = 1;
   train::PredictInputs inputs;
   train::PreprocessOptions preprocess;
@@ -59,6 +60,9 @@ int main(int argc, char** argv) {
   app.add_option("--resize", preprocess.resize, "shorter side before the center crop");
   app.add_option("--device", device, "cpu or gpu:N");
   app.add_flag("--json", json, "print JSON");
+  app.add_flag("--raw", raw,
+               "report the network's outputs as scores, without the softmax applied to a "
+               "network that ends without one");
   app.add_option("--benchmark", benchmark,
                  "latency at batch 1 and throughput at --batch-size over N runs")
       ->expected(0, 1)
@@ -76,8 +80,9 @@ int main(int argc, char** argv) {
       train::print_benchmark(std::cout, predictor, pre.example, inputs.batch_size, benchmark);
       return;
     }
-    const auto rows = train::predict_inputs(predictor, inputs, pre);
+    const auto reading = train::read_output(predictor.symbol(), raw);
+    const auto rows = train::predict_inputs(predictor, inputs, pre, reading);
     train::print_predictions(std::cout, rows, train::read_class_names(classes_file), json,
-                             predictor.params_path());
+                             predictor.params_path(), reading);
   });
 }

@@ -4,6 +4,19 @@
 
 namespace mx::graph {
 
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> pending;
+  for (auto& e : inputs) pending.push_back(std::move(e.node));
+  while (!pending.empty()) {
+    std::shared_ptr<Node> node = std::move(pending.back());
+    pending.pop_back();
+    // The last owner takes the node's inputs before it dies, so its
+    // destructor has nothing left to release recursively.
+    if (node && node.use_count() == 1)
+      for (auto& e : node->inputs) pending.push_back(std::move(e.node));
+  }
+}
+
 uint32_t Node::num_outputs() const {
   return is_variable() ? 1 : static_cast<uint32_t>(op->output_names().size());
 }

@@ -39,6 +39,13 @@ struct Node {
   // a workspace output); written back so files round-trip unchanged.
   std::optional<uint32_t> declared_outputs;
 
+  Node() = default;
+  Node(const Node&) = default;
+  Node& operator=(const Node&) = default;
+  // Releases a long chain of inputs in a loop, not by recursion, so that a
+  // deep network (or a long symbol file) cannot overflow the stack.
+  ~Node();
+
   bool is_variable() const { return !op.has_value(); }
   // All outputs, hidden ones (BatchNorm's saved statistics, Dropout's mask) included.
   uint32_t num_outputs() const;

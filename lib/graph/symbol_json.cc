@@ -102,6 +102,8 @@ Symbol Symbol::from_json(const std::string& text, const std::string& source) {
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     fail(source, str("not valid JSON at byte ", e.byte, ": ", e.what()));
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    fail(source, str("not valid JSON: ", e.what()));
   }
   if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_array())
     fail(source, "not an MXNet symbol file (no \"nodes\" list)");

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "base/error.h"
@@ -13,6 +14,84 @@ namespace mx::train {
 namespace fs = std::filesystem;
 
 bool is_opaque_key(const std::string& key) { return key == "network"; }
+
+namespace {
+
+// YAML is printable Unicode text; yaml-cpp would take control characters
+// and bytes that are not UTF-8 as they are and print them back changed, so
+// the saved config would not repeat the run. Returns the offset of the
+// first such byte, or npos.
+size_t first_unprintable(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t extra = 0;
+    uint32_t min = 0;
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) return i;
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      extra = 1, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      extra = 2, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      extra = 3, min = 0x10000;
+    } else {
+      return i;
+    }
+    if (i + extra >= text.size()) return i;  // cut short
+    uint32_t code = c & (0x3F >> extra);
+    for (size_t k = 1; k <= extra; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      if ((b & 0xC0) != 0x80) return i;
+      code = (code << 6) | (b & 0x3F);
+    }
+    if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return i;
+    i += extra + 1;
+  }
+  return std::string::npos;
+}
+
+// "FILE:LINE:COLUMN" of byte `offset` of `text`.
+std::string place_of(const std::string& file, const std::string& text, size_t offset) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return str(file, ":", line, ":", column);
+}
+
+// The opaque key that `key` lies inside ("network" for "network.layers"), or "".
+std::string opaque_parent(const std::string& key) {
+  for (size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', dot + 1))
+    if (is_opaque_key(key.substr(0, dot))) return key.substr(0, dot);
+  return "";
+}
+
+// Dotted keys name a path of sections: no part may be empty.
+bool has_empty_part(const std::string& key) {
+  return key.empty() || key.front() == '.' || key.back() == '.' ||
+         key.find("..") != std::string::npos;
+}
+
+YAML::Node parse_yaml(const std::string& text, const std::string& file) {
+  if (const size_t bad = first_unprintable(text); bad != std::string::npos)
+    throw InputError(str(place_of(file, text, bad), ": byte 0x", std::hex,
+                         static_cast<int>(static_cast<unsigned char>(text[bad])),
+                         " is a control character or not UTF-8; YAML is printable Unicode text"));
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(str(file, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  }
+}
+
+}  // namespace
 
 Config Config::load(const std::string& path, const std::vector<std::string>& overrides) {
   Config c;
@@ -27,12 +106,7 @@ Config Config::load(const std::string& path, const std::vector<std::string>& ove
 Config Config::from_string(const std::string& yaml, const std::string& name,
                            const std::vector<std::string>& overrides) {
   Config c;
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    throw InputError(str(name, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
-  }
+  const YAML::Node root = parse_yaml(yaml, name);
   if (root.IsMap()) c.merge_node(root, "", name);
   for (const auto& o : overrides) c.apply_override(o);
   return c;
@@ -43,12 +117,10 @@ void Config::merge_file(const std::string& path, std::vector<std::string>& stack
   if (std::find(stack.begin(), stack.end(), canonical) != stack.end())
     throw InputError("config include cycle: " + join(stack, " -> ") + " -> " + path);
   if (!fs::exists(path)) throw InputError("cannot open config '" + path + "': no such file");
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    throw InputError(str(path, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
-  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file || fs::is_directory(path)) throw InputError("cannot read config '" + path + "'");
+  const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  const YAML::Node root = parse_yaml(text, path);
   if (root.IsNull()) return;
   if (!root.IsMap()) throw InputError(path + ": a config must be a mapping of sections");
   stack.push_back(canonical);
@@ -72,16 +144,23 @@ void Config::merge_node(const YAML::Node& node, const std::string& prefix,
                         const std::string& file) {
   for (const auto& entry : node) {
     const std::string name = entry.first.Scalar();
+    if (has_empty_part(name))
+      throw InputError(yaml_location(entry.first, file) + ": '" + name +
+                       "' is not a key (empty names and empty parts between dots are not)");
     if (prefix.empty() && name == "include") continue;
+    // It would print as an include.
+    if (prefix.empty() && name.rfind("include.", 0) == 0)
+      throw InputError(yaml_location(entry.first, file) + ": '" + name +
+                       "': 'include' is reserved for the files a config includes");
     const std::string key = prefix.empty() ? name : prefix + "." + name;
+    if (const std::string parent = opaque_parent(key); !parent.empty())
+      throw InputError(yaml_location(entry.first, file) + ": '" + name + "': '" + parent +
+                       "' is given whole, as a mapping under '" + parent + ":'");
     const YAML::Node& value = entry.second;
     if (value.IsMap() && !is_opaque_key(key)) {
       merge_node(value, key, file);
     } else {
-      // A later file replaces the whole subtree of an opaque key or a leaf.
-      for (auto it = values_.begin(); it != values_.end();)
-        it = it->first.rfind(key + ".", 0) == 0 ? values_.erase(it) : std::next(it);
-      values_[key] = {value, yaml_location(value, file)};
+      replace(key, {value, yaml_location(value, file)});
     }
   }
 }
@@ -92,10 +171,17 @@ void Config::apply_override(const std::string& text) {
     throw InputError("override '" + text + "' is not key=value (e.g. train.batch_size=64)");
   const std::string key = trim(text.substr(0, eq));
   const std::string raw = text.substr(eq + 1);
-  for (const auto& [existing, v] : values_)
-    if (is_opaque_key(existing) && key.rfind(existing + ".", 0) == 0)
-      throw InputError("override '" + text + "': values inside '" + existing +
-                       "' cannot be overridden one by one; edit the config");
+  if (has_empty_part(key))
+    throw InputError("override '" + text + "': '" + key +
+                     "' is not a key (e.g. train.batch_size=64)");
+  if (key == "include" || key.rfind("include.", 0) == 0)
+    throw InputError("override '" + text + "': includes are read from the config files only");
+  // Keys inside an opaque key (network.layers) do not exist on their own.
+  if (const std::string parent = opaque_parent(key); !parent.empty())
+    throw InputError("override '" + text + "': values inside '" + parent +
+                     "' cannot be overridden one by one; edit the config");
+  if (first_unprintable(text) != std::string::npos)
+    throw InputError("override '" + text + "': a control character or text that is not UTF-8");
   YAML::Node value;
   try {
     value = YAML::Load(raw);
@@ -111,7 +197,19 @@ void Config::set(const std::string& key, const YAML::Node& value, const std::str
     merge_node(value, key, origin);
     return;
   }
-  values_[key] = {value, origin};
+  replace(key, {value, origin});
+}
+
+void Config::replace(const std::string& key, ConfigValue value) {
+  // A later value replaces what it overlaps: the subtree under `key` and a
+  // single value at a key above it ("train: 5" then "train.epochs: 2"), so
+  // the printed config holds exactly the keys that are set.
+  for (auto it = values_.begin(); it != values_.end();) {
+    const std::string& k = it->first;
+    const bool below = k.rfind(key + ".", 0) == 0, above = key.rfind(k + ".", 0) == 0;
+    it = below || above ? values_.erase(it) : std::next(it);
+  }
+  values_[key] = std::move(value);
 }
 
 const ConfigValue& Config::at(const std::string& key) const {

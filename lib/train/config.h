@@ -59,6 +59,7 @@ class Config {
   void merge_file(const std::string& path, std::vector<std::string>& stack);
   void merge_node(const YAML::Node& node, const std::string& prefix, const std::string& file);
   void apply_override(const std::string& text);
+  void replace(const std::string& key, ConfigValue value);
 
   std::map<std::string, ConfigValue> values_;
   std::string directory_ = ".";

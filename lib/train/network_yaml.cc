@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -15,6 +16,13 @@
 namespace mx::train {
 namespace {
 
+// Limits that keep a config from hanging the builder or exhausting memory:
+// each is far beyond what a real network needs (ResNet-152 has ~500 layers).
+constexpr int kMaxExpressionNesting = 64;  // parentheses and unary minus in ${...}
+constexpr int kMaxRepeat = 10000;          // one layer's `repeat`
+constexpr int kMaxLayers = 100000;         // layers in the whole network
+constexpr int kMaxBlockNesting = 32;       // blocks inside blocks
+
 // ---- ${...} expressions ---------------------------------------------------
 
 class Expression {
@@ -27,12 +35,15 @@ class Expression {
     double v = comparison();
     skip_space();
     if (pos_ != text_.size()) fail("unexpected '" + text_.substr(pos_) + "'");
+    if (!std::isfinite(v)) fail("the result is not a finite number");
     return v;
   }
 
  private:
   [[noreturn]] void fail(const std::string& why) const {
-    throw InputError(where_ + ": in expression '" + text_ + "': " + why);
+    // A long expression is shortened: the message names the place anyway.
+    const std::string shown = text_.size() > 80 ? text_.substr(0, 60) + "..." : text_;
+    throw InputError(where_ + ": in expression '" + shown + "': " + why);
   }
   void skip_space() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
@@ -94,7 +105,19 @@ class Expression {
       }
     }
   }
+  // Counts the nesting of `unary` so that "((((..." cannot exhaust the stack.
+  struct Nesting {
+    explicit Nesting(Expression& e) : e_(e) {
+      if (++e_.depth_ > kMaxExpressionNesting)
+        e_.fail(str("nested deeper than ", kMaxExpressionNesting, " levels"));
+    }
+    ~Nesting() { --e_.depth_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+    Expression& e_;
+  };
   double unary() {
+    const Nesting nesting(*this);
     if (accept("-")) return -unary();
     if (accept("(")) {
       double v = comparison();
@@ -141,6 +164,7 @@ class Expression {
   const std::map<std::string, std::string>& vars_;
   const std::string& where_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 std::string format_number(double v) {
@@ -183,9 +207,11 @@ class NetworkBuilder {
         Block b;
         b.node = def;
         if (def["params"]) b.defaults = yaml_to_attr_strings(def["params"], file_);
-        b.layers = def["layers"];
-        if (!b.layers || !b.layers.IsSequence())
+        // Checked before the assignment: yaml-cpp throws assigning a missing node.
+        const YAML::Node layers = def["layers"];
+        if (!layers || !layers.IsSequence())
           fail(def, "block '" + entry.first.Scalar() + "' needs a list of 'layers'");
+        b.layers = layers;
         blocks_[entry.first.Scalar()] = b;
       }
     }
@@ -243,7 +269,12 @@ class NetworkBuilder {
     std::string ref = substitute(ref_node.Scalar(), vars, yaml_location(ref_node, file_));
     std::optional<size_t> index;
     if (auto open = ref.find('['); open != std::string::npos && ref.back() == ']') {
-      index = std::stoul(ref.substr(open + 1, ref.size() - open - 2));
+      const std::string digits = ref.substr(open + 1, ref.size() - open - 2);
+      size_t i = 0;
+      const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), i);
+      if (error != std::errc() || end != digits.data() + digits.size() || digits.empty())
+        fail(ref_node, "'" + ref + "': the output index in [...] must be a whole number");
+      index = i;
       ref = ref.substr(0, open);
     }
     auto it = scope.names.find(ref);
@@ -296,8 +327,9 @@ class NetworkBuilder {
       fail(layer["op"], "unknown operator '" + op_name + "'" + did_you_mean(op_name, names) +
                             " (mx-ops lists them all)");
     }
-    int repeat = layer["repeat"] ? std::stoi(text(layer["repeat"], vars)) : 1;
+    const int repeat = repeat_count(layer, vars);
     for (int i = 0; i < repeat; ++i) {
+      count_layer(layer);
       std::string local = layer["name"] ? text(layer["name"], vars) : auto_name(def->name);
       if (repeat > 1 && layer["name"]) local += std::to_string(i + 1);
       std::map<std::string, std::string> attrs;
@@ -374,7 +406,16 @@ class NetworkBuilder {
                               did_you_mean(key, known) + "; its parameters: " + join(known, ", "));
       args[key] = text(entry.second, vars);
     }
-    const int repeat = layer["repeat"] ? std::stoi(text(layer["repeat"], vars)) : 1;
+    const int repeat = repeat_count(layer, vars);
+    if (std::find(active_blocks_.begin(), active_blocks_.end(), block_name) !=
+        active_blocks_.end()) {
+      active_blocks_.push_back(block_name);
+      fail(layer["block"],
+           "block '" + block_name + "' uses itself (" + join(active_blocks_, " -> ") + ")");
+    }
+    if (active_blocks_.size() >= static_cast<size_t>(kMaxBlockNesting))
+      fail(layer["block"], str("blocks are nested deeper than ", kMaxBlockNesting, " levels"));
+    active_blocks_.push_back(block_name);
     const std::string base = layer["name"] ? text(layer["name"], vars) : auto_name(block_name);
     std::vector<graph::Symbol> inputs = layer_inputs(layer, scope, vars);
     for (int i = 0; i < repeat; ++i) {
@@ -393,8 +434,28 @@ class NetworkBuilder {
       inputs = {inner.previous};
       scope.names[instance] = inner.previous;
     }
+    active_blocks_.pop_back();
     scope.names[base] = inputs[0];
     scope.previous = inputs[0];
+  }
+
+  // `repeat: N` (default 1), a whole number from 0 to kMaxRepeat.
+  int repeat_count(const YAML::Node& layer, const std::map<std::string, std::string>& vars) const {
+    if (!layer["repeat"]) return 1;
+    const std::string value = trim(text(layer["repeat"], vars));
+    int n = -1;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (error != std::errc() || end != value.data() + value.size() || n < 0 || n > kMaxRepeat)
+      fail(layer["repeat"],
+           str("repeat must be a whole number from 0 to ", kMaxRepeat, ", not '", value, "'"));
+    return n;
+  }
+
+  // Counts one more layer; repeats multiply inside repeated blocks.
+  void count_layer(const YAML::Node& layer) {
+    if (++layers_ > kMaxLayers)
+      fail(layer, str("the network has more than ", kMaxLayers,
+                      " layers (repeat counts multiply in repeated blocks)"));
   }
 
   std::string auto_name(const std::string& op) {
@@ -405,6 +466,8 @@ class NetworkBuilder {
   std::string file_;
   std::map<std::string, Block> blocks_;
   std::map<std::string, int> counters_;
+  std::vector<std::string> active_blocks_;  // the blocks being built, outermost first
+  int layers_ = 0;
 };
 
 }  // namespace

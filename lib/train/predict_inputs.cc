@@ -1,6 +1,7 @@
 #include "train/predict_inputs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -41,7 +42,8 @@ using Batch = std::tuple<NDArray, std::vector<int>, std::vector<std::string>>;
 
 // Runs `predictor` over the batches `next` gives.
 template <typename Next>
-std::vector<Prediction> run_batches(Predictor& predictor, int k, Next next) {
+std::vector<Prediction> run_batches(Predictor& predictor, int k, const OutputReading& reading,
+                                    Next next) {
   std::vector<Prediction> rows;
   while (auto batch = next()) {
     auto& [data, labels, names] = *batch;
@@ -49,6 +51,7 @@ std::vector<Prediction> run_batches(Predictor& predictor, int k, Next next) {
     auto values = probs.to_vector<float>();
     const int64_t classes = probs.size() / probs.shape()[0];
     for (size_t i = 0; i < names.size(); ++i) {
+      reading.apply(values.data() + static_cast<int64_t>(i) * classes, classes);
       Prediction r;
       r.input = names[i];
       r.top = top_k(values.data() + static_cast<int64_t>(i) * classes, classes, k);
@@ -60,10 +63,10 @@ std::vector<Prediction> run_batches(Predictor& predictor, int k, Next next) {
 }
 
 // The examples of a data iterator, named SOURCE#N, without its padding.
-std::vector<Prediction> predict_iter(Predictor& predictor, int k, DataIter& iter,
-                                     const std::string& source) {
+std::vector<Prediction> predict_iter(Predictor& predictor, int k, const OutputReading& reading,
+                                     DataIter& iter, const std::string& source) {
   uint64_t seen = 0;
-  return run_batches(predictor, k, [&]() -> std::optional<Batch> {
+  return run_batches(predictor, k, reading, [&]() -> std::optional<Batch> {
     auto b = iter.next();
     if (!b) return std::nullopt;
     const int real = static_cast<int>(b->data.shape()[0]) - b->pad;
@@ -80,7 +83,7 @@ std::vector<Prediction> predict_iter(Predictor& predictor, int k, DataIter& iter
 }
 
 std::vector<Prediction> predict_rec(Predictor& predictor, const PredictInputs& in,
-                                    const Preprocess& pre) {
+                                    const Preprocess& pre, const OutputReading& reading) {
   const std::string& path = in.paths[0];
   if (!pre.example.is_known()) throw InputError("a .rec input needs --data-shape C,H,W");
   std::map<std::string, std::string> p{{"path_imgrec", path},
@@ -95,10 +98,11 @@ std::vector<Prediction> predict_rec(Predictor& predictor, const PredictInputs& i
                                        {"std_b", std::to_string(pre.std[2])},
                                        {"scale", std::to_string(pre.scale)}};
   ImageRecordIter iter(ImageRecordIterParam::from_strings(p, "mx-predict"));
-  return predict_iter(predictor, in.top_k, iter, path);
+  return predict_iter(predictor, in.top_k, reading, iter, path);
 }
 
-std::vector<Prediction> predict_idx(Predictor& predictor, const PredictInputs& in) {
+std::vector<Prediction> predict_idx(Predictor& predictor, const PredictInputs& in,
+                                    const OutputReading& reading) {
   const std::string& path = in.paths[0];
   if (in.labels.empty())
     throw InputError("an IDX images file needs --labels (the IDX labels file)");
@@ -108,12 +112,12 @@ std::vector<Prediction> predict_idx(Predictor& predictor, const PredictInputs& i
                                                {"shuffle", "False"},
                                                {"silent", "True"}},
                                               "mx-predict"));
-  return predict_iter(predictor, in.top_k, iter, path);
+  return predict_iter(predictor, in.top_k, reading, iter, path);
 }
 
 // Image files, decoded and center-cropped to the example shape.
 std::vector<Prediction> predict_images(Predictor& predictor, const PredictInputs& in,
-                                       const Preprocess& pre) {
+                                       const Preprocess& pre, const OutputReading& reading) {
   const Shape& example = pre.example;
   if (example.ndim() != 3)
     throw InputError(
@@ -133,7 +137,7 @@ std::vector<Prediction> predict_images(Predictor& predictor, const PredictInputs
   Rng rng(0);
   size_t next_input = 0;
   const size_t example_size = static_cast<size_t>(example.size());
-  return run_batches(predictor, in.top_k, [&]() -> std::optional<Batch> {
+  return run_batches(predictor, in.top_k, reading, [&]() -> std::optional<Batch> {
     if (next_input >= in.paths.size()) return std::nullopt;
     const size_t n =
         std::min<size_t>(static_cast<size_t>(in.batch_size), in.paths.size() - next_input);
@@ -156,6 +160,53 @@ std::vector<Prediction> predict_images(Predictor& predictor, const PredictInputs
 }
 
 }  // namespace
+
+std::string OutputReading::key() const { return kind == Kind::raw ? "score" : "probability"; }
+
+std::string OutputReading::note() const {
+  const std::string layer = last_op + " '" + last_name + "'";
+  switch (kind) {
+    case Kind::probability: return "";
+    case Kind::softmax_applied:
+      return "the network ends in " + layer +
+             " without a softmax; probabilities are the softmax of its outputs (--raw: the "
+             "outputs)";
+    case Kind::exp_applied:
+      return "the network ends in " + layer + "; probabilities are the exp of its outputs";
+    case Kind::raw: return "scores are the raw outputs of " + layer;
+  }
+  return "";
+}
+
+void OutputReading::apply(float* values, int64_t n) const {
+  if (n <= 0) return;
+  if (kind == Kind::exp_applied) {
+    for (int64_t i = 0; i < n; ++i) values[i] = std::exp(values[i]);
+  } else if (kind == Kind::softmax_applied) {
+    const float top = *std::max_element(values, values + n);
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += values[i] = std::exp(values[i] - top);
+    for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>(values[i] / sum);
+  }
+}
+
+OutputReading read_output(const graph::Symbol& symbol, bool raw) {
+  OutputReading r;
+  if (symbol.outputs().empty()) return r;
+  const graph::Node& last = *symbol.outputs().front().node;
+  r.last_name = last.name;
+  r.last_op = last.is_variable() ? "a variable" : last.op->def().name;
+  if (raw) {
+    r.kind = OutputReading::Kind::raw;
+  } else if (r.last_op == "SoftmaxOutput" || r.last_op == "softmax") {
+    r.kind = OutputReading::Kind::probability;
+  } else if (r.last_op == "log_softmax") {
+    r.kind = OutputReading::Kind::exp_applied;
+  } else {
+    r.kind = OutputReading::Kind::softmax_applied;
+  }
+  return r;
+}
 
 Preprocess resolve_preprocess(const PreprocessOptions& given, const Predictor& predictor) {
   Preprocess p;
@@ -186,13 +237,14 @@ Preprocess resolve_preprocess(const PreprocessOptions& given, const Predictor& p
 }
 
 std::vector<Prediction> predict_inputs(Predictor& predictor, const PredictInputs& inputs,
-                                       const Preprocess& preprocess) {
+                                       const Preprocess& preprocess, const OutputReading& reading) {
   if (inputs.paths.empty())
     throw InputError("give inputs: image files, a .rec file or an IDX images file");
   if (inputs.paths.size() == 1 && is_rec(inputs.paths[0]))
-    return predict_rec(predictor, inputs, preprocess);
-  if (inputs.paths.size() == 1 && is_idx(inputs.paths[0])) return predict_idx(predictor, inputs);
-  return predict_images(predictor, inputs, preprocess);
+    return predict_rec(predictor, inputs, preprocess, reading);
+  if (inputs.paths.size() == 1 && is_idx(inputs.paths[0]))
+    return predict_idx(predictor, inputs, reading);
+  return predict_images(predictor, inputs, preprocess, reading);
 }
 
 }  // namespace mx::train

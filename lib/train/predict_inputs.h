@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,6 +35,31 @@ struct Preprocess {
 // Throws InputError for an unparsable shape.
 Preprocess resolve_preprocess(const PreprocessOptions& given, const Predictor& predictor);
 
+// What the network's first output means and how mx-predict turns it into
+// the figures it reports. Networks exported from Gluon end in a Dense layer
+// (logits), mx's and MXNet's symbolic ones in SoftmaxOutput.
+struct OutputReading {
+  enum class Kind {
+    probability,      // the network ends in a softmax: its outputs as they are
+    softmax_applied,  // logits: mx-predict applies a softmax over each row
+    exp_applied,      // log_softmax: mx-predict applies exp
+    raw,              // --raw: the outputs as they are, reported as scores
+  };
+  Kind kind = Kind::probability;
+  std::string last_op, last_name;  // the operator and layer the network ends in
+
+  // "probability", or "score" for raw outputs.
+  std::string key() const;
+  // One sentence saying how the figures were made; empty when the network's
+  // outputs are probabilities already.
+  std::string note() const;
+  // Turns one example's outputs into what is reported, in place.
+  void apply(float* values, int64_t n) const;
+};
+
+// From the last operator of `symbol`'s first output; `raw` keeps the outputs.
+OutputReading read_output(const graph::Symbol& symbol, bool raw);
+
 struct PredictInputs {
   std::vector<std::string> paths;  // image files, one .rec file or one IDX images file
   std::string labels;              // the IDX labels file of an IDX images file
@@ -43,13 +69,13 @@ struct PredictInputs {
 
 struct Prediction {
   std::string input;  // the image file, or "FILE#N" for example N of a .rec or IDX file
-  std::vector<std::pair<int, float>> top;  // (class, probability), most probable first
+  std::vector<std::pair<int, float>> top;  // (class, probability or score), highest first
   std::optional<int> label;                // when the input carries one
 };
 
 // Throws InputError for missing inputs, an unknown example shape, or an
 // image that cannot be read.
 std::vector<Prediction> predict_inputs(Predictor& predictor, const PredictInputs& inputs,
-                                       const Preprocess& preprocess);
+                                       const Preprocess& preprocess, const OutputReading& reading);
 
 }  // namespace mx::train

@@ -21,7 +21,7 @@ std::vector<std::string> read_class_names(const std::string& path) {
 
 void print_predictions(std::ostream& out, const std::vector<Prediction>& rows,
                        const std::vector<std::string>& class_names, bool json,
-                       const std::string& model) {
+                       const std::string& model, const OutputReading& reading) {
   auto class_name = [&](int k) {
     return k >= 0 && static_cast<size_t>(k) < class_names.size()
                ? class_names[static_cast<size_t>(k)]
@@ -36,11 +36,12 @@ void print_predictions(std::ostream& out, const std::vector<Prediction>& rows,
   if (json) {
     nlohmann::json j;
     j["model"] = model;
+    if (const auto note = reading.note(); !note.empty()) j["output"] = note;
     j["predictions"] = nlohmann::json::array();
     for (const auto& r : rows) {
       nlohmann::json row{{"input", r.input}};
       for (const auto& [k, p] : r.top)
-        row["top"].push_back({{"class", k}, {"name", class_name(k)}, {"probability", p}});
+        row["top"].push_back({{"class", k}, {"name", class_name(k)}, {reading.key(), p}});
       if (r.label) row["label"] = *r.label;
       j["predictions"].push_back(row);
     }
@@ -48,6 +49,7 @@ void print_predictions(std::ostream& out, const std::vector<Prediction>& rows,
     out << j.dump(2) << "\n";
     return;
   }
+  if (const auto note = reading.note(); !note.empty()) out << "note: " << note << "\n";
   const bool brief = rows.size() > 20;  // data sets: the summary, not every line
   if (!brief) {
     for (const auto& r : rows) {

@@ -72,6 +72,31 @@ expect("${out}" "c1.jpg: [0-9] \\([0-9.e-]+\\) [0-9] \\([0-9.e-]+\\) [0-9]")
 run(0 out ${BIN}/mx-predict -m ${W}/full --data-shape 1,28,28 --benchmark 3 --batch-size 16)
 expect("${out}" "latency at batch 1: [0-9.]+ ms")
 
+# A network that ends without a softmax (as Gluon exports do): the same model
+# with its head moved from SoftmaxOutput to the layer before it. mx-predict
+# applies the softmax and says so; --raw reports the outputs as scores.
+file(READ ${W}/full/model-symbol.json sym)
+string(JSON head GET "${sym}" heads 0 0)
+string(JSON logits GET "${sym}" nodes ${head} inputs 0 0)
+string(JSON sym SET "${sym}" heads 0 0 ${logits})
+file(WRITE ${W}/logits-symbol.json "${sym}")
+file(COPY_FILE ${W}/full/model-0002.params ${W}/logits-0002.params)
+run(0 out ${BIN}/mx-predict -m ${W}/logits-0002 ${W}/fm_val.rec --data-shape 1,28,28 --scale 0.00390625)
+expect("${out}" "note: the network ends in FullyConnected '[a-z0-9_]+' without a softmax; probabilities are the softmax")
+expect("${out}" "400 prediction\\(s\\); accuracy 0\\.[5-9]")
+run(0 out ${BIN}/mx-predict -m ${W}/logits-0002 ${W}/fm_val.rec --data-shape 1,28,28 --scale 0.00390625 --json --top-k 10)
+string(JSON p0 GET "${out}" predictions 0 top 0 probability)
+string(JSON note GET "${out}" output)
+expect("${note}" "softmax of its outputs")
+expect("${p0}" "^(0\\.[0-9]+(e-[0-9]+)?|1\\.0|1|[0-9.]+e-[0-9]+)$")
+run(0 out ${BIN}/mx-predict -m ${W}/logits-0002 ${W}/fm_val.rec --data-shape 1,28,28 --scale 0.00390625 --json --raw)
+expect("${out}" "\"score\": ")
+expect("${out}" "\"output\": \"scores are the raw outputs of FullyConnected")
+run(0 out ${BIN}/mx-predict -m ${W}/full ${W}/fm_val.rec --data-shape 1,28,28 --scale 0.00390625 --json)
+if(out MATCHES "\"output\"|note:")
+  message(FATAL_ERROR "a network that ends in SoftmaxOutput needs no note:\n${out}")
+endif()
+
 # Bad input: one clear message, exit code 2, nothing written.
 file(WRITE ${W}/bad.yaml "train:\n  epochs: [1\n")
 run(2 out ${BIN}/mx-train ${W}/bad.yaml)

@@ -145,6 +145,8 @@ TEST_CASE("old files with \"param\" and \"attr\" load and save as MXNet 1.x writ
 TEST_CASE("malformed symbol files give one clear message") {
   CHECK(json_error("{nodes: ]").find("net.json: not valid JSON at byte") == 0);
   CHECK(json_error("[1, 2]") == "net.json: not an MXNet symbol file (no \"nodes\" list)");
+  // nlohmann's number overflow is not a parse_error (found by fuzz_symbol_json).
+  CHECK(json_error("1E400").find("net.json: not valid JSON: ") == 0);
   CHECK(
       json_error(
           R"({"nodes": [{"op": "FullyConected", "name": "fc", "inputs": []}], "heads": [[0,0,0]]})") ==

@@ -60,6 +60,57 @@ TEST_CASE("the resolved config prints as YAML that loads back to the same values
   CHECK(again.to_yaml() == printed);
 }
 
+TEST_CASE("a value replaces what it overlaps, so the printed config has the same keys") {
+  // A single value, then a key below it (and the reverse): the later one wins.
+  auto c = Config::from_string("train: 5\n", "a.yaml", {"train.epochs=2"});
+  CHECK(c.keys() == std::vector<std::string>{"train.epochs"});
+  CHECK(Config::from_string(c.to_yaml(), "printed").keys() == c.keys());
+  auto d = Config::from_string("train: {epochs: 2, batch_size: 8}\n", "a.yaml", {"train=5"});
+  CHECK(d.keys() == std::vector<std::string>{"train"});
+  CHECK(Config::from_string(d.to_yaml(), "printed").keys() == d.keys());
+}
+
+TEST_CASE(
+    "control characters, text that is not UTF-8 and overrides inside an opaque key are errors") {
+  CHECK_THROWS_WITH_AS(
+      Config::from_string("a: 1\nb: \"x\xe9\"\n", "a.yaml"),
+      "a.yaml:2:6: byte 0xe9 is a control character or not UTF-8; YAML is printable "
+      "Unicode text",
+      InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string(std::string("a: x\x00y\n", 8), "a.yaml"),
+                       "a.yaml:1:5: byte 0x0 is a control character or not UTF-8; YAML is "
+                       "printable Unicode text",
+                       InputError);
+  CHECK(Config::from_string("a: caf\xc3\xa9\n", "a.yaml").get_string("a", "") == "caf\xc3\xa9");
+  CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"b=\xff"}),
+                       "override 'b=\xff': a control character or text that is not UTF-8",
+                       InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"include.x=1"}),
+                       "override 'include.x=1': includes are read from the config files only",
+                       InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string("include.x: 1\n", "a.yaml"),
+                       "a.yaml:1:1: 'include.x': 'include' is reserved for the files a config "
+                       "includes",
+                       InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string("a:\n  .b: 1\n", "a.yaml"),
+                       "a.yaml:2:3: '.b' is not a key (empty names and empty parts between dots "
+                       "are not)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"train..epochs=1"}),
+                       "override 'train..epochs=1': 'train..epochs' is not a key (e.g. "
+                       "train.batch_size=64)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(Config::from_string("network.layers: []\n", "a.yaml"),
+                       "a.yaml:1:1: 'network.layers': 'network' is given whole, as a mapping "
+                       "under 'network:'",
+                       InputError);
+  // Without a network in the file too: the printed config could not hold it.
+  CHECK_THROWS_WITH_AS(Config::from_string("a: 1\n", "a.yaml", {"network.layers=[]"}),
+                       "override 'network.layers=[]': values inside 'network' cannot be overridden "
+                       "one by one; edit the config",
+                       InputError);
+}
+
 TEST_CASE("config errors name the file, line and the closest valid key") {
   Config c = Config::from_string("train:\n  epochs: 2\n  batch_sise: 8\n", "cfg.yaml");
   CHECK_THROWS_WITH_AS(

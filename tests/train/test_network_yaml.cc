@@ -142,3 +142,45 @@ layers:
 )") == "net.yaml:4:44: num_args is 3 but the layer has 2 inputs; leave num_args out to count "
        "the inputs");
 }
+
+TEST_CASE("expressions and repeats have limits instead of hanging or exhausting memory") {
+  const std::map<std::string, std::string> v{{"n", "3"}};
+  CHECK(substitute("${" + std::string(60, '(') + "1" + std::string(60, ')') + "}", v, "x") == "1");
+  CHECK_THROWS_WITH_AS(substitute("${" + std::string(100000, '(') + "1}", v, "net.yaml:2:3"),
+                       doctest::Contains("net.yaml:2:3: in expression '((((("), InputError);
+  CHECK_THROWS_WITH_AS(substitute("${" + std::string(100000, '-') + "1}", v, "x"),
+                       doctest::Contains("': nested deeper than 64 levels"), InputError);
+  CHECK_THROWS_WITH_AS(
+      substitute("${1e308 * 10}", v, "net.yaml:2:3"),
+      "net.yaml:2:3: in expression '1e308 * 10': the result is not a finite number", InputError);
+
+  CHECK(error_of("layers:\n  - {op: relu, repeat: 1000000000}\n") ==
+        "net.yaml:2:24: repeat must be a whole number from 0 to 10000, not '1000000000'");
+  CHECK(error_of("layers:\n  - {op: relu, repeat: -1}\n") ==
+        "net.yaml:2:24: repeat must be a whole number from 0 to 10000, not '-1'");
+  CHECK(error_of("layers:\n  - {op: relu, repeat: 2.5}\n") ==
+        "net.yaml:2:24: repeat must be a whole number from 0 to 10000, not '2.5'");
+  CHECK(error_of("layers:\n  - {op: relu, repeat: many}\n") ==
+        "net.yaml:2:24: repeat must be a whole number from 0 to 10000, not 'many'");
+  // Repeats multiply through nested blocks: 10000 x 10000 layers is an error, not a hang.
+  CHECK(error_of(R"(blocks:
+  inner: {layers: [{op: relu, repeat: 10000}]}
+layers:
+  - {block: inner, repeat: 10000}
+)") == "net.yaml:2:20: the network has more than 100000 layers (repeat counts multiply in "
+       "repeated blocks)");
+  CHECK(build("layers:\n  - {op: relu, repeat: 3}\n").name() == "relu2");
+}
+
+TEST_CASE("a block that uses itself is an error, not endless recursion") {
+  CHECK(error_of("blocks:\n  a: {params: {x: 1}}\nlayers:\n  - {block: a}\n") ==
+        "net.yaml:2:6: block 'a' needs a list of 'layers'");
+  CHECK(error_of(R"(blocks:
+  a: {layers: [{block: b}]}
+  b: {layers: [{op: relu}, {block: a}]}
+layers:
+  - {block: a}
+)") == "net.yaml:3:36: block 'a' uses itself (a -> b -> a)");
+  CHECK(error_of("layers:\n  - {op: relu}\n  - {op: relu, inputs: 'relu0[x]'}\n") ==
+        "net.yaml:3:24: 'relu0[x]': the output index in [...] must be a whole number");
+}
