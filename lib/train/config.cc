@@ -189,6 +189,13 @@ void Config::apply_override(const std::string& text) {
     throw InputError("override '" + text + "': " + e.msg);
   }
   if (value.IsNull() && !raw.empty() && raw != "null" && raw != "~") value = YAML::Node(raw);
+  // `kvstore=dist_sync` on a section written as a mapping with a type
+  // (kvstore: {type: local, bigarray_bound: ...}) changes the type and keeps
+  // the section's other settings.
+  if (value.IsScalar() && has(key + ".type")) {
+    set(key + ".type", value, "command line: " + text);
+    return;
+  }
   set(key, value, "command line: " + text);
 }
 
