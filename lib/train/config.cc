@@ -113,12 +113,19 @@ Config Config::from_string(const std::string& yaml, const std::string& name,
 }
 
 void Config::merge_file(const std::string& path, std::vector<std::string>& stack) {
-  const std::string canonical = fs::weakly_canonical(path).string();
+  // The error_code forms: a name the file system refuses (too long, bad
+  // characters) is a bad config, not an exception from the library.
+  std::error_code ec;
+  std::string canonical = fs::weakly_canonical(path, ec).string();
+  if (ec) throw InputError("cannot open config '" + path + "': " + ec.message());
   if (std::find(stack.begin(), stack.end(), canonical) != stack.end())
     throw InputError("config include cycle: " + join(stack, " -> ") + " -> " + path);
-  if (!fs::exists(path)) throw InputError("cannot open config '" + path + "': no such file");
+  if (!fs::exists(path, ec)) {
+    throw InputError("cannot open config '" + path +
+                     "': " + (ec ? ec.message() : std::string("no such file")));
+  }
   std::ifstream file(path, std::ios::binary);
-  if (!file || fs::is_directory(path)) throw InputError("cannot read config '" + path + "'");
+  if (!file || fs::is_directory(path, ec)) throw InputError("cannot read config '" + path + "'");
   const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
   const YAML::Node root = parse_yaml(text, path);
   if (root.IsNull()) return;

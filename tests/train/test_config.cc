@@ -132,3 +132,15 @@ TEST_CASE("config errors name the file, line and the closest valid key") {
   dir.write("b.yaml", "include: a.yaml\n");
   CHECK_THROWS_AS(Config::load((dir.path() / "a.yaml").string()), InputError);
 }
+
+TEST_CASE("an include the file system cannot name is a config error") {
+  TempDir dir;
+  const std::string long_name(5000, 'x');
+  std::string cfg = dir.write("run.yaml", "include: " + long_name + ".yaml\ntrain: {epochs: 1}\n");
+  try {
+    Config::load(cfg);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("cannot open config '") != std::string::npos);
+  }
+}
