@@ -4,23 +4,9 @@
 #   cmake -DBIN=<build>/cmd -DINTERRUPT=<interrupt_after> -DWORK_DIR=... -P train_interrupt.cmake
 set(FM /usr/share/datasets/fashion-mnist)
 
-function(run expected_code out_var)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 600)
-  if(NOT code EQUAL expected_code)
-    message(FATAL_ERROR "${ARGN}\nexit code ${code}, expected ${expected_code}\nstdout: ${out}\nstderr: ${err}")
-  endif()
-  set(${out_var} "${out}${err}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_program.cmake)
 
-function(expect text regex)
-  if(NOT text MATCHES "${regex}")
-    message(FATAL_ERROR "expected output matching '${regex}', got:\n${text}")
-  endif()
-endfunction()
-
-if(NOT EXISTS ${FM}/train-images-idx3-ubyte.gz)
-  message(FATAL_ERROR "Fashion-MNIST is missing: install Debian's dataset-fashion-mnist (scripts/setup.sh)")
-endif()
+require_fashion_mnist(${FM})
 set(W ${WORK_DIR})
 file(REMOVE_RECURSE ${W})
 file(MAKE_DIRECTORY ${W})

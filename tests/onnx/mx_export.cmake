@@ -2,19 +2,8 @@
 # the errors for a missing shape, a bad opset and a missing checkpoint; then
 # mx-predict runs the exported model and predicts what the checkpoint does.
 #   cmake -DPROGRAM=<mx-export> -DFIXTURES=... -DWORK_DIR=... -P mx_export.cmake
-function(run expected_code out_var)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
-  if(NOT code EQUAL expected_code)
-    message(FATAL_ERROR "${ARGN}\nexit code ${code}, expected ${expected_code}\nstdout: ${out}\nstderr: ${err}")
-  endif()
-  set(${out_var} "${out}${err}" PARENT_SCOPE)
-endfunction()
-
-function(expect text regex)
-  if(NOT text MATCHES "${regex}")
-    message(FATAL_ERROR "expected output matching '${regex}', got:\n${text}")
-  endif()
-endfunction()
+set(RUN_TIMEOUT 120)
+include(${CMAKE_CURRENT_LIST_DIR}/../cli/run_program.cmake)
 
 set(W ${WORK_DIR})
 file(REMOVE_RECURSE ${W})
