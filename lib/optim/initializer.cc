@@ -345,20 +345,18 @@ std::string strip_prefix(const std::string& name) {
 
 }  // namespace
 
-PretrainedReport load_pretrained(const std::string& path,
-                                 const std::map<std::string, NDArray>& targets) {
-  const NamedArrays file = load_params(path);
-  if (file.names.empty() && !file.arrays.empty())
-    throw InputError(path +
-                     ": the arrays have no names, so they cannot be matched to the "
-                     "network's parameters");
+PretrainedReport apply_pretrained(const std::vector<std::string>& names,
+                                  const std::vector<NDArray>& arrays, const std::string& source,
+                                  const std::map<std::string, NDArray>& targets) {
+  if (names.size() != arrays.size())
+    throw Error(str(source, ": ", names.size(), " names for ", arrays.size(), " arrays"));
   PretrainedReport report;
   std::set<std::string> seen;
-  for (size_t i = 0; i < file.arrays.size(); ++i) {
-    const std::string name = strip_prefix(file.names[i]);
-    const NDArray& src = file.arrays[i];
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    const std::string name = strip_prefix(names[i]);
+    const NDArray& src = arrays[i];
     if (!seen.insert(name).second)
-      throw InputError(path + ": the name '" + name + "' appears more than once");
+      throw InputError(source + ": the name '" + name + "' appears more than once");
     auto it = targets.find(name);
     if (it == targets.end()) {
       report.skipped.push_back({name, src.shape(), std::nullopt});
@@ -375,6 +373,16 @@ PretrainedReport load_pretrained(const std::string& path,
     if (!from_file) report.left_initialized.push_back(name);
   }
   return report;
+}
+
+PretrainedReport load_pretrained(const std::string& path,
+                                 const std::map<std::string, NDArray>& targets) {
+  const NamedArrays file = load_params(path);
+  if (file.names.empty() && !file.arrays.empty())
+    throw InputError(path +
+                     ": the arrays have no names, so they cannot be matched to the "
+                     "network's parameters");
+  return apply_pretrained(file.names, file.arrays, path, targets);
 }
 
 std::string PretrainedReport::to_string() const {

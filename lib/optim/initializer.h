@@ -173,11 +173,19 @@ struct PretrainedReport {
   std::string to_string() const;
 };
 
-// Copies the arrays of a .params file (names with or without MXNet's "arg:"
-// / "aux:" prefixes) into the `targets` of the same name and shape,
-// converting the dtype when it differs. Arrays the network does not have,
-// or whose shape differs, are skipped; targets the file lacks keep their
-// values. Throws InputError for an unreadable file or one without names.
+// Copies named arrays (names with or without MXNet's "arg:" / "aux:"
+// prefixes) into the `targets` of the same name and shape, converting the
+// dtype when it differs. Arrays the network does not have, or whose shape
+// differs, are skipped; targets the arrays lack keep their values. `source`
+// names where the arrays come from in errors (a name given twice). Other
+// weight formats (ONNX initializers) read their arrays and come here, so
+// every format matches and reports alike.
+PretrainedReport apply_pretrained(const std::vector<std::string>& names,
+                                  const std::vector<NDArray>& arrays, const std::string& source,
+                                  const std::map<std::string, NDArray>& targets);
+
+// apply_pretrained on the arrays of a .params file. Throws InputError for an
+// unreadable file or one without names.
 PretrainedReport load_pretrained(const std::string& path,
                                  const std::map<std::string, NDArray>& targets);
 

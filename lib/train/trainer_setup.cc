@@ -11,6 +11,7 @@
 #include "optim/lr_scheduler.h"
 #include "train/data_config.h"
 #include "train/network_yaml.h"
+#include "train/pretrained.h"
 
 namespace mx::train {
 namespace fs = std::filesystem;
@@ -103,8 +104,8 @@ void initialize_parameters(const Config& c, const TrainSettings& settings, const
   std::map<std::string, NDArray> targets = exe.aux_dict();
   for (const auto& name : param_names) targets[name] = exe.arg_dict().at(name);
   const std::string path = c.get_string("train.pretrained", "");
-  auto report = optim::load_pretrained(path, targets);
-  std::cout << "pretrained weights from " << path << ":\n" << report.to_string();
+  auto report = load_pretrained_weights(path, targets);
+  std::cout << "pretrained weights from " << path << ":\n" << report.to_string() << "\n";
 }
 
 namespace {
