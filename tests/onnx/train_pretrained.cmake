@@ -4,19 +4,8 @@
 # checkpoint of both runs is the pretrained weights, so the two must be
 # byte-identical (and differ from a run that starts from the initializer).
 #   cmake -DTRAIN=<mx-train> -DEXPORT=<mx-export> -DFIXTURES=... -DWORK_DIR=... -P train_pretrained.cmake
-function(run expected_code out_var)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
-  if(NOT code EQUAL expected_code)
-    message(FATAL_ERROR "${ARGN}\nexit code ${code}, expected ${expected_code}\nstdout: ${out}\nstderr: ${err}")
-  endif()
-  set(${out_var} "${out}${err}" PARENT_SCOPE)
-endfunction()
-
-function(expect text regex)
-  if(NOT text MATCHES "${regex}")
-    message(FATAL_ERROR "expected output matching '${regex}', got:\n${text}")
-  endif()
-endfunction()
+set(RUN_TIMEOUT 300)
+include(${CMAKE_CURRENT_LIST_DIR}/../cli/run_program.cmake)
 
 function(same_file expected a b)
   execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${a} ${b} RESULT_VARIABLE differ)
