@@ -183,6 +183,15 @@ TEST_CASE("an ONNX network in PyTorch's export layout predicts what ONNX Runtime
   check_close(mxo::testing::run_imported(m, {{"input", one}})[0], want, "batch of 1");
 }
 
+TEST_CASE("a ResNet-18 exported by torch.onnx.export predicts what ONNX Runtime predicts") {
+  mxo::ImportedModel m = mxo::import_model(kDir + "torch_resnet18/model.onnx");
+  REQUIRE(m.inputs.size() == 1);
+  CHECK(m.inputs[0].shape == Shape{-1, 3, 64, 64});
+  NDArray input = read_pb(kDir + "torch_resnet18/input_0.pb");
+  check_close(mxo::testing::run_imported(m, {{"input", input}})[0],
+              read_pb(kDir + "torch_resnet18/output_0.pb"), "torch_resnet18");
+}
+
 TEST_CASE("pooling with more padding at the end (SAME_UPPER) predicts what ONNX Runtime predicts") {
   mxo::ImportedModel m = mxo::import_model(kDir + "same_pooling/model.onnx");
   check_close(mxo::testing::run_imported(m, {{"x", read_pb(kDir + "same_pooling/input_0.pb")}})[0],
