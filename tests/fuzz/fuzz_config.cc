@@ -17,29 +17,14 @@
 
 #include "base/error.h"
 #include "base/strings.h"
+#include "fuzz_temp_dir.h"
 #include "train/config.h"
 
 namespace {
 
-// A folder of this process's own for the files the parser reads.
-struct TempDir {
-  std::string path = [] {
-    std::string t = "/tmp/mx-fuzz-config-XXXXXX";
-    if (mkdtemp(t.data()) == nullptr) std::abort();
-    return t;
-  }();
-  TempDir() = default;
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-};
-
 const std::string& work_dir() {
-  static const TempDir made;  // removed at exit
-  static const std::string dir = made.path;
+  static const mx::fuzz::FuzzTempDir made("config");  // removed at exit
+  static const std::string dir = made.path();
   return dir;
 }
 

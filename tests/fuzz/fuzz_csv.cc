@@ -11,30 +11,15 @@
 #include <string>
 
 #include "base/error.h"
+#include "fuzz_temp_dir.h"
 #include "io/csv_iter.h"
 #include "io/csv_table.h"
 
 namespace {
 
-// A folder of this process's own for the files the parser reads.
-struct TempDir {
-  std::string path = [] {
-    std::string t = "/tmp/mx-fuzz-csv-XXXXXX";
-    if (mkdtemp(t.data()) == nullptr) std::abort();
-    return t;
-  }();
-  TempDir() = default;
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-};
-
 const std::string& input_path() {
-  static const TempDir made;  // removed at exit
-  static const std::string path = made.path + "/input.csv";
+  static const mx::fuzz::FuzzTempDir made("csv");  // removed at exit
+  static const std::string path = made.path() + "/input.csv";
   return path;
 }
 

@@ -11,30 +11,15 @@
 #include <string>
 
 #include "base/error.h"
+#include "fuzz_temp_dir.h"
 #include "io/idx_file.h"
 
 namespace {
 
-// A folder of this process's own for the files the parser reads.
-struct TempDir {
-  std::string path = [] {
-    std::string t = "/tmp/mx-fuzz-idx-XXXXXX";
-    if (mkdtemp(t.data()) == nullptr) std::abort();
-    return t;
-  }();
-  TempDir() = default;
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-};
-
 // The reader takes a path: one file per process, rewritten for each input.
 const std::string& input_path(bool gzip) {
-  static const TempDir made;  // removed at exit
-  static const std::string dir = made.path;
+  static const mx::fuzz::FuzzTempDir made("idx");  // removed at exit
+  static const std::string dir = made.path();
   static const std::string plain = dir + "/input-idx3-ubyte", gz = plain + ".gz";
   return gzip ? gz : plain;
 }
