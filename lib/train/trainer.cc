@@ -151,6 +151,8 @@ Trainer::Trainer(Config config, TrainOptions options) : s_(std::make_unique<Stat
   s.config = std::move(config);
   s.options = std::move(options);
   s.settings = parse_train_settings(s.config);
+  // The optimizer's and schedule's values are checked before any data is read.
+  make_configured_optimizer(s.config, s.settings.batch_size);
   if (!s.options.inspect_only) s.join_kvstore();  // before the data: it decides the shards
   try {
     s.build(s.config);

@@ -141,9 +141,23 @@ std::unique_ptr<optim::Updater> make_updater(const Config& c, const graph::Symbo
   return std::make_unique<optim::Updater>(make_optimizer(c, network, param_names, batch_size));
 }
 
-std::unique_ptr<optim::Optimizer> make_optimizer(const Config& c, const graph::Symbol& network,
-                                                 const std::vector<std::string>& param_names,
-                                                 int batch_size) {
+namespace {
+
+// A parameter error of a config section ("optimizer 'sgd': parameter
+// 'learning_rate': ...") belongs to the place that set that parameter — the
+// config file's line or the command-line override — not to the section.
+std::string origin_of_section_error(const Config& c, const std::string& section,
+                                    const std::map<std::string, std::string>& values,
+                                    const std::string& message) {
+  for (const auto& [key, value] : values)
+    if (message.find("parameter '" + key + "'") != std::string::npos && c.has(section + "." + key))
+      return c.origin(section + "." + key);
+  return c.origin(section + ".type");
+}
+
+}  // namespace
+
+std::unique_ptr<optim::Optimizer> make_configured_optimizer(const Config& c, int batch_size) {
   auto opt_params = c.section("optimizer");
   const std::string opt_type = opt_params.count("type") ? opt_params["type"] : "sgd";
   opt_params.erase("type");
@@ -153,7 +167,8 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Config& c, const graph::S
   try {
     optimizer = optim::make_optimizer(opt_type, opt_params);
   } catch (const InputError& e) {
-    throw InputError(c.origin("optimizer.type") + ": " + e.what());
+    throw InputError(origin_of_section_error(c, "optimizer", opt_params, e.what()) + ": " +
+                     e.what());
   }
   if (c.has("lr_scheduler.type")) {
     auto sched = c.section("lr_scheduler");
@@ -163,9 +178,17 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const Config& c, const graph::S
       optimizer->set_lr_scheduler(
           optim::make_lr_scheduler(type, sched, optimizer->learning_rate()));
     } catch (const InputError& e) {
-      throw InputError(c.origin("lr_scheduler.type") + ": " + e.what());
+      throw InputError(origin_of_section_error(c, "lr_scheduler", sched, e.what()) + ": " +
+                       e.what());
     }
   }
+  return optimizer;
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const Config& c, const graph::Symbol& network,
+                                                 const std::vector<std::string>& param_names,
+                                                 int batch_size) {
+  std::unique_ptr<optim::Optimizer> optimizer = make_configured_optimizer(c, batch_size);
   std::map<int, std::string> idx2name;
   for (size_t i = 0; i < param_names.size(); ++i) idx2name[static_cast<int>(i)] = param_names[i];
   optimizer->set_param_names(idx2name);

@@ -50,6 +50,11 @@ std::vector<std::string> parameter_names(const graph::Symbol& network,
 void initialize_parameters(const Config& config, const TrainSettings& settings, const Executor& exe,
                            const std::vector<std::string>& param_names);
 
+// The optimizer and learning-rate schedule of the config's `optimizer` and
+// `lr_scheduler` sections; a bad value is an InputError at the place that set
+// it (file line or command-line override).
+std::unique_ptr<optim::Optimizer> make_configured_optimizer(const Config& config, int batch_size);
+
 // The optimizer (by default rescaling gradients by 1/batch_size, as MXNet's
 // Module does; a dist_sync run passes the global batch) with its
 // learning-rate schedule, parameter names and multipliers.

@@ -89,6 +89,11 @@ run(2 out ${BIN}/mx-train ${W}/bad.yaml)
 expect("${out}" "bad.yaml:3:1: ")
 run(2 out ${BIN}/mx-train ${W}/lenet.yaml train.epoch=1 --run-dir ${W}/never)
 expect("${out}" "unknown key 'train.epoch' \\(did you mean 'train.epochs'\\?\\)")
+# A bad optimizer value is reported at its override, before any data is
+# read (so a missing data file is not what stops the run).
+run(2 out ${BIN}/mx-train ${W}/lenet.yaml optimizer.learning_rate=abc
+    "data.train.path_imgrec=${W}/missing.rec" --run-dir ${W}/never)
+expect("${out}" "error: command line: optimizer.learning_rate=abc: optimizer '[a-z]+': parameter 'learning_rate': 'abc' is not a number")
 run(2 out ${BIN}/mx-train ${W}/lenet.yaml "data.train.path_imgrec=${W}/missing.rec" --run-dir ${W}/never)
 expect("${out}" "missing.rec")
 file(READ ${W}/lenet.yaml cfg)
