@@ -29,6 +29,15 @@ RunDir RunDir::open(const Config& config, const TrainOptions& options,
     try {
       run.resume_from_ = find_checkpoint(options.resume, prefix_name);
     } catch (const InputError& e) {
+      // A run stopped before its first checkpoint still has its config:
+      // say how to start it again in the same directory.
+      const fs::path saved = fs::path(options.resume) / "config.yaml";
+      std::error_code ec;
+      if (fs::is_directory(options.resume, ec) && fs::exists(saved, ec))
+        throw InputError(std::string("--resume ") + e.what() +
+                         "; the run stopped before its first checkpoint. Start it again with: "
+                         "mx-train " +
+                         saved.string() + " --run-dir " + options.resume);
       throw InputError(std::string("--resume ") + e.what());
     }
     run.path_ = fs::path(run.resume_from_->prefix).parent_path().string();

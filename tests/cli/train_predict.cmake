@@ -89,6 +89,15 @@ run(2 out ${BIN}/mx-train ${W}/bad.yaml)
 expect("${out}" "bad.yaml:3:1: ")
 run(2 out ${BIN}/mx-train ${W}/lenet.yaml train.epoch=1 --run-dir ${W}/never)
 expect("${out}" "unknown key 'train.epoch' \\(did you mean 'train.epochs'\\?\\)")
+# --resume of a run stopped before its first checkpoint says how to start it
+# again in the same directory, and that command works.
+file(MAKE_DIRECTORY ${W}/stopped)
+file(COPY ${W}/lenet.yaml DESTINATION ${W}/stopped)
+file(RENAME ${W}/stopped/lenet.yaml ${W}/stopped/config.yaml)
+run(2 out ${BIN}/mx-train --resume ${W}/stopped)
+expect("${out}" "no checkpoint model-NNNN.params in it; the run stopped before its first checkpoint. Start it again with: mx-train ${W}/stopped/config.yaml --run-dir ${W}/stopped")
+run(0 out ${BIN}/mx-train ${W}/stopped/config.yaml --run-dir ${W}/stopped --dry-run)
+
 # A bad optimizer value is reported at its override, before any data is
 # read (so a missing data file is not what stops the run).
 run(2 out ${BIN}/mx-train ${W}/lenet.yaml optimizer.learning_rate=abc
