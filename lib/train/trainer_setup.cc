@@ -30,28 +30,33 @@ graph::Symbol load_network(const Config& c) {
   return graph::Symbol::load(path);
 }
 
-std::unique_ptr<DataIter> make_train_data(const Config& c, const TrainSettings& settings,
-                                          DataShard shard) {
-  if (!c.has("data.train.type")) throw InputError("the config needs data.train (with a type)");
+namespace {
+
+// A data section with the run's batch size and seed and this worker's shard.
+std::unique_ptr<DataIter> make_section_data(const Config& c, const TrainSettings& settings,
+                                            DataShard shard, const std::string& section,
+                                            bool shuffle) {
   DataDefaults defaults;
   defaults.batch_size = settings.batch_size;
   defaults.seed = static_cast<int>(settings.seed);
   defaults.part_index = shard.part_index;
   defaults.num_parts = shard.num_parts;
-  defaults.shuffle = true;
-  return make_data_iter(c, "data.train", defaults);
+  defaults.shuffle = shuffle;
+  return make_data_iter(c, section, defaults);
+}
+
+}  // namespace
+
+std::unique_ptr<DataIter> make_train_data(const Config& c, const TrainSettings& settings,
+                                          DataShard shard) {
+  if (!c.has("data.train.type")) throw InputError("the config needs data.train (with a type)");
+  return make_section_data(c, settings, shard, "data.train", true);
 }
 
 std::unique_ptr<DataIter> make_val_data(const Config& c, const TrainSettings& settings,
                                         DataShard shard) {
   if (!c.has("data.val.type")) return nullptr;
-  DataDefaults defaults;
-  defaults.batch_size = settings.batch_size;
-  defaults.seed = static_cast<int>(settings.seed);
-  defaults.part_index = shard.part_index;
-  defaults.num_parts = shard.num_parts;
-  defaults.shuffle = false;
-  return make_data_iter(c, "data.val", defaults);
+  return make_section_data(c, settings, shard, "data.val", false);
 }
 
 std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network, const TrainSettings& s,

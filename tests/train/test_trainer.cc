@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "temp_dir.h"
 #include "train/checkpoint.h"
 #include "train/config.h"
 #include "train/trainer.h"
@@ -19,11 +20,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("mx_trainer_test_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-  std::string sub(const std::string& name) const { return (path / name).string(); }
+// Scratch space under the build tree, removed when the test ends.
+struct TempDir : mx::test::TempDir {
+  TempDir() : mx::test::TempDir("trainer") {}
+  std::string sub(const std::string& name) const { return file(name); }
 };
 
 // A small MLP with dropout (random per epoch) on 6 synthetic batches of 8.

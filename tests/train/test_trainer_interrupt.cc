@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "temp_dir.h"
 #include "train/checkpoint.h"
 #include "train/config.h"
 #include "train/trainer.h"
@@ -48,9 +49,8 @@ std::string read(const std::string& path) {
 }  // namespace
 
 TEST_CASE("an interrupted run checkpoints its place in the epoch and resumes from it exactly") {
-  const fs::path dir =
-      fs::temp_directory_path() / ("mx_interrupt_test_" + std::to_string(::getpid()));
-  const std::string split = (dir / "split").string(), whole = (dir / "whole").string();
+  const mx::test::TempDir dir("interrupt");  // the child ends with _Exit: only we remove it
+  const std::string split = dir.file("split"), whole = dir.file("whole");
   const Config config = Config::from_string(kConfig, "test.yaml");
 
   const pid_t child = ::fork();
@@ -87,5 +87,4 @@ TEST_CASE("an interrupted run checkpoints its place in the epoch and resumes fro
   const std::string a = read(whole + "/model-0002.params"), b = read(split + "/model-0002.params");
   CHECK(!a.empty());
   CHECK(a == b);
-  fs::remove_all(dir);
 }
