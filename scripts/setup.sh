@@ -10,6 +10,7 @@ packages=(
   libopenmpi-dev openmpi-bin libopencv-dev zlib1g-dev
   clang libclang-rt-dev
   libonnx-dev libprotobuf-dev libonnx-testdata
+  libdnnl-dev libcairo2-dev fonts-dejavu-core graphviz libgraphviz-dev
   dataset-fashion-mnist
 )
 
