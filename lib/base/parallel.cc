@@ -52,16 +52,10 @@ struct Job {
 class Pool {
  public:
   static Pool& get() {
-    static Pool pool(thread_budget() - 1);
+    // Never destroyed: engine operations still running while the program
+    // exits (the engine drains in its destructor) call parallel_for.
+    static Pool& pool = *new Pool(thread_budget() - 1);
     return pool;
-  }
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    ready_.notify_all();
-    for (auto& t : threads_) t.join();
   }
   int size() const { return static_cast<int>(threads_.size()); }
 
@@ -86,8 +80,7 @@ class Pool {
       std::shared_ptr<Job> job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        ready_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;
+        ready_.wait(lock, [this] { return !jobs_.empty(); });
         job = std::move(jobs_.front());
         jobs_.pop_front();
       }
@@ -98,7 +91,6 @@ class Pool {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::shared_ptr<Job>> jobs_;
-  bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
 

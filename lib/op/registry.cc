@@ -8,8 +8,11 @@
 namespace mx::op {
 
 const OpRegistry& OpRegistry::get() {
-  static const OpRegistry registry = [] {
-    OpRegistry r;
+  // Never destroyed: kernels of operations still queued when the program
+  // exits are looked up here while the engine drains (in its destructor).
+  static const OpRegistry& registry = *[] {
+    std::unique_ptr<OpRegistry> made(new OpRegistry);
+    OpRegistry& r = *made;
     // Every operator family, in one place.
     register_elemwise_ops(r);
     register_fully_connected(r);
@@ -31,7 +34,7 @@ const OpRegistry& OpRegistry::get() {
     register_leaky_relu_ops(r);
     register_embedding_ops(r);
     r.index_aliases();
-    return r;
+    return made.release();
   }();
   return registry;
 }

@@ -17,13 +17,14 @@ void* TempSpace::get(size_t bytes) {
 RandomGenerator::RandomGenerator(Context, uint64_t seed)
     : engine_(seed), var_(Engine::get().new_var()) {}
 
-// The engine is created first so that it is destroyed after the resources'
-// variables at exit.
-ResourceManager::ResourceManager() { Engine::get(); }
+ResourceManager::ResourceManager() = default;
 
 ResourceManager& ResourceManager::get() {
-  // The per-device resources are a registry like the storage pools.
-  static ResourceManager manager;
+  // The per-device resources are a registry like the storage pools, never
+  // destroyed: operations that use them may still be running while the
+  // program's static objects are destroyed at exit (the engine, itself such
+  // an object, waits for them in its destructor).
+  static ResourceManager& manager = *new ResourceManager;
   return manager;
 }
 

@@ -124,12 +124,17 @@ void StoragePool::reset_peak() {
 }
 
 std::shared_ptr<StoragePool> storage_pool(Context ctx) {
-  // The registry of device pools: created on first use, never removed.
-  static std::mutex mutex;
-  static std::unordered_map<Context, std::shared_ptr<StoragePool>> pools;
+  // The registry of device pools: created on first use, never removed, and
+  // never destroyed, since engine operations still running while the program
+  // exits (the engine drains in its destructor) may allocate.
+  struct Registry {
+    std::mutex mutex;
+    std::unordered_map<Context, std::shared_ptr<StoragePool>> pools;
+  };
+  static Registry& registry = *new Registry;
   if (ctx.type == DeviceType::kCPUPinned) ctx = Context::cpu(ctx.id);
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& pool = pools[ctx];
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  auto& pool = registry.pools[ctx];
   if (!pool) {
     pool = std::make_shared<StoragePool>(ctx.is_gpu() ? make_gpu_allocator(ctx.id)
                                                       : make_cpu_allocator());

@@ -198,12 +198,7 @@ void Trainer::State::fail(const std::exception& e) {
   throw;
 }
 
-// The arrays' engine variables are deleted by engine operations: let them
-// finish here, not while the program's static objects are being destroyed.
-Trainer::~Trainer() {
-  s_.reset();
-  Engine::get().wait_all();
-}
+Trainer::~Trainer() = default;
 
 bool Trainer::interrupted() const { return s_->interrupted; }
 const std::string& Trainer::run_dir() const {
