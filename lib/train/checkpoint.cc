@@ -146,6 +146,15 @@ void prune_checkpoints(const std::string& prefix, int keep) {
     std::error_code ignored;
     for (const auto& f : {p.params(), p.states(), p.states() + ".json", p.trainer()})
       fs::remove(f, ignored);
+    // A distributed run's servers' optimizer states, PATH.server<i>of<S>[.json]
+    // (next to the checkpoint: one machine or a shared file system).
+    const fs::path states(p.states());
+    const std::string servers = states.filename().string() + ".server";
+    const fs::path dir = states.has_parent_path() ? states.parent_path() : fs::path(".");
+    for (const auto& entry : fs::directory_iterator(dir, ignored)) {
+      const std::string name = entry.path().filename().string();
+      if (name.compare(0, servers.size(), servers) == 0) fs::remove(entry.path(), ignored);
+    }
   }
 }
 

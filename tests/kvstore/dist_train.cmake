@@ -1,5 +1,5 @@
 # mx-train under mpirun with mx-serve-ps (label mpi): one scenario per test.
-#   -DSCENARIO=equal|unequal|resume|kill|async|errors
+#   -DSCENARIO=equal|unequal|resume|compress|tcp|kill|async|errors
 #   -DMPIRUN=... -DSERVER=mx-serve-ps -DTRAIN=mx-train -DCLOSE=params_close
 # Data: a CSV of 3 classes (the label is the largest of three feature pairs'
 # sums), generated here with a fixed LCG so every run sees the same rows.
@@ -178,16 +178,60 @@ elseif(SCENARIO STREQUAL "unequal")
   write_config(dist.yaml data.csv "")
   run(COMMAND ${dist} dist.yaml kvstore=dist_sync --run-dir runs/dist MATCH "epoch 2/2:")
 elseif(SCENARIO STREQUAL "resume")
-  # 2 epochs in one go against 1 epoch, then --resume for the second (the
+  # 3 epochs in one go against 1 epoch, then --resume for the others (the
   # servers' momentum comes back from the checkpoint).
   make_rows(96 rows)
   write_rows(data.csv "${rows}")
   write_config(dist.yaml data.csv "")
-  run(COMMAND ${dist} dist.yaml kvstore=dist_sync --run-dir runs/whole)
+  run(COMMAND ${dist} dist.yaml kvstore=dist_sync train.epochs=3 --run-dir runs/whole)
   run(COMMAND ${dist} dist.yaml kvstore=dist_sync train.epochs=1 --run-dir runs/parts)
-  run(COMMAND ${dist} --resume runs/parts train.epochs=2 MATCH "resumed from")
+  if(NOT EXISTS ${CMAKE_CURRENT_BINARY_DIR}/runs/parts/model-0001.states.server0of1)
+    message(FATAL_ERROR "the checkpoint has no server optimizer states")
+  endif()
+  run(COMMAND ${dist} --resume runs/parts train.epochs=3 train.keep_checkpoints=1
+      MATCH "resumed from")
   # The same sums in the same order: equal up to 1e-6.
-  run(COMMAND ${CLOSE} runs/whole/model-0002.params runs/parts/model-0002.params 1e-6)
+  run(COMMAND ${CLOSE} runs/whole/model-0003.params runs/parts/model-0003.params 1e-6)
+  # keep_checkpoints prunes the servers' states with their checkpoint.
+  file(GLOB left RELATIVE ${CMAKE_CURRENT_BINARY_DIR}/runs/parts
+       ${CMAKE_CURRENT_BINARY_DIR}/runs/parts/model-000*)
+  list(SORT left)
+  message("left after pruning: ${left}")
+  if(NOT left STREQUAL "model-0003.json;model-0003.params;model-0003.states.server0of1;model-0003.states.server0of1.json")
+    message(FATAL_ERROR "keep_checkpoints=1 should leave only epoch 3's files")
+  endif()
+elseif(SCENARIO STREQUAL "compress")
+  # 2-bit gradient compression trains this problem (its algorithm against a
+  # reference is mpi_kvstore_compress). Threshold 0.05: gradients here are
+  # around 0.01-0.1 per sample sum, so codes are mostly 0 and the residual
+  # carries the rest to later steps.
+  make_rows(240 rows)
+  write_rows(data.csv "${rows}")
+  write_config(dist.yaml data.csv "kvstore:
+  type: dist_sync
+  gradient_compression: {type: 2bit, threshold: 0.05}
+")
+  run(COMMAND ${dist} dist.yaml train.epochs=10 --run-dir runs/compressed MATCH "epoch 10/10:")
+  # The codes change the updates: not the uncompressed run's parameters.
+  run(COMMAND ${dist} dist.yaml train.epochs=10 kvstore.gradient_compression.type=none
+              --run-dir runs/plain)
+  run(COMMAND ${CLOSE} runs/compressed/model-0010.params runs/plain/model-0010.params 1e-3
+      EXPECT 1)
+  val_acc(runs/compressed acc)
+  message("val accuracy with 2-bit compression: ${acc} (thousandths)")
+  if(acc LESS 900)
+    message(FATAL_ERROR "2-bit compressed training reached only ${acc} thousandths")
+  endif()
+elseif(SCENARIO STREQUAL "tcp")
+  # The 1 server + 2 workers run over TCP (loopback), not shared memory:
+  # the same parameters as over shared memory.
+  make_rows(96 rows)
+  write_rows(data.csv "${rows}")
+  write_config(dist.yaml data.csv "")
+  run(COMMAND ${mpirun} --mca btl tcp,self -np 1 ${SERVER} : -np 2 ${TRAIN} dist.yaml
+              kvstore=dist_sync --run-dir runs/tcp MATCH "epoch 2/2:.*val-accuracy")
+  run(COMMAND ${dist} dist.yaml kvstore=dist_sync --run-dir runs/shm)
+  run(COMMAND ${CLOSE} runs/tcp/model-0002.params runs/shm/model-0002.params 1e-6)
 elseif(SCENARIO STREQUAL "kill")
   # Worker 1 (rank 2) is killed while training a long synthetic epoch.
   file(WRITE synth.yaml "network:

@@ -79,8 +79,13 @@ endfunction()
 mx_dist_train_test(equal)
 # Shards of 6 and 7 batches: both workers train 6, nobody waits.
 mx_dist_train_test(unequal)
-# A distributed run resumed from its checkpoint equals the uninterrupted one.
+# A distributed run resumed from its checkpoint equals the uninterrupted one;
+# pruning removes the servers' states with their checkpoint.
 mx_dist_train_test(resume)
+# 2-bit gradient compression through mx-train trains the problem.
+mx_dist_train_test(compress)
+# The 1 + 2 job over TCP (loopback) ends as over shared memory.
+mx_dist_train_test(tcp)
 # A worker killed mid-epoch ends the job, non-zero, naming the rank.
 mx_dist_train_test(kill)
 # dist_async reaches dist_sync's accuracy within 1%.

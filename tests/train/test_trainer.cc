@@ -129,3 +129,20 @@ TEST_CASE("a diverging run names the first layer whose output is not finite") {
     CHECK(what.find("first non-finite output: ") != std::string::npos);
   }
 }
+
+TEST_CASE("pruning a checkpoint removes the servers' optimizer states next to it") {
+  TempDir dir;
+  const std::string prefix = dir.sub("model");
+  for (const char* epoch : {"0001", "0002"})
+    for (const char* suffix : {".params", ".json", ".states.server0of2", ".states.server0of2.json",
+                               ".states.server1of2", ".states.server1of2.json"})
+      std::ofstream(prefix + "-" + epoch + suffix) << "x";
+  std::ofstream(dir.sub("other-0001.states.server0of2")) << "x";  // another prefix: kept
+  prune_checkpoints(prefix, 1);
+  CHECK(list_checkpoints(prefix) == std::vector<int>{2});
+  CHECK_FALSE(fs::exists(prefix + "-0001.states.server0of2"));
+  CHECK_FALSE(fs::exists(prefix + "-0001.states.server1of2.json"));
+  CHECK(fs::exists(prefix + "-0002.states.server0of2"));
+  CHECK(fs::exists(prefix + "-0002.states.server1of2.json"));
+  CHECK(fs::exists(dir.sub("other-0001.states.server0of2")));
+}
