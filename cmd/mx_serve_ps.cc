@@ -3,6 +3,7 @@
 // their optimizer and settings.
 //
 //   mpirun -np 1 mx-serve-ps : -np 2 mx-train CONFIG kvstore=dist_sync
+#include <csignal>
 #include <iostream>
 
 #include "kvstore/kv_server.h"
@@ -14,6 +15,12 @@ int main(int argc, char** argv) {
       "  mpirun -np 1 mx-serve-ps : -np 2 mx-train CONFIG kvstore=dist_sync",
       "mx-serve-ps"};
   return mx::run_program(app, argc, argv, [] {
+    // The workers decide when the job stops: on Ctrl-C (mpirun passes it on
+    // as SIGTERM to every rank), SIGTERM or SIGUSR1 they checkpoint, with
+    // the servers' optimizer states, and say goodbye, after which the
+    // servers exit. A server that died of the signal would end the job
+    // first; mpirun's SIGKILL still ends a job that does not stop in time.
+    for (int sig : {SIGINT, SIGTERM, SIGUSR1}) std::signal(sig, SIG_IGN);
     std::unique_ptr<mx::kvstore::Server> server;
     try {
       server = std::make_unique<mx::kvstore::Server>();

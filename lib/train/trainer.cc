@@ -62,6 +62,8 @@ int exit_code_of(const std::exception& e) {
 void install_interrupt_handler() {
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
+  // mpirun forwards SIGUSR1 to every rank (and ends the job on SIGINT).
+  std::signal(SIGUSR1, on_interrupt);
 }
 
 bool interrupt_requested() { return g_interrupts.load() > 0; }
@@ -126,6 +128,9 @@ struct Trainer::State {
   void open_run();
   void start_kvstore();
   std::optional<int64_t> agree_on_batches();
+  // An interrupt here or, in a distributed run, on any worker: all workers
+  // stop after the same batch.
+  bool stop_requested();
   void start_epoch(int epoch, int first_epoch);
   FedBatch feed_batch(const DataBatch& batch);
   void check_labels(const NDArray& label);
@@ -213,8 +218,9 @@ void Trainer::train() {
   } catch (const std::exception& e) {
     s.fail(e);
   }
-  // Every worker meets the others and tells the servers it is done.
-  if (s.dist != nullptr && !s.interrupted) s.dist->finish();
+  // Every worker meets the others and tells the servers it is done (also
+  // after an interrupt: the servers then exit and mpirun returns).
+  if (s.dist != nullptr) s.dist->finish();
 }
 
 void Trainer::State::train_epochs() {
@@ -255,7 +261,7 @@ void Trainer::State::train_epochs() {
         progress.trained(fed.real, *train_metric);
       else
         progress.skip();
-      if (interrupt_requested()) {
+      if (stop_requested()) {
         stop_interrupted(epoch, progress);
         return;
       }
@@ -272,6 +278,12 @@ std::optional<int64_t> Trainer::State::agree_on_batches() {
       kv->allreduce({mine ? static_cast<double>(*mine) : -1.0}, kvstore::KVStore::Reduce::kMin)[0];
   if (least < 0) return std::nullopt;
   return static_cast<int64_t>(least);
+}
+
+bool Trainer::State::stop_requested() {
+  const bool mine = interrupt_requested();
+  if (!kv) return mine;
+  return kv->allreduce({mine ? 1.0 : 0.0}, kvstore::KVStore::Reduce::kMax)[0] > 0;
 }
 
 // The run directory, and for --resume the parameters, optimizer state and
@@ -413,14 +425,19 @@ void Trainer::State::update_parameters() {
 }
 
 // Ctrl-C: a checkpoint of the position within the epoch, to resume from.
+// Every worker of a distributed run comes here after the same batch; the
+// barrier lets every worker's pushes reach the servers before worker 0
+// has them save their optimizer states.
 void Trainer::State::stop_interrupted(int epoch, const EpochProgress& progress) {
   Engine::get().wait_all();
+  if (dist != nullptr) kv->barrier();
   save_checkpoint(epoch, static_cast<int>(progress.batches()));
   progress.end_line();
   const CheckpointPaths paths = run->checkpoint(epoch);
   run->say(str("interrupted in epoch ", epoch + 1, " after batch ", progress.batches(),
-               "; checkpoint ", paths.params(), "; continue with: mx-train --resume ",
-               paths.params_base()));
+               "; checkpoint ", paths.params(),
+               "; continue with: ", dist != nullptr ? "the same mpirun command with " : "",
+               "mx-train --resume ", paths.params_base()));
   interrupted = true;
 }
 

@@ -35,8 +35,9 @@ class Trainer {
   std::unique_ptr<State> s_;
 };
 
-// Ctrl-C (SIGINT) and SIGTERM ask the trainer to checkpoint and stop after
-// the current batch; a second Ctrl-C ends the program at once.
+// Ctrl-C (SIGINT), SIGTERM and SIGUSR1 ask the trainer to checkpoint and
+// stop after the current batch (every worker of a distributed run after the
+// same one); a second signal ends the program at once.
 void install_interrupt_handler();
 bool interrupt_requested();
 

@@ -1,5 +1,5 @@
 # mx-train under mpirun with mx-serve-ps (label mpi): one scenario per test.
-#   -DSCENARIO=equal|unequal|resume|compress|tcp|kill|async|errors
+#   -DSCENARIO=equal|unequal|resume|interrupt|compress|tcp|kill|async|errors
 #   -DMPIRUN=... -DSERVER=mx-serve-ps -DTRAIN=mx-train -DCLOSE=params_close
 # Data: a CSV of 3 classes (the label is the largest of three feature pairs'
 # sums), generated here with a fixed LCG so every run sees the same rows.
@@ -100,6 +100,7 @@ function(run)
   execute_process(COMMAND ${R_COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
                   TIMEOUT 90)
   message("$ ${R_COMMAND}\n${out}${err}exit status: ${rc}")
+  set(run_output "${out}${err}" PARENT_SCOPE)
   if(NOT DEFINED R_EXPECT)
     set(R_EXPECT 0)
   endif()
@@ -232,6 +233,70 @@ elseif(SCENARIO STREQUAL "tcp")
               kvstore=dist_sync --run-dir runs/tcp MATCH "epoch 2/2:.*val-accuracy")
   run(COMMAND ${dist} dist.yaml kvstore=dist_sync --run-dir runs/shm)
   run(COMMAND ${CLOSE} runs/tcp/model-0002.params runs/shm/model-0002.params 1e-6)
+elseif(SCENARIO STREQUAL "interrupt")
+  # SIGTERM to worker 1 alone, once epoch 1 is logged: both workers stop
+  # after the same batch (or dist_sync would wait for the missing push),
+  # worker 0 checkpoints with the server's states, every rank exits and
+  # mpirun returns the workers' 130. Resuming to the end of that epoch
+  # equals a run that was not interrupted.
+  make_rows(96 rows)
+  write_rows(data.csv "${rows}")
+  write_config(dist.yaml data.csv "")
+  file(WRITE term_rank_2.sh "if [ \"$OMPI_COMM_WORLD_RANK\" = 2 ]; then
+  (i=0; while [ ! -s runs/int/metrics.jsonl ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+   kill -TERM $$) &
+fi
+exec \"$@\"
+")
+  run(COMMAND ${mpirun} -np 1 ${SERVER} : -np 2 sh term_rank_2.sh ${TRAIN} dist.yaml
+              kvstore=dist_sync train.epochs=100000 train.keep_checkpoints=2 --run-dir runs/int
+      EXPECT 130 MATCH "interrupted in epoch [0-9]+ after batch [0-9]+")
+  string(REGEX MATCH "interrupted in epoch ([0-9]+) after batch ([0-9]+)" m "${run_output}")
+  set(epoch ${CMAKE_MATCH_1})
+  math(EXPR stopped "${epoch} - 1")
+  foreach(n stopped epoch)
+    string(LENGTH "${${n}}" digits)
+    while(digits LESS 4)
+      set(${n} "0${${n}}")
+      math(EXPR digits "${digits} + 1")
+    endwhile()
+  endforeach()
+  if(NOT EXISTS ${CMAKE_CURRENT_BINARY_DIR}/runs/int/model-${stopped}.states.server0of1)
+    message(FATAL_ERROR "the interrupt's checkpoint has no server optimizer states")
+  endif()
+  run(COMMAND ${dist} --resume runs/int train.epochs=${CMAKE_MATCH_1} MATCH "resumed from")
+  run(COMMAND ${dist} dist.yaml kvstore=dist_sync train.epochs=${CMAKE_MATCH_1} --run-dir runs/ref)
+  run(COMMAND ${CLOSE} runs/ref/model-${epoch}.params runs/int/model-${epoch}.params 1e-6)
+  # Ctrl-C to mpirun: it passes SIGTERM to every rank after
+  # odls_base_sigkill_timeout seconds and SIGKILL as long after that, and
+  # stops passing on their output. Epochs of 300 batches keep worker 0 from
+  # filling the output pipe meanwhile.
+  foreach(i RANGE 1 50)
+    list(APPEND repeated ${rows})
+  endforeach()
+  write_rows(big.csv "${repeated}")
+  write_config(big.yaml big.csv "")
+  file(WRITE ctrl_c.sh "${MPIRUN} --oversubscribe --timeout 60 --mca odls_base_sigkill_timeout 3 \
+  -np 1 ${SERVER} : -np 2 ${TRAIN} big.yaml kvstore=dist_sync train.epochs=1000 --run-dir runs/c &
+job=$!
+i=0; while [ ! -s runs/c/metrics.jsonl ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+kill -INT $job
+wait $job
+")
+  run(COMMAND sh ctrl_c.sh EXPECT nonzero)
+  file(READ runs/c/train.log log)
+  if(NOT log MATCHES "interrupted in epoch ([0-9]+) after batch")
+    message(FATAL_ERROR "Ctrl-C: no interrupt checkpoint in train.log")
+  endif()
+  math(EXPR stopped "${CMAKE_MATCH_1} - 1")
+  string(LENGTH "${stopped}" digits)
+  while(digits LESS 4)
+    set(stopped "0${stopped}")
+    math(EXPR digits "${digits} + 1")
+  endwhile()
+  if(NOT EXISTS ${CMAKE_CURRENT_BINARY_DIR}/runs/c/model-${stopped}.states.server0of1)
+    message(FATAL_ERROR "Ctrl-C: the checkpoint has no server optimizer states")
+  endif()
 elseif(SCENARIO STREQUAL "kill")
   # Worker 1 (rank 2) is killed while training a long synthetic epoch.
   file(WRITE synth.yaml "network:

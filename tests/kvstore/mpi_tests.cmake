@@ -82,6 +82,9 @@ mx_dist_train_test(unequal)
 # A distributed run resumed from its checkpoint equals the uninterrupted one;
 # pruning removes the servers' states with their checkpoint.
 mx_dist_train_test(resume)
+# SIGTERM to one worker, and Ctrl-C to mpirun: all workers stop after the
+# same batch with a checkpoint (servers' states included) that resumes exactly.
+mx_dist_train_test(interrupt)
 # 2-bit gradient compression through mx-train trains the problem.
 mx_dist_train_test(compress)
 # The 1 + 2 job over TCP (loopback) ends as over shared memory.
