@@ -16,6 +16,7 @@
 #include "metric/metric.h"
 #include "op/resources.h"
 #include "optim/optimizer.h"
+#include "train/aux_states.h"
 #include "train/checkpoint.h"
 #include "train/nonfinite_watch.h"
 #include "train/progress.h"
@@ -295,6 +296,7 @@ void Trainer::State::open_run() {
   position.seed = settings.seed;
   if (const auto& from = run->resume_from()) {
     load_checkpoint_params(from->params(), params(), exe->aux_dict());
+    copy_aux_states(executors());
     position = load_trainer_state(from->trainer());
     if (!kv) updater->load_states(from->states(), settings.ctx);
     skip_batches = position.batches_done;
@@ -431,6 +433,7 @@ void Trainer::State::update_parameters() {
 void Trainer::State::stop_interrupted(int epoch, const EpochProgress& progress) {
   Engine::get().wait_all();
   if (dist != nullptr) kv->barrier();
+  average_aux_states(executors(), kv.get());
   save_checkpoint(epoch, static_cast<int>(progress.batches()));
   progress.end_line();
   const CheckpointPaths paths = run->checkpoint(epoch);
@@ -448,6 +451,7 @@ void Trainer::State::end_epoch(int epoch, const EpochProgress& progress) {
   int64_t samples = kv ? epoch_samples : progress.samples();
   const auto train_values = over_workers(*train_metric, &samples);
   const double seconds = progress.seconds();
+  average_aux_states(executors(), kv.get());  // what validation and the checkpoint use
   const auto val_values = validate();
   log_epoch(epoch, samples, train_values, val_values, seconds);
   const bool last = epoch + 1 == settings.epochs;

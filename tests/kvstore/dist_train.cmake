@@ -1,5 +1,5 @@
 # mx-train under mpirun with mx-serve-ps (label mpi): one scenario per test.
-#   -DSCENARIO=equal|unequal|resume|interrupt|compress|tcp|kill|async|errors
+#   -DSCENARIO=equal|batchnorm|unequal|resume|interrupt|compress|tcp|kill|async|errors
 #   -DMPIRUN=... -DSERVER=mx-serve-ps -DTRAIN=mx-train -DCLOSE=params_close
 # Data: a CSV of 3 classes (the label is the largest of three feature pairs'
 # sums), generated here with a fixed LCG so every run sees the same rows.
@@ -172,6 +172,31 @@ if(SCENARIO STREQUAL "equal")
   if(NOT dist_acc EQUAL single_acc)
     message(FATAL_ERROR "val accuracy ${dist_acc} (2 workers) != ${single_acc} (one process)")
   endif()
+elseif(SCENARIO STREQUAL "batchnorm")
+  # BatchNorm on the data itself: its moving statistics depend only on the
+  # batches a worker sees, not on the weights. After an epoch of 2 workers
+  # (worker w reads rows [48w, 48w + 48)) the checkpoint holds the mean of
+  # what each shard alone gives one process.
+  make_rows(96 rows)
+  write_rows(data.csv "${rows}")
+  list(SUBLIST rows 0 48 first)
+  list(SUBLIST rows 48 48 second)
+  write_rows(shard0.csv "${first}")
+  write_rows(shard1.csv "${second}")
+  foreach(name data shard0 shard1)
+    write_config(${name}.yaml ${name}.csv "")
+    file(READ ${name}.yaml text)
+    string(REPLACE "  layers:\n" "  layers:\n    - {op: BatchNorm, name: bn, momentum: 0.5}\n" text "${text}")
+    file(WRITE ${name}.yaml "${text}")
+  endforeach()
+  run(COMMAND ${dist} data.yaml kvstore=dist_sync train.epochs=1 --run-dir runs/dist)
+  run(COMMAND ${TRAIN} shard0.yaml train.epochs=1 --run-dir runs/shard0)
+  run(COMMAND ${TRAIN} shard1.yaml train.epochs=1 --run-dir runs/shard1)
+  run(COMMAND ${CLOSE} runs/dist/model-0001.params runs/shard0/model-0001.params 1e-5
+              runs/shard1/model-0001.params)
+  # ... which is neither worker's own.
+  run(COMMAND ${CLOSE} runs/dist/model-0001.params runs/shard0/model-0001.params 1e-3
+              runs/shard0/model-0001.params EXPECT 1)
 elseif(SCENARIO STREQUAL "unequal")
   # 97 rows: shards of 48 and 49, 6 and 7 batches; both train 6.
   make_rows(97 rows)

@@ -77,6 +77,8 @@ endfunction()
 # 1 server + 2 workers (dist_sync) equal one process with the global batch;
 # so do 2 devices in one process and 2 workers with 2 devices each.
 mx_dist_train_test(equal)
+# BatchNorm's moving statistics are averaged over the workers.
+mx_dist_train_test(batchnorm)
 # Shards of 6 and 7 batches: both workers train 6, nobody waits.
 mx_dist_train_test(unequal)
 # A distributed run resumed from its checkpoint equals the uninterrupted one;
