@@ -37,6 +37,12 @@ void KVStoreParams::declare(ParamDecl<KVStoreParams>& d) {
       .set_default(10.0)
       .set_lower_bound(0.1)
       .describe("seconds of silence after which a rank counts as stopped or hung and the job ends");
+  d.field("overlap", &KVStoreParams::overlap)
+      .set_default(true)
+      .describe(
+          "overlap communication with computation: push each gradient as soon as it is made, "
+          "pull while the next forward pass starts (false: only after the whole backward pass, "
+          "and wait for the pulls)");
 }
 
 void CompressionParams::declare(ParamDecl<CompressionParams>& d) {

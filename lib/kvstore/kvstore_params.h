@@ -23,6 +23,10 @@ struct KVStoreParams : Params<KVStoreParams> {
   int64_t bigarray_bound = 1000000;
   double heartbeat_interval = 1.0;
   double heartbeat_timeout = 10.0;
+  // Push each gradient as soon as the backward pass has made it, and pull
+  // while the next forward pass starts (false: communicate only after the
+  // whole backward pass and wait for it; for measuring what overlap hides).
+  bool overlap = true;
   static void declare(ParamDecl<KVStoreParams>& d);
   bool dist() const { return type == StoreType::kDistSync || type == StoreType::kDistAsync; }
 };

@@ -21,6 +21,7 @@ const std::vector<std::string>& allowed_keys() {
                                                 "kvstore.bigarray_bound",
                                                 "kvstore.heartbeat_interval",
                                                 "kvstore.heartbeat_timeout",
+                                                "kvstore.overlap",
                                                 "kvstore.gradient_compression.*",
                                                 "train.epochs",
                                                 "train.batch_size",

@@ -406,6 +406,7 @@ void Trainer::State::train_step(const FedBatch& batch) {
 // overlap the rest of the backward pass on the engine).
 void Trainer::State::update_parameters() {
   if (kv) {
+    if (!settings.kvstore.overlap) Engine::get().wait_all();  // the whole backward pass first
     // Last layer first: its gradient is ready first, and the priorities
     // bring the first layers' weights back first for the next forward pass.
     for (int i = static_cast<int>(param_names.size()) - 1; i >= 0; --i) {
@@ -418,6 +419,7 @@ void Trainer::State::update_parameters() {
       kv->push({i}, {grads}, -i);
       kv->pull({i}, {weights}, -i);
     }
+    if (!settings.kvstore.overlap) Engine::get().wait_all();
     ++position.num_update;
     return;
   }

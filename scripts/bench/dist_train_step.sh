@@ -3,8 +3,10 @@
 # mx-train alone (kvstore local), the same under `mpirun -np 1` (mpirun
 # binds each rank to a core, which changes BLAS threading: the fair peer of
 # the distributed runs), 1 worker + 1 server (dist_sync) and 2 workers +
-# 1 server, alternating the four ROUNDS times; prints each run's ms per step
-# (epoch seconds / batches, from metrics.jsonl).
+# 1 server, the last two also with kvstore.overlap=false (every push after
+# the whole backward pass, every pull waited for), alternating the six
+# ROUNDS times; prints each run's ms per step (epoch seconds / batches, from
+# metrics.jsonl).
 #   scripts/bench/dist_train_step.sh [BUILD_DIR] [BATCHES] [ROUNDS]
 set -eu
 build=${1:-build}
@@ -44,9 +46,15 @@ for r in $(seq "$rounds"); do
     kvstore=dist_sync --run-dir "$work/w1_$r" > /dev/null
   mpirun --oversubscribe -np 1 "$bin/mx-serve-ps" : -np 2 "$bin/mx-train" "$work/lenet.yaml" \
     kvstore=dist_sync --run-dir "$work/w2_$r" > /dev/null
+  mpirun --oversubscribe -np 1 "$bin/mx-serve-ps" : -np 1 "$bin/mx-train" "$work/lenet.yaml" \
+    kvstore.type=dist_sync kvstore.overlap=false --run-dir "$work/s1_$r" > /dev/null
+  mpirun --oversubscribe -np 1 "$bin/mx-serve-ps" : -np 2 "$bin/mx-train" "$work/lenet.yaml" \
+    kvstore.type=dist_sync kvstore.overlap=false --run-dir "$work/s2_$r" > /dev/null
   echo "round $r: local $(step_ms "$work/local$r") ms/step;" \
     "local under mpirun $(step_ms "$work/bound$r") ms/step;" \
-    "1 worker + 1 server $(step_ms "$work/w1_$r") ms/step;" \
-    "2 workers + 1 server $(step_ms "$work/w2_$r") ms/step (global batch 128)"
+    "1 worker + 1 server $(step_ms "$work/w1_$r") ms/step" \
+    "($(step_ms "$work/s1_$r") without overlap);" \
+    "2 workers + 1 server $(step_ms "$work/w2_$r") ms/step" \
+    "($(step_ms "$work/s2_$r") without overlap; global batch 128)"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
