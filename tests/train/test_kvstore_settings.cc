@@ -33,7 +33,8 @@ TEST_CASE("kvstore is local by default, a type, or a mapping with settings") {
   CHECK(settings("kvstore: dist_sync\n").kvstore.overlap);
   const TrainSettings s = settings(
       "kvstore:\n  type: dist_async\n  bigarray_bound: 1000\n  heartbeat_interval: 0.5\n"
-      "  heartbeat_timeout: 3\n  overlap: false\n  gradient_compression: {type: 2bit, threshold: 0.25}\n");
+      "  heartbeat_timeout: 3\n  overlap: false\n  gradient_compression: {type: 2bit, threshold: "
+      "0.25}\n");
   CHECK(s.kvstore.type == StoreType::kDistAsync);
   CHECK(s.kvstore.bigarray_bound == 1000);
   CHECK(s.kvstore.heartbeat_interval == 0.5);
