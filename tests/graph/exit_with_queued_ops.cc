@@ -5,8 +5,8 @@
 // parallel_for and the storage pools. These must still exist then (they are
 // never destroyed); when they were destroyed before the engine, the queued
 // operations ran on freed memory ("corrupted double-linked list" at the end
-// of some mx-train runs). The sanitizer build (scripts/test.sh --sanitize)
-// and valgrind see every such use; a normal build fails only now and then.
+// of some mx-train runs). Under valgrind (exit_with_queued_ops_valgrind)
+// every such use fails the test; a normal build fails only now and then.
 #include <chrono>
 #include <cstdio>
 #include <thread>
