@@ -225,8 +225,9 @@ void draw_panel(const Painter& p, const Panel& panel, Box box) {
   cairo_restore(cr);
 
   // The series, clipped to the plot area.
+  // Clipped a little outside the frame, so that a point on it keeps its whole marker.
   cairo_save(cr);
-  cairo_rectangle(cr, area.x, area.y, area.w, area.h);
+  cairo_rectangle(cr, area.x - 6, area.y - 6, area.w + 12, area.h + 12);
   cairo_clip(cr);
   cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
   for (const auto& s : panel.series) draw_polyline(p, s, sx, sy);

@@ -49,6 +49,21 @@ std::string tuple_text(std::string v) {
   return out;
 }
 
+// A stride or dilation "2x2" -> "2"; "" when it is all ones (the default).
+std::string step_text(const std::string& v) {
+  const std::string t = tuple_text(v);
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t x = t.find('x', start);
+    parts.push_back(t.substr(start, x - start));
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  const bool same = std::all_of(parts.begin(), parts.end(), [&](const std::string& p) { return p == parts[0]; });
+  if (same && parts[0] == "1") return "";
+  return same ? parts[0] : t;
+}
+
 std::string get(const std::map<std::string, std::string>& m, const std::string& k,
                 const std::string& fallback = "") {
   auto it = m.find(k);
@@ -107,7 +122,8 @@ Clusters find_clusters(const std::vector<std::string>& layers) {
 std::string layer_summary(const std::string& op, const std::map<std::string, std::string>& params) {
   if (op == "Convolution" || op == "Deconvolution") {
     std::string s = tuple_text(get(params, "kernel", "?"));
-    if (params.count("stride")) s += "/" + tuple_text(params.at("stride"));
+    if (params.count("stride") && !step_text(params.at("stride")).empty())
+      s += "/" + step_text(params.at("stride"));
     if (params.count("num_filter")) s += ", " + params.at("num_filter") + " filters";
     if (params.count("num_group") && params.at("num_group") != "1")
       s += ", " + params.at("num_group") + " groups";
@@ -120,10 +136,12 @@ std::string layer_summary(const std::string& op, const std::map<std::string, std
         get(params, "global_pool") == "1")
       return "global " + type;
     std::string s = type + " " + tuple_text(get(params, "kernel", "?"));
-    if (params.count("stride")) s += "/" + tuple_text(params.at("stride"));
+    if (params.count("stride") && !step_text(params.at("stride")).empty())
+      s += "/" + step_text(params.at("stride"));
     return s;
   }
   if (op == "Activation" || op == "LeakyReLU") return get(params, "act_type", "");
+  if (op == "BatchNorm" || op == "Flatten" || op == "elemwise_add" || op == "SoftmaxOutput") return "";
   if (op == "Dropout") return "p " + get(params, "p", "0.5");
   std::vector<std::string> parts;
   for (const auto& [k, v] : params) {

@@ -99,6 +99,14 @@ Chart run_curves_chart(const RunHistory& run) {
     panel.series.push_back(make_series(run, "learning_rate", "learning rate", 2, LineStyle::kSolid));
     chart.panels.push_back(std::move(panel));
   }
+  if (run.has("samples_per_sec") && chart.panels.size() % 2 == 1) {
+    // The empty place of the grid shows the speed.
+    Panel panel;
+    panel.title = "throughput";
+    panel.y_label = series_look("samples_per_sec").axis_label;
+    panel.series.push_back(make_series(run, "samples_per_sec", "training", 4, LineStyle::kSolid));
+    chart.panels.push_back(std::move(panel));
+  }
   chart.columns = chart.panels.size() == 1 ? 1 : 2;
   const std::string epochs = str(run.epochs.size(), run.epochs.size() == 1 ? " epoch" : " epochs");
   const auto headline = headline_metric(run);
