@@ -50,7 +50,10 @@ int main(int argc, char** argv) {
         std::cout << run.name << ": " << mx::join(run.names(), " ") << "\n";
       return;
     }
-    mx::viz::render_chart(mx::viz::compare_chart(runs, metrics), output);
+    // One run without --metric: its curves, as curves.png shows them.
+    const auto chart = runs.size() == 1 && metrics.empty() ? mx::viz::run_curves_chart(runs[0])
+                                                           : mx::viz::compare_chart(runs, metrics);
+    mx::viz::render_chart(chart, output);
     std::cout << "wrote " << output << "\n";
   });
 }

@@ -169,7 +169,7 @@ Chart compare_chart(const std::vector<RunHistory>& runs, const std::vector<std::
     const auto headline = headline_metric(run);
     const auto best = headline ? best_value(run, *headline) : std::nullopt;
     if (best)
-      bests.push_back(run.name + ": best " + metric_of(*headline) + " " +
+      bests.push_back(run.name + ": best validation " + series_look(*headline).title + " " +
                       figure(*headline, best->value) + " (epoch " + epoch_text(best->epoch) + ")");
   }
   if (!bests.empty()) chart.subtitle = join(bests, "    ");
