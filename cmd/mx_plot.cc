@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   app.add_flag("--list", list, "print the series the runs have, then exit");
   app.add_option("--graph", model, "draw this network instead: an MXNet -symbol.json or an .onnx");
   app.add_option("--shape", shape, "with --graph: the input's shape, e.g. 1,3,224,224");
-  app.add_option("--data-name", data_name, "with --graph: the input --shape is for (default: data)");
+  app.add_option("--data-name", data_name,
+                 "with --graph: the input --shape is for (default: data)");
 
   return mx::run_program(app, argc, argv, [&] {
     if (!model.empty()) {

@@ -41,8 +41,7 @@ std::string inputs_line(const viz::NetworkPicture& p) {
 
 }  // namespace
 
-void draw_config_network(const Config& config, const std::string& name,
-                         const std::string& path) {
+void draw_config_network(const Config& config, const std::string& name, const std::string& path) {
   viz::image_format(path, "--graph", true);  // a bad extension before any data is read
   TrainSettings settings = parse_train_settings(config);
   const graph::Symbol network = load_network(config);
@@ -83,8 +82,8 @@ void draw_model_network(const std::string& model, const std::string& data_shape,
   if (data.empty()) data = picture.inputs.size() == 1 ? *picture.inputs.begin() : "data";
   const auto arguments = network.list_arguments();
   if (std::find(arguments.begin(), arguments.end(), data) == arguments.end())
-    throw InputError("'" + model + "' has no input '" + data + "'; its arguments: " +
-                     join(arguments, ", "));
+    throw InputError("'" + model + "' has no input '" + data +
+                     "'; its arguments: " + join(arguments, ", "));
   picture.inputs.insert(data);
   for (const auto& a : arguments)
     if (a.size() >= 6 && a.compare(a.size() - 6, 6, "_label") == 0) picture.inputs.insert(a);

@@ -18,8 +18,7 @@ void redraw_run_curves(const std::string& run_dir);
 // Draws the network of `config` (its `network` or `symbol`, with the
 // training data's shape) to `path`: .svg, .png or .dot, titled `name`.
 // Opens the training data for its shape; trains nothing.
-void draw_config_network(const Config& config, const std::string& name,
-                         const std::string& path);
+void draw_config_network(const Config& config, const std::string& name, const std::string& path);
 
 // Draws the network of an MXNet PREFIX-symbol.json or an ONNX model file.
 // `data_shape` ("1,3,224,224", empty: the ONNX model's own input shapes, or

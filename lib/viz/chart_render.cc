@@ -253,8 +253,8 @@ void draw_chart(cairo_t* cr, const Chart& chart) {
   const double w = static_cast<double>(chart.width) / columns;
   for (size_t i = 0; i < chart.panels.size(); ++i) {
     const double x = static_cast<double>(i % static_cast<size_t>(columns)) * w;
-    const double top = y + static_cast<double>(i / static_cast<size_t>(columns)) *
-                               chart.panel_height;
+    const double top =
+        y + static_cast<double>(i / static_cast<size_t>(columns)) * chart.panel_height;
     draw_panel(p, chart.panels[i], {x + 8, top, w - 16, static_cast<double>(chart.panel_height)});
   }
   (void)height;

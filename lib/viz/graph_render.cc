@@ -27,8 +27,7 @@ struct GvcDeleter {
   void operator()(GVC_t* gvc) const { gvFreeContext(gvc); }
 };
 
-void layout_and_render(const std::string& dot, const std::string& format,
-                       const std::string& path) {
+void layout_and_render(const std::string& dot, const std::string& format, const std::string& path) {
   // Graphviz reports problems on stderr through agerr; keep them for the message.
   std::unique_ptr<GVC_t, GvcDeleter> gvc(gvContext());
   if (!gvc) throw Error("cannot draw '" + path + "': Graphviz did not start");
@@ -42,8 +41,8 @@ void layout_and_render(const std::string& dot, const std::string& format,
   if (rc != 0) {
     std::error_code ignored;
     std::filesystem::remove(temp, ignored);
-    throw Error("cannot draw '" + path + "': Graphviz could not lay out or render it as " +
-                format + " (is the graphviz package with its plugins installed?)");
+    throw Error("cannot draw '" + path + "': Graphviz could not lay out or render it as " + format +
+                " (is the graphviz package with its plugins installed?)");
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     std::error_code ignored;

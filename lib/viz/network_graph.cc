@@ -59,7 +59,8 @@ std::string step_text(const std::string& v) {
     if (x == std::string::npos) break;
     start = x + 1;
   }
-  const bool same = std::all_of(parts.begin(), parts.end(), [&](const std::string& p) { return p == parts[0]; });
+  const bool same =
+      std::all_of(parts.begin(), parts.end(), [&](const std::string& p) { return p == parts[0]; });
   if (same && parts[0] == "1") return "";
   return same ? parts[0] : t;
 }
@@ -77,7 +78,8 @@ std::string fill_color(const std::string& op) {
     return "#ffffb3";
   if (op == "Pooling") return "#80b1d3";
   if (op == "Concat" || op == "Flatten" || op == "Reshape" || op == "transpose") return "#fdb462";
-  if (op.find("Softmax") != std::string::npos || op == "softmax" || op.find("Output") != std::string::npos)
+  if (op.find("Softmax") != std::string::npos || op == "softmax" ||
+      op.find("Output") != std::string::npos)
     return "#b3de69";
   return "#fccde5";
 }
@@ -85,14 +87,15 @@ std::string fill_color(const std::string& op) {
 // The clusters: name prefixes (at '_') that at least kMinClusterSize layers
 // share, but not all of them; nested by prefix.
 struct Clusters {
-  std::vector<std::string> names;             // sorted: a parent before its children
-  std::map<std::string, std::string> parent;  // "" at the top
+  std::vector<std::string> names;              // sorted: a parent before its children
+  std::map<std::string, std::string> parent;   // "" at the top
   std::map<std::string, std::string> of_node;  // layer name -> its deepest cluster ("" none)
 };
 
 bool inside(const std::string& name, const std::string& prefix) {
-  return name == prefix || (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
-                            name[prefix.size()] == '_');
+  return name == prefix ||
+         (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+          name[prefix.size()] == '_');
 }
 
 Clusters find_clusters(const std::vector<std::string>& layers) {
@@ -104,7 +107,8 @@ Clusters find_clusters(const std::vector<std::string>& layers) {
   for (const auto& p : candidates) {
     const auto count = std::count_if(layers.begin(), layers.end(),
                                      [&](const std::string& n) { return inside(n, p); });
-    if (count >= kMinClusterSize && static_cast<size_t>(count) < layers.size()) c.names.push_back(p);
+    if (count >= kMinClusterSize && static_cast<size_t>(count) < layers.size())
+      c.names.push_back(p);
   }
   auto deepest = [&](const std::string& name, bool strict) {
     std::string best;
@@ -141,7 +145,8 @@ std::string layer_summary(const std::string& op, const std::map<std::string, std
     return s;
   }
   if (op == "Activation" || op == "LeakyReLU") return get(params, "act_type", "");
-  if (op == "BatchNorm" || op == "Flatten" || op == "elemwise_add" || op == "SoftmaxOutput") return "";
+  if (op == "BatchNorm" || op == "Flatten" || op == "elemwise_add" || op == "SoftmaxOutput")
+    return "";
   if (op == "Dropout") return "p " + get(params, "p", "0.5");
   std::vector<std::string> parts;
   for (const auto& [k, v] : params) {
@@ -200,7 +205,8 @@ std::string network_dot(const graph::Symbol& symbol, const NetworkPicture& pictu
       << dot_quote(picture.title) << "];\n"
       << "  node [shape=box, style=\"rounded,filled\", fontname=\"DejaVu Sans\", fontsize=11, "
          "margin=\"0.12,0.05\"];\n"
-      << "  edge [fontname=\"DejaVu Sans\", fontsize=9, color=\"#555555\", fontcolor=\"#333333\"];\n";
+      << "  edge [fontname=\"DejaVu Sans\", fontsize=9, color=\"#555555\", "
+         "fontcolor=\"#333333\"];\n";
   std::map<std::string, std::vector<std::string>> children;
   for (const auto& c : clusters.names) children[clusters.parent.at(c)].push_back(c);
   int cluster_index = 0;

@@ -67,7 +67,8 @@ std::string epoch_text(double epoch) {
 
 SeriesLook series_look(const std::string& name) {
   const std::string m = to_lower(metric_of(name));
-  if (m == "accuracy" || m == "top_k_accuracy") return {m == "accuracy" ? "accuracy" : "top-k accuracy", "accuracy (%)", 100};
+  if (m == "accuracy" || m == "top_k_accuracy")
+    return {m == "accuracy" ? "accuracy" : "top-k accuracy", "accuracy (%)", 100};
   if (m == "cross-entropy") return {"loss (cross-entropy)", "cross-entropy (nats)", 1};
   if (m == "mse") return {"mean squared error", "MSE (label units²)", 1};
   if (m == "mae") return {"mean absolute error", "MAE (label units)", 1};
@@ -89,14 +90,16 @@ Chart run_curves_chart(const RunHistory& run) {
     if (run.has("train." + metric))
       panel.series.push_back(make_series(run, "train." + metric, "train", 0, LineStyle::kSolid));
     if (run.has("val." + metric))
-      panel.series.push_back(make_series(run, "val." + metric, "validation", 1, LineStyle::kDashed));
+      panel.series.push_back(
+          make_series(run, "val." + metric, "validation", 1, LineStyle::kDashed));
     chart.panels.push_back(std::move(panel));
   }
   if (run.has("learning_rate")) {
     Panel panel;
     panel.title = "learning rate";
     panel.y_label = series_look("learning_rate").axis_label;
-    panel.series.push_back(make_series(run, "learning_rate", "learning rate", 2, LineStyle::kSolid));
+    panel.series.push_back(
+        make_series(run, "learning_rate", "learning rate", 2, LineStyle::kSolid));
     chart.panels.push_back(std::move(panel));
   }
   if (run.has("samples_per_sec") && chart.panels.size() % 2 == 1) {
@@ -141,8 +144,8 @@ Chart compare_chart(const std::vector<RunHistory>& runs, const std::vector<std::
   chart.title = "Training runs compared";
   chart.subtitle = join(run_names, "  vs  ");
   for (const auto& name : shown) {
-    const bool anywhere = std::any_of(runs.begin(), runs.end(),
-                                      [&](const RunHistory& r) { return r.has(name); });
+    const bool anywhere =
+        std::any_of(runs.begin(), runs.end(), [&](const RunHistory& r) { return r.has(name); });
     if (!anywhere) {
       if (names.empty()) continue;  // the default learning-rate panel of an old run
       std::set<std::string> available;
@@ -154,7 +157,9 @@ Chart compare_chart(const std::vector<RunHistory>& runs, const std::vector<std::
     Panel panel;
     const SeriesLook look = series_look(name);
     const std::string prefix = prefix_of(name);
-    panel.title = (prefix == "val" ? "validation " : prefix == "train" ? "training " : "") +
+    panel.title = (prefix == "val"     ? "validation "
+                   : prefix == "train" ? "training "
+                                       : "") +
                   look.title;
     panel.y_label = look.axis_label;
     for (size_t i = 0; i < runs.size(); ++i)

@@ -114,7 +114,7 @@ TEST_CASE("panel ranges and legend entries") {
   p.series.push_back({"train", {{1, 0.5}, {2, NAN}, {3, 0.2}}, 0, LineStyle::kSolid});
   p.series.push_back({"validation", {{1, 0.9}, {2, 0.1}}, 1, LineStyle::kDashed});
   p.series.push_back({"train", {{4, 0.3}}, 0, LineStyle::kSolid});  // the same entry again
-  p.series.push_back({"", {{5, 7}}, 2, LineStyle::kSolid});          // not in the legend
+  p.series.push_back({"", {{5, 7}}, 2, LineStyle::kSolid});         // not in the legend
   CHECK(has_data(p));
   const Range r = data_range(p);
   CHECK(r.x_lo == 1);
@@ -162,8 +162,9 @@ TEST_CASE("bad and truncated histories are clear errors naming the line") {
         "run/metrics.jsonl: no epoch recorded yet");
   CHECK(error_of([] { parse_run_history("{\"epoch\":1}\nnot json\n{\"epoch\":2}\n", "f"); }) ==
         "f:2: not a JSON line: 'not json'");
-  CHECK(error_of([] { parse_run_history("{\"epoch\":1}\n{\"epoch\":2,\"train\":{\"acc", "f"); })
-            .find("f:2: the last line is cut short") == 0);
+  CHECK(error_of([] {
+          parse_run_history("{\"epoch\":1}\n{\"epoch\":2,\"train\":{\"acc", "f");
+        }).find("f:2: the last line is cut short") == 0);
   CHECK(error_of([] { parse_run_history("[1, 2]\n", "f"); }) ==
         "f:1: expected a JSON object with an \"epoch\" number");
   CHECK(error_of([] { parse_run_history("{\"train\":{}}\n", "f"); }) ==
@@ -177,8 +178,9 @@ TEST_CASE("read_run_history names the run and reports missing files") {
   test::TempDir dir("viz_history");
   CHECK(error_of([&] { read_run_history(dir.file("absent")); }) ==
         "run directory '" + dir.file("absent") + "' does not exist");
-  CHECK(error_of([&] { read_run_history(dir.path().string()); }).find("metrics.jsonl' is missing") !=
-        std::string::npos);
+  CHECK(error_of([&] {
+          read_run_history(dir.path().string());
+        }).find("metrics.jsonl' is missing") != std::string::npos);
   std::filesystem::create_directories(dir.path() / "lr0.1");
   std::ofstream(dir.path() / "lr0.1" / "metrics.jsonl") << kThreeEpochs;
   const RunHistory run = read_run_history((dir.path() / "lr0.1/").string());
@@ -225,7 +227,9 @@ TEST_CASE("runs compared: a line per run, an unknown series lists the names ther
   CHECK(chart.panels[0].title == "validation loss (cross-entropy)");
   CHECK(chart.panels[2].title == "learning rate");
 
-  CHECK(error_of([&] { compare_chart({a, b}, {"val.acc"}); }) ==
+  CHECK(error_of([&] {
+          compare_chart({a, b}, {"val.acc"});
+        }) ==
         "no run has the series 'val.acc'; the runs have: learning_rate, samples_per_sec, "
         "seconds, train.accuracy, train.cross-entropy, val.accuracy, val.cross-entropy");
 }
@@ -266,12 +270,13 @@ TEST_CASE("network_dot: a box per layer with its parameters and shape, edges, cl
 }
 
 TEST_CASE("layer summaries name the key parameters") {
-  CHECK(layer_summary("Convolution", {{"kernel", "(3, 3)"}, {"stride", "(2, 2)"},
-                                      {"num_filter", "64"}}) == "3x3/2, 64 filters");
-  CHECK(layer_summary("Convolution", {{"kernel", "[1,1]"}, {"stride", "[1,1]"},
-                                      {"num_filter", "8"}}) == "1x1, 8 filters");
-  CHECK(layer_summary("Pooling", {{"pool_type", "avg"}, {"global_pool", "True"}}) ==
-        "global avg");
+  CHECK(layer_summary("Convolution",
+                      {{"kernel", "(3, 3)"}, {"stride", "(2, 2)"}, {"num_filter", "64"}}) ==
+        "3x3/2, 64 filters");
+  CHECK(layer_summary("Convolution",
+                      {{"kernel", "[1,1]"}, {"stride", "[1,1]"}, {"num_filter", "8"}}) ==
+        "1x1, 8 filters");
+  CHECK(layer_summary("Pooling", {{"pool_type", "avg"}, {"global_pool", "True"}}) == "global avg");
   CHECK(layer_summary("Pooling", {{"kernel", "(2, 2)"}, {"stride", "(2, 1)"}}) == "max 2x2/2x1");
   CHECK(layer_summary("Dropout", {{"p", "0.2"}}) == "p 0.2");
   CHECK(layer_summary("BatchNorm", {{"fix_gamma", "False"}}) == "");
