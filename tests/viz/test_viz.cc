@@ -240,6 +240,9 @@ TEST_CASE("network_dot: a box per layer with its parameters and shape, edges, cl
   Symbol h = Symbol::create("FullyConnected", "blk_fc1", {{"num_hidden", "8"}}, {x});
   h = Symbol::create("Activation", "blk_relu", {{"act_type", "relu"}}, {h});
   h = Symbol::create("FullyConnected", "blk_fc2", {{"num_hidden", "3"}}, {h});
+  // Two layers sharing a prefix are not a block.
+  h = Symbol::create("Activation", "tail_relu", {{"act_type", "relu"}}, {h});
+  h = Symbol::create("Activation", "tail_tanh", {{"act_type", "tanh"}}, {h});
   Symbol out = Symbol::create("SoftmaxOutput", "softmax", {}, {h});
   NetworkPicture picture;
   picture.title = "small";
@@ -256,8 +259,8 @@ TEST_CASE("network_dot: a box per layer with its parameters and shape, edges, cl
   // Parameters are not drawn.
   CHECK(dot.find("weight") == std::string::npos);
   CHECK(dot.find("bias") == std::string::npos);
-  // data->fc1->relu->fc2->softmax and the label: five edges, labelled with shapes.
-  CHECK(count(dot, " -> ") == 5);
+  // data->fc1->relu->fc2->relu->tanh->softmax and the label: seven edges, labelled with shapes.
+  CHECK(count(dot, " -> ") == 7);
   CHECK(dot.find("[label=\" 4×8\"]") != std::string::npos);
   // The three blk_ layers in one cluster, the softmax outside it.
   CHECK(count(dot, "subgraph cluster_") == 1);
