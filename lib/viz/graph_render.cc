@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "base/error.h"
 #include "base/file_util.h"
@@ -28,11 +29,20 @@ struct GvcDeleter {
 };
 
 void layout_and_render(const std::string& dot, const std::string& format, const std::string& path) {
-  // Graphviz reports problems on stderr through agerr; keep them for the message.
+  // Graphviz keeps its errors for aglasterr instead of printing them: the
+  // message names the file.
+  agseterr(AGMAX);
+  auto reason = [] {
+    const char* last = aglasterr();
+    std::string text = last != nullptr ? last : "";
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text.empty() ? std::string() : ": " + text;
+  };
   std::unique_ptr<GVC_t, GvcDeleter> gvc(gvContext());
   if (!gvc) throw Error("cannot draw '" + path + "': Graphviz did not start");
   Agraph_t* g = agmemread(dot.c_str());
-  if (g == nullptr) throw Error("cannot draw '" + path + "': Graphviz could not read the graph");
+  if (g == nullptr)
+    throw Error("cannot draw '" + path + "': Graphviz could not read the graph" + reason());
   const std::string temp = path + ".tmp." + std::to_string(::getpid());
   int rc = gvLayout(gvc.get(), g, "dot");
   if (rc == 0) rc = gvRenderFilename(gvc.get(), g, format.c_str(), temp.c_str());
@@ -42,7 +52,7 @@ void layout_and_render(const std::string& dot, const std::string& format, const 
     std::error_code ignored;
     std::filesystem::remove(temp, ignored);
     throw Error("cannot draw '" + path + "': Graphviz could not lay out or render it as " + format +
-                " (is the graphviz package with its plugins installed?)");
+                reason() + " (is the graphviz package with its plugins installed?)");
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     std::error_code ignored;
