@@ -51,11 +51,4 @@ Rgb palette_color(int index) {
   return colors[((index % n) + n) % n];
 }
 
-int chart_height(const Chart& chart) {
-  const int columns = std::max(1, chart.columns);
-  const int rows = (static_cast<int>(chart.panels.size()) + columns - 1) / columns;
-  const int header = chart.subtitle.empty() ? 50 : 74;
-  return header + std::max(1, rows) * chart.panel_height;
-}
-
 }  // namespace mx::viz

@@ -31,21 +31,25 @@ struct Panel {
   std::string y_label;  // with its unit, e.g. "accuracy (%)"
   bool integer_x = true;
   std::vector<Series> series;
-};
-
-struct Chart {
-  std::string title;
-  std::string subtitle;
-  std::vector<Panel> panels;
-  int columns = 2;
-  int width = 1200;  // pixels (PNG) or points (SVG)
-  int panel_height = 380;
+  bool show_legend = true;  // false where the chart's shared legend names the series
 };
 
 struct LegendEntry {
   std::string name;
   int color = 0;
   LineStyle style = LineStyle::kSolid;
+};
+
+struct Chart {
+  std::string title;
+  std::string subtitle;  // lines separated by '\n'
+  // A legend under the subtitle for every panel (runs compared); empty: each
+  // panel has its own.
+  std::vector<LegendEntry> legend;
+  std::vector<Panel> panels;
+  int columns = 2;
+  int width = 1200;        // pixels (PNG) or points (SVG)
+  int panel_height = 380;  // the height of the whole is measured by the renderer
 };
 
 // The range a panel's axes show: its finite points (an Error if it has none).
@@ -64,8 +68,5 @@ struct Rgb {
   double r, g, b;
 };
 Rgb palette_color(int index);
-
-// The chart's total height in pixels.
-int chart_height(const Chart& chart);
 
 }  // namespace mx::viz

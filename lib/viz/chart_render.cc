@@ -151,7 +151,7 @@ void draw_panel(const Painter& p, const Panel& panel, Box box) {
   p.font(14, true);
   p.gray(0.1);
   p.text(panel.title, box.x + box.w / 2, box.y + 18, 0.5);
-  const auto entries = legend_entries(panel);
+  const auto entries = panel.show_legend ? legend_entries(panel) : std::vector<LegendEntry>{};
   int legend_rows = 0;
   const double legend_width = box.w - 90;
   const auto places = place_legend(p, entries, legend_width, legend_rows);
@@ -234,30 +234,71 @@ void draw_panel(const Painter& p, const Panel& panel, Box box) {
   cairo_restore(cr);
 }
 
+// The header: the title, the subtitle's lines, and the chart's shared legend.
+struct Header {
+  std::vector<std::string> subtitle;
+  std::vector<LegendItemPlace> legend;
+  int legend_rows = 0;
+  double legend_x = 0, legend_top = 0, height = 0;
+};
+
+Header layout_header(const Painter& p, const Chart& chart) {
+  Header h;
+  std::istringstream lines(chart.subtitle);
+  for (std::string line; std::getline(lines, line);) h.subtitle.push_back(line);
+  h.legend_top = 50 + 22.0 * static_cast<double>(h.subtitle.size());
+  const double width = chart.width - 80;
+  h.legend = place_legend(p, chart.legend, width, h.legend_rows);
+  double row_w = 0;
+  for (const auto& pl : h.legend)
+    if (pl.row == 0) row_w = pl.x + kLegendSwatch + 6 + p.text_width(pl.entry->name);
+  h.legend_x = (chart.width - std::min(row_w, width)) / 2;
+  h.height = h.legend_top + kLegendRow * h.legend_rows + (h.legend_rows > 0 ? 8 : 0);
+  return h;
+}
+
+// The height of the whole chart, measured with the chart's fonts.
+int measured_height(const Chart& chart) {
+  SurfacePtr scratch(cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1));
+  CairoPtr cr(cairo_create(scratch.get()));
+  const Header h = layout_header(Painter(cr.get()), chart);
+  const int columns = std::max(1, chart.columns);
+  const int rows =
+      std::max<int>(1, (static_cast<int>(chart.panels.size()) + columns - 1) / columns);
+  return static_cast<int>(std::ceil(h.height)) + rows * chart.panel_height;
+}
+
 void draw_chart(cairo_t* cr, const Chart& chart) {
   const Painter p(cr);
-  const int height = chart_height(chart);
   cairo_set_source_rgb(cr, 1, 1, 1);
   cairo_paint(cr);
+  const Header h = layout_header(p, chart);
   p.font(20, true);
   p.gray(0.05);
   p.text(chart.title, chart.width / 2.0, 32, 0.5);
-  double y = 50;
-  if (!chart.subtitle.empty()) {
-    p.font(14);
-    p.gray(0.3);
-    p.text(chart.subtitle, chart.width / 2.0, 56, 0.5);
-    y = 74;
+  p.font(14);
+  p.gray(0.3);
+  for (size_t i = 0; i < h.subtitle.size(); ++i)
+    p.text(h.subtitle[i], chart.width / 2.0, 56 + 22.0 * static_cast<double>(i), 0.5);
+  for (const auto& pl : h.legend) {
+    const double y = h.legend_top + pl.row * kLegendRow + 9;
+    p.color(palette_color(pl.entry->color));
+    p.line_style(pl.entry->style, 2.5);
+    cairo_move_to(cr, h.legend_x + pl.x, y);
+    cairo_line_to(cr, h.legend_x + pl.x + kLegendSwatch, y);
+    cairo_stroke(cr);
+    p.gray(0.15);
+    p.font(12);
+    p.text(pl.entry->name, h.legend_x + pl.x + kLegendSwatch + 6, y + 4);
   }
   const int columns = std::max(1, chart.columns);
   const double w = static_cast<double>(chart.width) / columns;
   for (size_t i = 0; i < chart.panels.size(); ++i) {
     const double x = static_cast<double>(i % static_cast<size_t>(columns)) * w;
     const double top =
-        y + static_cast<double>(i / static_cast<size_t>(columns)) * chart.panel_height;
+        h.height + static_cast<double>(i / static_cast<size_t>(columns)) * chart.panel_height;
     draw_panel(p, chart.panels[i], {x + 8, top, w - 16, static_cast<double>(chart.panel_height)});
   }
-  (void)height;
 }
 
 void check(cairo_status_t status, const std::string& path) {
@@ -268,9 +309,11 @@ void check(cairo_status_t status, const std::string& path) {
 // What an SVG reader (or a search) finds as text: Cairo writes glyphs as paths.
 std::string svg_description(const Chart& chart) {
   std::string names;
+  std::vector<LegendEntry> entries = chart.legend;
   for (const auto& panel : chart.panels)
-    for (const auto& e : legend_entries(panel))
-      if (names.find("\n" + e.name + "\n") == std::string::npos) names += "\n" + e.name + "\n";
+    for (const auto& e : legend_entries(panel)) entries.push_back(e);
+  for (const auto& e : entries)
+    if (names.find("\n" + e.name + "\n") == std::string::npos) names += "\n" + e.name + "\n";
   std::string text = chart.title + ". " + chart.subtitle + ". Panels:";
   for (const auto& panel : chart.panels) text += " " + panel.title + ";";
   text += " series:";
@@ -299,7 +342,7 @@ std::string xml_escape(const std::string& s) {
 
 void render_chart(const Chart& chart, const std::string& path) {
   const ImageFormat format = image_format(path, "chart", false);
-  const int height = chart_height(chart);
+  const int height = measured_height(chart);
   const std::string temp = path + ".tmp." + std::to_string(::getpid());
   try {
     if (format == ImageFormat::kPng) {

@@ -177,7 +177,13 @@ Chart compare_chart(const std::vector<RunHistory>& runs, const std::vector<std::
       bests.push_back(run.name + ": best validation " + series_look(*headline).title + " " +
                       figure(*headline, best->value) + " (epoch " + epoch_text(best->epoch) + ")");
   }
-  if (!bests.empty()) chart.subtitle = join(bests, "    ");
+  // Each run's best on a line of its own once they would not fit on one.
+  const std::string one_line = join(bests, "    ");
+  if (!bests.empty()) chart.subtitle = one_line.size() <= 110 ? one_line : join(bests, "\n");
+  // One legend for all panels: the runs are the same in each.
+  for (size_t i = 0; i < runs.size(); ++i)
+    chart.legend.push_back({runs[i].name, static_cast<int>(i), LineStyle::kSolid});
+  for (auto& panel : chart.panels) panel.show_legend = false;
   chart.columns = chart.panels.size() == 1 ? 1 : 2;
   return chart;
 }
