@@ -31,6 +31,9 @@ struct Panel {
   std::string y_label;  // with its unit, e.g. "accuracy (%)"
   bool integer_x = true;
   std::vector<Series> series;
+  // A logarithmic y axis with ticks at powers of ten (a learning rate that
+  // falls by decades); values <= 0 are not drawn on it.
+  bool log_y = false;
   bool show_legend = true;  // false where the chart's shared legend names the series
 };
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -125,8 +126,8 @@ void draw_polyline(const Painter& p, const Series& s, const std::function<double
   p.line_style(s.style, s.width);
   bool pen_down = false;
   for (const auto& pt : s.points) {
-    if (!std::isfinite(pt.x) || !std::isfinite(pt.y)) {
-      pen_down = false;  // a gap where a value is missing
+    if (!std::isfinite(pt.x) || !std::isfinite(pt.y) || !std::isfinite(sy(pt.y))) {
+      pen_down = false;  // a gap where a value is missing (or cannot be on a log axis)
       continue;
     }
     if (pen_down)
@@ -138,7 +139,7 @@ void draw_polyline(const Painter& p, const Series& s, const std::function<double
   cairo_stroke(cr);
   if (!s.markers) return;
   for (const auto& pt : s.points) {
-    if (!std::isfinite(pt.x) || !std::isfinite(pt.y)) continue;
+    if (!std::isfinite(pt.x) || !std::isfinite(pt.y) || !std::isfinite(sy(pt.y))) continue;
     cairo_new_sub_path(cr);
     cairo_arc(cr, sx(pt.x), sy(pt.y), s.width + 1.5, 0, 2 * M_PI);
   }
@@ -180,15 +181,30 @@ void draw_panel(const Painter& p, const Panel& panel, Box box) {
   }
   const Range r = data_range(panel);
   const Ticks xt = nice_ticks(r.x_lo, r.x_hi, 9, panel.integer_x);
-  const Ticks yt = nice_ticks(r.y_lo, r.y_hi, 6);
+  // On a log axis the ticks are exponents: 10^-3, 10^-2, ...
+  const bool log_y = panel.log_y && r.y_lo > 0;
+  const Ticks yt =
+      log_y ? nice_ticks(std::floor(std::log10(r.y_lo)), std::ceil(std::log10(r.y_hi)), 6, true)
+            : nice_ticks(r.y_lo, r.y_hi, 6);
+  auto y_label = [&](double v) {
+    if (!log_y) return tick_label(v, yt.decimals);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", std::pow(10.0, v));
+    return std::string(buf);
+  };
   p.font(12);
   double tick_w = 0;
-  for (double v : yt.values) tick_w = std::max(tick_w, p.text_width(tick_label(v, yt.decimals)));
+  for (double v : yt.values) tick_w = std::max(tick_w, p.text_width(y_label(v)));
   const Box plot{box.x + 30 + tick_w + 8, top, 0, 0};
   const double right = box.x + box.w - 22, bottom = box.y + box.h - 48;
   const Box area{plot.x, plot.y, right - plot.x, bottom - plot.y};
   auto sx = [&](double x) { return area.x + (x - xt.lo) / (xt.hi - xt.lo) * area.w; };
-  auto sy = [&](double y) { return area.y + area.h - (y - yt.lo) / (yt.hi - yt.lo) * area.h; };
+  // A tick value (an exponent on a log axis) to a pixel row.
+  auto tick_y = [&](double v) { return area.y + area.h - (v - yt.lo) / (yt.hi - yt.lo) * area.h; };
+  auto sy = [&](double y) {
+    if (!log_y) return tick_y(y);
+    return y > 0 ? tick_y(std::log10(y)) : std::numeric_limits<double>::quiet_NaN();
+  };
 
   // Grid and ticks.
   cairo_set_line_width(cr, 1);
@@ -196,11 +212,11 @@ void draw_panel(const Painter& p, const Panel& panel, Box box) {
   p.font(12);
   for (double v : yt.values) {
     p.gray(0.88);
-    cairo_move_to(cr, area.x, std::round(sy(v)) + 0.5);
-    cairo_line_to(cr, area.x + area.w, std::round(sy(v)) + 0.5);
+    cairo_move_to(cr, area.x, std::round(tick_y(v)) + 0.5);
+    cairo_line_to(cr, area.x + area.w, std::round(tick_y(v)) + 0.5);
     cairo_stroke(cr);
     p.gray(0.25);
-    p.text(tick_label(v, yt.decimals), area.x - 6, sy(v) + 4, 1);
+    p.text(y_label(v), area.x - 6, tick_y(v) + 4, 1);
   }
   for (double v : xt.values) {
     p.gray(0.88);
@@ -221,7 +237,7 @@ void draw_panel(const Painter& p, const Panel& panel, Box box) {
   cairo_save(cr);
   cairo_translate(cr, box.x + 18, area.y + area.h / 2);
   cairo_rotate(cr, -M_PI / 2);
-  p.text(panel.y_label, 0, 0, 0.5);
+  p.text(panel.y_label + (log_y ? ", log scale" : ""), 0, 0, 0.5);
   cairo_restore(cr);
 
   // The series, clipped to the plot area.

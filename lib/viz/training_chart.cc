@@ -36,6 +36,19 @@ Series make_series(const RunHistory& run, const std::string& name, const std::st
   return s;
 }
 
+// A learning rate that falls by more than a factor of 20 is shown on a log axis.
+bool spans_decades(const Panel& panel) {
+  double lo = INFINITY, hi = 0;
+  for (const auto& s : panel.series)
+    for (const auto& p : s.points) {
+      if (!std::isfinite(p.y)) continue;
+      if (p.y <= 0) return false;
+      lo = std::min(lo, p.y);
+      hi = std::max(hi, p.y);
+    }
+  return hi > 0 && hi / lo >= 20;
+}
+
 // Loss-like metrics first, then the others, by name.
 std::vector<std::string> metrics_in(const RunHistory& run) {
   std::set<std::string> metrics;
@@ -100,6 +113,7 @@ Chart run_curves_chart(const RunHistory& run) {
     panel.y_label = series_look("learning_rate").axis_label;
     panel.series.push_back(
         make_series(run, "learning_rate", "learning rate", 2, LineStyle::kSolid));
+    panel.log_y = spans_decades(panel);
     chart.panels.push_back(std::move(panel));
   }
   if (run.has("samples_per_sec") && chart.panels.size() % 2 == 1) {
@@ -166,6 +180,7 @@ Chart compare_chart(const std::vector<RunHistory>& runs, const std::vector<std::
       if (runs[i].has(name))
         panel.series.push_back(
             make_series(runs[i], name, runs[i].name, static_cast<int>(i), LineStyle::kSolid));
+    panel.log_y = name == "learning_rate" && spans_decades(panel);
     chart.panels.push_back(std::move(panel));
   }
   // A best-figure line per run, for the headline metric.

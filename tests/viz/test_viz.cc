@@ -202,6 +202,13 @@ TEST_CASE("a run's curves: a panel per metric, the learning rate, the best figur
   CHECK(chart.panels[1].series[1].points[1].y == doctest::Approx(75));  // shown in percent
   CHECK(chart.panels[2].title == "learning rate");
   CHECK(chart.panels[3].title == "throughput");
+  CHECK_FALSE(chart.panels[2].log_y);  // 0.1 to 0.02: linear
+  // A rate that falls by decades is drawn on a log axis.
+  run.series.at("learning_rate") = {0.1, 0.01, 0.001};
+  CHECK(run_curves_chart(run).panels[2].log_y);
+  CHECK(compare_chart({run}, {"learning_rate"}).panels[0].log_y);
+  run.series.at("learning_rate") = {0.1, 0.0, 0.001};  // a zero cannot be on a log axis
+  CHECK_FALSE(run_curves_chart(run).panels[2].log_y);
   const auto legend = legend_entries(chart.panels[0]);
   REQUIRE(legend.size() == 2);
   CHECK(legend[0].name == "train");
