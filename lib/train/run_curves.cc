@@ -57,6 +57,10 @@ void draw_config_network(const Config& config, const std::string& name, const st
 void draw_model_network(const std::string& model, const std::string& data_shape,
                         const std::string& data_name, const std::string& path) {
   viz::image_format(path, "--graph output", true);
+  const std::string ext = fs::path(model).extension().string();
+  if (ext == ".yaml" || ext == ".yml")
+    throw InputError("'" + model + "' is a config: draw it with mx-train " + model + " --graph " +
+                     path);
   viz::NetworkPicture picture;
   graph::Symbol network;
   const bool onnx_file = fs::path(model).extension() == ".onnx";
