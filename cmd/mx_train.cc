@@ -11,11 +11,12 @@
 #include "kvstore/communicator.h"
 #include "op/listing.h"
 #include "program.h"
+#include "train/run_curves.h"
 #include "train/trainer.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Train a network from a YAML config (docs/config.md)", "mx-train"};
-  std::string config_path, resume, run_dir;
+  std::string config_path, resume, run_dir, graph;
   std::vector<std::string> overrides;
   bool dry_run = false, json = false, print_config = false, list_operators = false;
   int benchmark = 0;
@@ -35,6 +36,8 @@ int main(int argc, char** argv) {
       ->default_str("10");
   app.add_flag("--print-config", print_config,
                "print the resolved config (includes and overrides applied), then exit");
+  app.add_option("--graph", graph,
+                 "draw the network to a .svg, .png or .dot file (docs/pictures.md), then exit");
   app.add_flag("--list-operators", list_operators,
                "list the operators a network can use, then exit");
 
@@ -64,6 +67,10 @@ int main(int argc, char** argv) {
     mx::train::Config config = mx::train::Config::load(config_path, overrides);
     if (print_config) {
       std::cout << config.to_yaml();
+      return;
+    }
+    if (!graph.empty()) {
+      mx::train::draw_config_network(config, fs::path(config_path).filename().string(), graph);
       return;
     }
     mx::train::TrainOptions options;

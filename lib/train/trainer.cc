@@ -20,6 +20,7 @@
 #include "train/checkpoint.h"
 #include "train/nonfinite_watch.h"
 #include "train/progress.h"
+#include "train/run_curves.h"
 #include "train/run_dir.h"
 #include "train/trainer_describe.h"
 #include "train/trainer_setup.h"
@@ -533,6 +534,7 @@ void Trainer::State::log_epoch(int epoch, int64_t samples,
                             {"samples_per_sec", rate},
                             {"learning_rate", lr}};
   run->append_metrics(line.dump());
+  if (run->writes()) redraw_run_curves(run->path());
 }
 
 // What --dry-run and --benchmark look at: the bound network and its input shapes.
