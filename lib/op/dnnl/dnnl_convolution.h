@@ -12,7 +12,8 @@ namespace mx::op::dnnl_impl {
 bool conv_forward(const ConvGeom& g, const float* x, const float* w, const float* bias, float* y,
                   OpReq req, const OpResources& res);
 
-// dx (req) = the data gradient of conv from dy and w.
+// dx (req) = the data gradient of conv from dy and w (not taken for fewer
+// than 4 input channels per group).
 bool conv_backward_data(const ConvGeom& g, const float* dy, const float* w, float* dx, OpReq req,
                         const OpResources& res);
 

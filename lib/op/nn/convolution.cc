@@ -344,13 +344,19 @@ void convolution_backward(const ConvolutionParam& p, const BackwardCall& c) {
 #if MX_USE_DNNL
   if constexpr (std::is_same_v<T, float>) {
     const T* x = c.inputs[0].ptr<T>();
+    const T* w = c.inputs[1].ptr<T>();
+    const size_t ws = workspace_bytes(p.workspace);
     if (dnnl_enabled() &&
-        dnnl_impl::conv_backward_data(g, dy, c.inputs[1].ptr<T>(), grad_of<T>(c, 0), c.req[0],
-                                      c.resources) &&
         dnnl_impl::conv_backward_weights(g, x, dy, grad_of<T>(c, 1), c.req[1],
                                          p.no_bias ? nullptr : grad_of<T>(c, 2),
-                                         p.no_bias ? OpReq::kNull : c.req[2], c.resources))
+                                         p.no_bias ? OpReq::kNull : c.req[2], c.resources)) {
+      // The data gradient on its own (oneDNN's or, where it does not take
+      // the case, the reference kernel's).
+      if (!dnnl_impl::conv_backward_data(g, dy, w, grad_of<T>(c, 0), c.req[0], c.resources))
+        conv_backward<T>(g, x, dy, w, grad_of<T>(c, 0), c.req[0], nullptr, OpReq::kNull,
+                         c.resources, ws);
       return;
+    }
   }
 #endif
   conv_backward(g, c.inputs[0].ptr<T>(), dy, c.inputs[1].ptr<T>(), grad_of<T>(c, 0), c.req[0],
