@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 
 #include "base/parallel.h"
 #include "base/threads.h"
@@ -24,12 +23,6 @@ void* thread_scratch(size_t bytes) {
   return buffer.data() + (aligned(address) - address);
 }
 
-int engine_cpu_workers() {
-  if (const char* env = std::getenv("MX_CPU_WORKER_NTHREADS"); env != nullptr && *env != '\0')
-    return std::max(1, std::atoi(env));
-  return thread_budget();
-}
-
 }  // namespace
 
 const dnnl::engine& cpu_engine() {
@@ -41,7 +34,7 @@ int dnnl_threads() {
   static const int threads = [] {
     if (const char* env = std::getenv("MX_DNNL_THREADS"); env != nullptr && *env != '\0')
       return std::max(1, std::atoi(env));
-    return std::max(1, thread_budget() / engine_cpu_workers());
+    return thread_budget();
   }();
   return threads;
 }
@@ -101,7 +94,7 @@ void run(const DnnlStep& step, const std::vector<const void*>& buffers,
   };
 
   const dnnl::engine& engine = cpu_engine();
-  dnnl::stream stream(engine);
+  thread_local dnnl::stream stream(engine);  // in-order, one per calling thread
   omp_set_num_threads(dnnl_threads());
   std::unordered_map<int, dnnl::memory> exec_args;
   if (step.scratchpad.get_size() > 0)

@@ -30,8 +30,9 @@ using tag = dnnl::memory::format_tag;
 const dnnl::engine& cpu_engine();
 
 // OpenMP threads of one primitive call: MX_DNNL_THREADS when set, else the
-// thread budget divided by the engine's CPU workers that may run kernels at
-// once (at least 1), so concurrent operators do not oversubscribe the cores.
+// thread budget. The engine's workers rarely run two large kernels at once
+// in LeNet or ResNet (their layers form a chain), and one thread per worker
+// (budget / workers) was slower in every measurement (docs/benchmarks.md).
 int dnnl_threads();
 
 // A plain float32 memory descriptor.
