@@ -1,13 +1,17 @@
-// GFLOP/s of Convolution and FullyConnected, forward and backward, on the
-// layer shapes of a CIFAR ResNet-18 (32x32 input) and of VGG-16 (224x224),
+// GFLOP/s of Convolution and FullyConnected (and the time of Pooling and
+// BatchNorm), forward and backward, on the layer shapes of LeNet (28x28), a
+// CIFAR ResNet-18 (32x32 input), ResNet-50 (224x224) and VGG-16 (224x224),
 // next to the GEMM rate of the same machine measured in the same run: a
 // 1024^3 sgemm through mx's gemm() (the thread budget, single-threaded
 // OpenBLAS per thread, which is what the convolution uses) and through
 // OpenBLAS's own threads. Each rate is also given by CPU time (the process's
 // CPU seconds over the thread budget), which other processes on a shared
 // machine disturb much less. Not a test: timings are noisy.
-//   bench_ops [--net resnet|vgg|all] [--iters N] [--resnet-batch B] [--vgg-batch B]
-//             [--only TEXT]
+//   bench_ops [--net lenet|resnet|resnet50|vgg|all] [--iters N] [--lenet-batch B]
+//             [--resnet-batch B] [--resnet50-batch B] [--vgg-batch B] [--only TEXT]
+//             [--impl reference|dnnl|both]
+// --impl picks the CPU kernels (op/dnnl/dnnl_switch.h): the OpenBLAS/im2col
+// reference, oneDNN, or both side by side (the default when built with oneDNN).
 // The thread budget is MX_NUM_THREADS (default: the number of cores).
 #include <cblas.h>
 
@@ -23,6 +27,7 @@
 #include "base/parallel.h"
 #include "engine/engine.h"
 #include "op/blas.h"
+#include "op/dnnl/dnnl_switch.h"
 #include "op/invoke.h"
 
 using namespace mx;
@@ -32,8 +37,11 @@ namespace {
 
 struct Options {
   std::string net = "all";
+  std::string impl = op::dnnl_built() ? "both" : "reference";
   int iters = 3;
+  int64_t lenet_batch = 64;
   int64_t resnet_batch = 32;
+  int64_t resnet50_batch = 8;
   int64_t vgg_batch = 8;
   std::string only;  // run only layers whose name contains this
 };
@@ -86,8 +94,9 @@ struct Layer {
   std::string op;
   op::AttrMap attrs;
   std::vector<Shape> inputs;
-  double flops;  // forward; backward (data + weight gradients) is twice this
-  int count;     // how many layers of the network have this shape
+  std::vector<Shape> aux;  // BatchNorm's moving statistics
+  double flops;            // forward; backward (data + weight gradients) is twice this
+  int count;               // how many layers of the network have this shape
 };
 
 Layer conv(const std::string& name, int64_t n, int64_t c, int64_t f, int64_t size, int64_t k,
@@ -118,6 +127,79 @@ Layer fc(const std::string& name, int64_t n, int64_t in, int64_t out, int count)
   return l;
 }
 
+Layer conv_valid(const std::string& name, int64_t n, int64_t c, int64_t f, int64_t size, int64_t k,
+                 int count) {
+  Layer l = conv(name, n, c, f, size, k, 1, count);
+  const int64_t out = size - k + 1;
+  l.attrs.erase("pad");
+  l.attrs["no_bias"] = "False";
+  l.inputs.push_back(Shape{f});
+  l.flops = 2.0 * static_cast<double>(n * f * out * out * c * k * k);
+  return l;
+}
+
+// Pooling and BatchNorm: FLOPs counted as one per input element.
+Layer pool(const std::string& name, int64_t n, int64_t c, int64_t size, op::AttrMap attrs,
+           int count) {
+  Layer l;
+  l.name = name;
+  l.op = "Pooling";
+  l.attrs = std::move(attrs);
+  l.inputs = {Shape{n, c, size, size}};
+  l.flops = static_cast<double>(n * c * size * size);
+  l.count = count;
+  return l;
+}
+
+Layer batch_norm(const std::string& name, int64_t n, int64_t c, int64_t size, int count) {
+  Layer l;
+  l.name = name;
+  l.op = "BatchNorm";
+  l.attrs = {{"fix_gamma", "False"}};
+  l.inputs = {Shape{n, c, size, size}, Shape{c}, Shape{c}};
+  l.aux = {Shape{c}, Shape{c}};
+  l.flops = static_cast<double>(n * c * size * size);
+  l.count = count;
+  return l;
+}
+
+std::vector<Layer> lenet(int64_t n) {
+  const op::AttrMap max2{{"kernel", "(2, 2)"}, {"stride", "(2, 2)"}, {"pool_type", "max"}};
+  return {conv_valid("conv1 1->20 5x5, 28px", n, 1, 20, 28, 5, 1),
+          pool("maxpool 2x2, 20x24px", n, 20, 24, max2, 1),
+          conv_valid("conv2 20->50 5x5, 12px", n, 20, 50, 12, 5, 1),
+          pool("maxpool 2x2, 50x8px", n, 50, 8, max2, 1),
+          fc("fc1 800->500", n, 800, 500, 1),
+          fc("fc2 500->10", n, 500, 10, 1)};
+}
+
+// ResNet-50 v1 (224x224): the distinct convolution shapes of its stages.
+std::vector<Layer> resnet50(int64_t n) {
+  return {conv("conv1 7x7 3->64 /2", n, 3, 64, 224, 7, 2, 1),
+          batch_norm("bn 64, 112px", n, 64, 112, 1),
+          pool("maxpool 3x3 /2, 112px", n, 64, 112,
+               {{"kernel", "(3, 3)"}, {"stride", "(2, 2)"}, {"pad", "(1, 1)"}}, 1),
+          conv("1x1 64->64, 56px", n, 64, 64, 56, 1, 1, 1),
+          conv("3x3 64->64, 56px", n, 64, 64, 56, 3, 1, 3),
+          conv("1x1 64->256, 56px", n, 64, 256, 56, 1, 1, 4),
+          conv("1x1 256->64, 56px", n, 256, 64, 56, 1, 1, 2),
+          conv("1x1 256->128, 56px", n, 256, 128, 56, 1, 1, 1),
+          conv("3x3 128->128 /2, 56px", n, 128, 128, 56, 3, 2, 1),
+          conv("3x3 128->128, 28px", n, 128, 128, 28, 3, 1, 3),
+          conv("1x1 128->512, 28px", n, 128, 512, 28, 1, 1, 4),
+          conv("1x1 512->128, 28px", n, 512, 128, 28, 1, 1, 3),
+          conv("3x3 256->256, 14px", n, 256, 256, 14, 3, 1, 5),
+          conv("1x1 256->1024, 14px", n, 256, 1024, 14, 1, 1, 6),
+          conv("1x1 1024->256, 14px", n, 1024, 256, 14, 1, 1, 5),
+          conv("3x3 512->512, 7px", n, 512, 512, 7, 3, 1, 2),
+          conv("1x1 512->2048, 7px", n, 512, 2048, 7, 1, 1, 3),
+          conv("1x1 2048->512, 7px", n, 2048, 512, 7, 1, 1, 2),
+          batch_norm("bn 256, 56px", n, 256, 56, 3),
+          pool("global avg pool 2048x7px", n, 2048, 7,
+               {{"global_pool", "True"}, {"kernel", "(7, 7)"}, {"pool_type", "avg"}}, 1),
+          fc("fc 2048->1000", n, 2048, 1000, 1)};
+}
+
 std::vector<Layer> resnet18(int64_t n) {
   return {conv("conv 3->64, 32px", n, 3, 64, 32, 3, 1, 1),
           conv("conv 64->64, 32px", n, 64, 64, 32, 3, 1, 4),
@@ -130,6 +212,10 @@ std::vector<Layer> resnet18(int64_t n) {
           conv("conv 256->512 /2, 8px", n, 256, 512, 8, 3, 2, 1),
           conv("conv 512->512, 4px", n, 512, 512, 4, 3, 1, 3),
           conv("conv 1x1 256->512 /2", n, 256, 512, 8, 1, 2, 1),
+          batch_norm("bn 64, 32px", n, 64, 32, 5),
+          batch_norm("bn 512, 4px", n, 512, 4, 5),
+          pool("global avg pool 512x4px", n, 512, 4,
+               {{"global_pool", "True"}, {"kernel", "(4, 4)"}, {"pool_type", "avg"}}, 1),
           fc("fc 512->10", n, 512, 10, 1)};
 }
 
@@ -152,12 +238,14 @@ struct Rates {
   Timing fwd, bwd;
 };
 
+// Forward in training mode (BatchNorm's batch statistics), then backward.
 Rates run_layer(const Layer& l, int iters) {
   op::OpInstance inst(l.op, l.attrs, l.name);
-  std::vector<NDArray> inputs;
+  std::vector<NDArray> inputs, aux;
   for (size_t i = 0; i < l.inputs.size(); ++i)
     inputs.push_back(filled(l.inputs[i], static_cast<uint32_t>(i + 1)));
-  std::vector<NDArray> outputs = op::invoke(inst, inputs);
+  for (const auto& s : l.aux) aux.push_back(NDArray::full(s, 1.0));
+  std::vector<NDArray> outputs = op::invoke(inst, inputs, aux, true);
   std::vector<NDArray> grads;
   for (const auto& s : l.inputs) grads.emplace_back(s);
   NDArray dy = filled(outputs[0].shape(), 9);
@@ -166,11 +254,11 @@ Rates run_layer(const Layer& l, int iters) {
   Engine::get().wait_all();
   Rates r;
   r.fwd = best_time(iters, [&] {
-    op::invoke_forward(inst, inputs, {}, outputs, write, false);
+    op::invoke_forward(inst, inputs, aux, outputs, write, true);
     Engine::get().wait_all();
   });
   r.bwd = best_time(iters, [&] {
-    op::invoke_backward(inst, {dy}, inputs, outputs, {}, grads, gwrite);
+    op::invoke_backward(inst, {dy}, inputs, outputs, aux, grads, gwrite);
     Engine::get().wait_all();
   });
   return r;
@@ -199,10 +287,44 @@ GemmRate gemm_rate(bool openblas_threads, int iters) {
   return {flops / t.wall / 1e9, flops / t.cpu / 1e9};
 }
 
+// Both implementations side by side: milliseconds and the speed-up of oneDNN.
+void compare(const char* title, const std::vector<Layer>& layers, int iters) {
+  std::printf("\n### %s: reference (OpenBLAS/im2col) vs oneDNN\n\n", title);
+  std::printf(
+      "| layer | input | fwd ms ref | fwd ms dnnl | fwd speed-up | bwd ms ref | bwd ms dnnl | "
+      "bwd speed-up |\n");
+  std::printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  Timing total[2][2] = {{{0, 0}, {0, 0}}, {{0, 0}, {0, 0}}};  // [impl][fwd/bwd]
+  auto row = [](const std::string& name, const std::string& input, const Timing(&t)[2][2]) {
+    std::printf("| %s | %s | %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx |\n", name.c_str(),
+                input.c_str(), t[0][0].wall * 1e3, t[1][0].wall * 1e3, t[0][0].wall / t[1][0].wall,
+                t[0][1].wall * 1e3, t[1][1].wall * 1e3, t[0][1].wall / t[1][1].wall);
+    std::fflush(stdout);
+  };
+  for (const auto& l : layers) {
+    Timing t[2][2];
+    for (int impl = 0; impl < 2; ++impl) {
+      op::ScopedDnnl use(impl == 1);
+      const Rates r = run_layer(l, iters);
+      t[impl][0] = r.fwd;
+      t[impl][1] = r.bwd;
+      for (int pass = 0; pass < 2; ++pass) total[impl][pass].wall += l.count * t[impl][pass].wall;
+    }
+    const std::string name = l.count > 1 ? l.name + " (x" + std::to_string(l.count) + ")" : l.name;
+    row(name, l.inputs[0].to_string(), t);
+  }
+  if (layers.size() > 1) row("**all layers**", "", total);
+}
+
 void report(const char* title, std::vector<Layer> layers, int iters, double peak,
-            const std::string& only) {
+            const std::string& only, const std::string& impl) {
   std::erase_if(layers, [&](const Layer& l) { return l.name.find(only) == std::string::npos; });
-  std::printf("\n### %s\n\n", title);
+  if (impl == "both") {
+    compare(title, layers, iters);
+    return;
+  }
+  op::ScopedDnnl use(impl == "dnnl");
+  std::printf("\n### %s, %s kernels\n\n", title, impl.c_str());
   std::printf(
       "| layer | input | GFLOP fwd | fwd ms | fwd GFLOP/s | bwd ms | bwd GFLOP/s | fwd %% of "
       "sgemm | bwd %% of sgemm | fwd GFLOP/s (CPU time) | bwd GFLOP/s (CPU time) |\n");
@@ -246,19 +368,36 @@ Options parse(int argc, char** argv) {
       o.iters = std::max(1, std::atoi(value("--iters").c_str()));
     } else if (!std::strcmp(argv[i], "--resnet-batch")) {
       o.resnet_batch = std::max(1, std::atoi(value("--resnet-batch").c_str()));
+    } else if (!std::strcmp(argv[i], "--lenet-batch")) {
+      o.lenet_batch = std::max(1, std::atoi(value("--lenet-batch").c_str()));
+    } else if (!std::strcmp(argv[i], "--resnet50-batch")) {
+      o.resnet50_batch = std::max(1, std::atoi(value("--resnet50-batch").c_str()));
+    } else if (!std::strcmp(argv[i], "--impl")) {
+      o.impl = value("--impl");
     } else if (!std::strcmp(argv[i], "--vgg-batch")) {
       o.vgg_batch = std::max(1, std::atoi(value("--vgg-batch").c_str()));
     } else if (!std::strcmp(argv[i], "--only")) {
       o.only = value("--only");
     } else {
       std::fprintf(stderr,
-                   "usage: bench_ops [--net resnet|vgg|all] [--iters N] [--resnet-batch B] "
-                   "[--vgg-batch B] [--only TEXT]\n");
+                   "usage: bench_ops [--net lenet|resnet|resnet50|vgg|all] [--iters N] "
+                   "[--lenet-batch B] [--resnet-batch B] [--resnet50-batch B] [--vgg-batch B] "
+                   "[--only TEXT] [--impl reference|dnnl|both]\n");
       std::exit(2);
     }
   }
-  if (o.net != "resnet" && o.net != "vgg" && o.net != "all") {
-    std::fprintf(stderr, "bench_ops: --net must be resnet, vgg or all\n");
+  if (o.net != "lenet" && o.net != "resnet" && o.net != "resnet50" && o.net != "vgg" &&
+      o.net != "all") {
+    std::fprintf(stderr, "bench_ops: --net must be lenet, resnet, resnet50, vgg or all\n");
+    std::exit(2);
+  }
+  if (o.impl != "reference" && o.impl != "dnnl" && o.impl != "both") {
+    std::fprintf(stderr, "bench_ops: --impl must be reference, dnnl or both\n");
+    std::exit(2);
+  }
+  if (o.impl != "reference" && !op::dnnl_built()) {
+    std::fprintf(stderr, "bench_ops: --impl %s needs mx built with oneDNN (MX_USE_DNNL)\n",
+                 o.impl.c_str());
     std::exit(2);
   }
   return o;
@@ -275,15 +414,26 @@ int main(int argc, char** argv) {
               mx_gemm.cpu);
   std::printf("sgemm 1024^3 with OpenBLAS's own threads: %.1f GFLOP/s\n", blas_gemm.wall);
   const double peak = std::max(mx_gemm.wall, blas_gemm.wall);
-  if (o.net != "vgg") {
+  auto wanted = [&](const char* net) { return o.net == net || o.net == "all"; };
+  if (wanted("lenet")) {
+    const std::string title = "LeNet (28x28), batch " + std::to_string(o.lenet_batch) + ", float32";
+    report(title.c_str(), lenet(o.lenet_batch), o.iters, peak, o.only, o.impl);
+  }
+  if (wanted("resnet")) {
     const std::string title =
         "ResNet-18 (CIFAR, 32x32), batch " + std::to_string(o.resnet_batch) + ", float32";
-    report(title.c_str(), resnet18(o.resnet_batch), o.iters, peak, o.only);
+    report(title.c_str(), resnet18(o.resnet_batch), o.iters, peak, o.only, o.impl);
   }
-  if (o.net != "resnet") {
+  if (wanted("resnet50")) {
+    const std::string title =
+        "ResNet-50 (224x224), batch " + std::to_string(o.resnet50_batch) + ", float32";
+    report(title.c_str(), resnet50(o.resnet50_batch), std::max(1, o.iters - 1), peak, o.only,
+           o.impl);
+  }
+  if (wanted("vgg")) {
     const std::string title =
         "VGG-16 (224x224), batch " + std::to_string(o.vgg_batch) + ", float32";
-    report(title.c_str(), vgg16(o.vgg_batch), std::max(1, o.iters - 1), peak, o.only);
+    report(title.c_str(), vgg16(o.vgg_batch), std::max(1, o.iters - 1), peak, o.only, o.impl);
   }
   return 0;
 }

@@ -114,7 +114,11 @@ void print_operators(std::ostream& out, ListingFormat format, const std::string&
   if (format == ListingFormat::kMarkdown && name.empty()) {
     out << "# Operators\n\n"
         << "Generated from the operator registry by `scripts/gen_operator_docs.sh`; do not edit.\n"
-        << "Names and parameters are Apache MXNet 1.x's. " << defs.size() << " operators.\n\n";
+        << "Names and parameters are Apache MXNet 1.x's. " << defs.size() << " operators.\n"
+        << "On the CPU, Convolution, Deconvolution, FullyConnected, Pooling, BatchNorm and LRN\n"
+        << "run oneDNN's kernels in float32 when mx is built with it (MX_USE_DNNL), and the\n"
+        << "OpenBLAS/im2col reference kernels otherwise, with MX_DNNL=0, or for the cases\n"
+        << "oneDNN does not take (docs/architecture.md, op).\n\n";
   }
   if (format == ListingFormat::kJson) out << "[";
   for (size_t i = 0; i < defs.size(); ++i) {

@@ -16,6 +16,7 @@
 #include "base/strings.h"
 #include "compare.h"
 #include "ndarray/params_io.h"
+#include "op/dnnl/dnnl_switch.h"
 #include "op/resources.h"
 
 namespace mx::test {
@@ -273,6 +274,101 @@ void check_gradient(const std::string& name, const op::AttrMap& attrs,
       }
     }
   }
+  check_implementations(name, attrs, input_shapes, o);
+}
+
+void check_implementations(const std::string& name, const op::AttrMap& attrs,
+                           const std::vector<Shape>& input_shapes, const GradientCheckOptions& o) {
+  if (!op::dnnl_built()) return;
+  op::OpInstance op(name, attrs);
+  // Only operators that run in float32 with these parameters (not, e.g.,
+  // an Embedding declared float64).
+  op::DTypeVector in_types(input_shapes.size(), DType::kFloat32), aux_types, out_types;
+  aux_types.assign(o.aux_shapes.size(), DType::kFloat32);
+  out_types.resize(op.output_names().size());
+  try {
+    op.infer_type(in_types, aux_types, out_types);
+  } catch (const std::exception&) {
+    return;
+  }
+  for (const auto& t : out_types)
+    if (t != DType::kFloat32) return;
+  for (const auto& t : in_types)
+    if (t != DType::kFloat32) return;
+  INFO("oneDNN against the reference kernels: ", name);
+
+  std::mt19937_64 rng(o.seed + 2);
+  auto to_float = [](const NDArray& a) {
+    auto v = a.to_vector<double>();
+    return NDArray::from_vector<float>(a.shape(), std::vector<float>(v.begin(), v.end()));
+  };
+  std::vector<NDArray> inputs;
+  for (size_t i = 0; i < input_shapes.size(); ++i)
+    inputs.push_back(to_float(
+        random_array(input_shapes[i], rng, o, contains(o.integer_inputs, static_cast<int>(i)))));
+  std::vector<NDArray> add_base;
+  for (const auto& s : input_shapes)
+    add_base.push_back(to_float(random_array(s, rng, GradientCheckOptions{}, false)));
+  std::vector<op::OpReq> req;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    req.push_back(contains(o.skip_inputs, static_cast<int>(i)) ? op::OpReq::kNull
+                                                               : op::OpReq::kWrite);
+
+  struct Result {
+    std::vector<NDArray> outputs, aux, grads, added;
+  };
+  std::vector<NDArray> out_grads;
+  auto run = [&](bool dnnl) {
+    op::ScopedDnnl use(dnnl);
+    Result r;
+    for (const auto& s : o.aux_shapes) r.aux.push_back(NDArray::full(s, o.aux_value));
+    op::ResourceManager::get().seed(o.seed);
+    r.outputs = forward_poisoned(op, inputs, r.aux, o.is_train);
+    if (out_grads.empty())
+      for (int k = 0; k < op.num_visible_outputs(); ++k)
+        out_grads.push_back(to_float(random_array(r.outputs[static_cast<size_t>(k)].shape(), rng,
+                                                  GradientCheckOptions{}, false)));
+    auto backward = [&](op::OpReq kind, const std::vector<NDArray>& start) {
+      std::vector<NDArray> g;
+      std::vector<op::OpReq> requests = req;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        g.push_back(start[i].copy());
+        if (requests[i] != op::OpReq::kNull) requests[i] = kind;
+      }
+      std::vector<NDArray> aux;
+      for (const auto& s : o.aux_shapes) aux.push_back(NDArray::full(s, o.aux_value));
+      op::ResourceManager::get().seed(o.seed);
+      op::invoke_backward(op, out_grads, inputs, r.outputs, aux, g, requests);
+      Engine::get().wait_all();
+      return g;
+    };
+    if (op.def().has_backward()) {
+      std::vector<NDArray> nan;
+      for (const auto& s : input_shapes) nan.push_back(poisoned(s, DType::kFloat32));
+      r.grads = backward(op::OpReq::kWrite, nan);
+      r.added = backward(op::OpReq::kAdd, add_base);
+    }
+    Engine::get().wait_all();
+    return r;
+  };
+  const Result reference = run(false);
+  const Result dnnl = run(true);
+  const double rtol = 1e-4, atol = 1e-4;
+  for (int k = 0; k < op.num_visible_outputs(); ++k) {
+    INFO("output ", k);
+    const auto i = static_cast<size_t>(k);
+    CHECK(closeness(dnnl.outputs[i], reference.outputs[i], rtol, atol) <= 1.0);
+  }
+  for (size_t k = 0; k < reference.aux.size(); ++k) {
+    INFO("auxiliary state ", k, " after the forward pass");
+    CHECK(closeness(dnnl.aux[k], reference.aux[k], rtol, atol) <= 1.0);
+  }
+  for (size_t i = 0; i < reference.grads.size(); ++i) {
+    if (req[i] == op::OpReq::kNull) continue;
+    INFO("gradient of input '", op.input_names()[i], "' (req write, then add)");
+    CHECK(closeness(dnnl.grads[i], reference.grads[i], rtol, atol) <= 1.0);
+    CHECK(closeness(dnnl.added[i], reference.added[i], rtol, atol) <= 1.0);
+  }
 }
 
 std::vector<ReferenceCase> load_reference_cases(const std::string& family) {
@@ -321,8 +417,9 @@ std::vector<ReferenceCase> load_reference_cases(const std::string& family) {
   return cases;
 }
 
-void check_reference(const ReferenceCase& c, double rtol, double atol) {
-  INFO("reference case ", c.id, " (", c.op, ")");
+namespace {
+
+void check_reference_once(const ReferenceCase& c, double rtol, double atol) {
   op::OpInstance op(c.op, c.attrs);
   CoverageLog::get().add("reference", op.def().name);
   std::vector<NDArray> aux;
@@ -355,6 +452,19 @@ void check_reference(const ReferenceCase& c, double rtol, double atol) {
     if (c.in_grads[k].is_none()) continue;
     INFO("gradient of input ", k, " (", op.input_names()[k], ")");
     CHECK(closeness(grads[k], c.in_grads[k], rtol, atol) <= 1.0);
+  }
+}
+
+}  // namespace
+
+void check_reference(const ReferenceCase& c, double rtol, double atol) {
+  INFO("reference case ", c.id, " (", c.op, ")");
+  for (bool dnnl : {true, false}) {
+    if (dnnl && !op::dnnl_built()) continue;
+    const char* kernels = dnnl ? "oneDNN kernels" : "reference kernels";
+    INFO(kernels);
+    op::ScopedDnnl use(dnnl);
+    check_reference_once(c, rtol, atol);
   }
 }
 

@@ -7,7 +7,10 @@
 //   - check_reference: forward outputs and input gradients against values
 //     computed by real MXNet 1.9.1 (fixtures made by scripts/fixtures/make_op_fixtures.py),
 //     written into NaN-filled buffers;
-//   - both record the operator (by registered name) in $MX_OP_COVERAGE_FILE,
+//   - check_implementations: the oneDNN kernels against the reference ones
+//     in float32 (called by check_gradient on every case);
+//   - check_gradient and check_reference record the operator (by registered name) in
+//   $MX_OP_COVERAGE_FILE,
 //     which test_op_coverage reads to find operators without either check.
 #pragma once
 
@@ -54,6 +57,15 @@ void check_gradient(const std::string& op, const op::AttrMap& attrs,
                     const std::vector<Shape>& input_shapes,
                     const GradientCheckOptions& options = {});
 
+// Runs the case in float32 on both CPU implementations (oneDNN and the
+// reference kernels, op/dnnl/dnnl_switch.h) and compares the outputs, the
+// auxiliary states after the forward pass and the input gradients for req
+// write (into NaN-filled buffers) and add. check_gradient calls it on every
+// case; with oneDNN not built in there is nothing to compare.
+void check_implementations(const std::string& op, const op::AttrMap& attrs,
+                           const std::vector<Shape>& input_shapes,
+                           const GradientCheckOptions& options = {});
+
 // The inputs, outputs and gradients of one case computed by real MXNet.
 struct ReferenceCase {
   std::string id, op;
@@ -66,7 +78,8 @@ struct ReferenceCase {
 std::vector<ReferenceCase> load_reference_cases(const std::string& family);
 
 // Runs one case in mx and compares forward outputs (and, where the fixture
-// has them, input gradients and updated auxiliary states) within tolerance.
+// has them, input gradients and updated auxiliary states) within tolerance,
+// on each CPU implementation (oneDNN when built in, and the reference).
 void check_reference(const ReferenceCase& c, double rtol = 1e-4, double atol = 1e-5);
 
 // Max |a - b| / (atol + rtol |b|) over elements; <= 1 means close. NaN

@@ -1,10 +1,15 @@
 // Convolution and Deconvolution (1-D and 2-D, NCW/NCHW), MXNet's parameters
 // and shape rules, on the im2col + GEMM engine of conv_util.h.
 #include <algorithm>
+#include <type_traits>
 
+#include "op/dnnl/dnnl_switch.h"
 #include "op/infer_util.h"
 #include "op/nn/conv_util.h"
 #include "op/registry.h"
+#if MX_USE_DNNL
+#include "op/dnnl/dnnl_convolution.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -321,6 +326,13 @@ T* grad_of(const BackwardCall& c, size_t i) {
 template <typename T>
 void convolution_forward(const ConvolutionParam& p, const ForwardCall& c) {
   const ConvGeom g = convolution_geom(p, c.inputs[0].shape, c.outputs[0].shape);
+#if MX_USE_DNNL
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_enabled() && dnnl_impl::conv_forward(g, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(),
+                                                  bias_of<T>(p.no_bias, c.inputs),
+                                                  c.outputs[0].ptr<T>(), c.req[0], c.resources))
+      return;
+#endif
   conv_forward(g, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), bias_of<T>(p.no_bias, c.inputs),
                c.outputs[0].ptr<T>(), c.req[0], c.resources, workspace_bytes(p.workspace));
 }
@@ -329,6 +341,24 @@ template <typename T>
 void convolution_backward(const ConvolutionParam& p, const BackwardCall& c) {
   const ConvGeom g = convolution_geom(p, c.inputs[0].shape, c.out_grads[0].shape);
   const T* dy = c.out_grads[0].ptr<T>();
+#if MX_USE_DNNL
+  if constexpr (std::is_same_v<T, float>) {
+    const T* x = c.inputs[0].ptr<T>();
+    const T* w = c.inputs[1].ptr<T>();
+    const size_t ws = workspace_bytes(p.workspace);
+    if (dnnl_enabled() &&
+        dnnl_impl::conv_backward_weights(g, x, dy, grad_of<T>(c, 1), c.req[1],
+                                         p.no_bias ? nullptr : grad_of<T>(c, 2),
+                                         p.no_bias ? OpReq::kNull : c.req[2], c.resources)) {
+      // The data gradient on its own (oneDNN's or, where it does not take
+      // the case, the reference kernel's).
+      if (!dnnl_impl::conv_backward_data(g, dy, w, grad_of<T>(c, 0), c.req[0], c.resources))
+        conv_backward<T>(g, x, dy, w, grad_of<T>(c, 0), c.req[0], nullptr, OpReq::kNull,
+                         c.resources, ws);
+      return;
+    }
+  }
+#endif
   conv_backward(g, c.inputs[0].ptr<T>(), dy, c.inputs[1].ptr<T>(), grad_of<T>(c, 0), c.req[0],
                 grad_of<T>(c, 1), c.req[1], c.resources, workspace_bytes(p.workspace));
   if (!p.no_bias) bias_gradient(dy, g.batch, g.filters, g.out_plane(), grad_of<T>(c, 2), c.req[2]);
@@ -340,6 +370,15 @@ void deconvolution_forward(const DeconvolutionParam& p, const ForwardCall& c) {
   const ConvGeom g = deconvolution_geom(p, c.inputs[0].shape, c.outputs[0].shape);
   T* y = c.outputs[0].ptr<T>();
   // The deconvolution's output is the data gradient of the transposed convolution.
+#if MX_USE_DNNL
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_enabled() &&
+        dnnl_impl::conv_backward_data(g, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), y, c.req[0],
+                                      c.resources)) {
+      if (!p.no_bias) add_bias(y, c.inputs[2].ptr<T>(), g.batch, g.channels, g.in_plane());
+      return;
+    }
+#endif
   conv_backward<T>(g, nullptr, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), y,
                    c.req[0] == OpReq::kAdd ? OpReq::kAdd : OpReq::kWrite, nullptr, OpReq::kNull,
                    c.resources, workspace_bytes(p.workspace));
@@ -351,6 +390,18 @@ void deconvolution_backward(const DeconvolutionParam& p, const BackwardCall& c) 
   const ConvGeom g = deconvolution_geom(p, c.inputs[0].shape, c.out_grads[0].shape);
   const T* dy = c.out_grads[0].ptr<T>();
   const size_t ws = workspace_bytes(p.workspace);
+#if MX_USE_DNNL
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_enabled() &&
+        dnnl_impl::conv_forward(g, dy, c.inputs[1].ptr<T>(), nullptr, grad_of<T>(c, 0), c.req[0],
+                                c.resources) &&
+        dnnl_impl::conv_backward_weights(g, dy, c.inputs[0].ptr<T>(), grad_of<T>(c, 1), c.req[1],
+                                         nullptr, OpReq::kNull, c.resources)) {
+      if (!p.no_bias)
+        bias_gradient(dy, g.batch, g.channels, g.in_plane(), grad_of<T>(c, 2), c.req[2]);
+      return;
+    }
+#endif
   if (c.req[0] != OpReq::kNull)
     conv_forward<T>(g, dy, c.inputs[1].ptr<T>(), nullptr, grad_of<T>(c, 0), c.req[0], c.resources,
                     ws);

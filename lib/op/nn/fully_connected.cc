@@ -1,9 +1,15 @@
 // FullyConnected: Y = X W^T + b over the batch, with X flattened to 2-D
 // (flatten=True) or applied to the last axis (flatten=False). One GEMM per
 // pass through OpenBLAS.
+#include <type_traits>
+
 #include "op/blas.h"
+#include "op/dnnl/dnnl_switch.h"
 #include "op/infer_util.h"
 #include "op/registry.h"
+#if MX_USE_DNNL
+#include "op/dnnl/dnnl_fully_connected.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -64,6 +70,14 @@ void forward(const FullyConnectedParam& p, const ForwardCall& c) {
   T* y = c.outputs[0].ptr<T>();
   const int64_t h = p.num_hidden;
   if (c.req[0] == OpReq::kNull) return;
+#if MX_USE_DNNL
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_enabled()) {
+      dnnl_impl::fc_forward({rows, k, h}, x, w, p.no_bias ? nullptr : c.inputs[2].ptr<T>(), y,
+                            c.req[0], c.resources);
+      return;
+    }
+#endif
   T beta = c.req[0] == OpReq::kAdd ? T(1) : T(0);
   if (!p.no_bias) {
     // Start from the bias in every row, then accumulate the product on top.
@@ -84,6 +98,18 @@ void backward(const FullyConnectedParam& p, const BackwardCall& c) {
   const T* dy = c.out_grads[0].ptr<T>();
   const T* x = c.inputs[0].ptr<T>();
   const T* w = c.inputs[1].ptr<T>();
+#if MX_USE_DNNL
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_enabled()) {
+      auto grad = [&](size_t i) {
+        return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].ptr<T>();
+      };
+      dnnl_impl::fc_backward({rows, k, h}, x, w, dy, grad(0), c.req[0], grad(1), c.req[1],
+                             p.no_bias ? nullptr : grad(2), p.no_bias ? OpReq::kNull : c.req[2],
+                             c.resources);
+      return;
+    }
+#endif
   auto beta = [&](size_t i) { return c.req[i] == OpReq::kAdd ? T(1) : T(0); };
   if (c.req[0] != OpReq::kNull)  // dX = dY W
     gemm(false, false, rows, k, h, T(1), dy, h, w, k, beta(0), c.in_grads[0].ptr<T>(), k);

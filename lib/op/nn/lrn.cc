@@ -5,12 +5,17 @@
 // normalizer for the backward pass.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "base/parallel.h"
+#include "op/dnnl/dnnl_switch.h"
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/registry.h"
+#if MX_USE_DNNL
+#include "op/dnnl/dnnl_lrn.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -49,8 +54,21 @@ int64_t plane_grain(const LRNGeom& g, const LRNParam& p) {
   return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, g.plane * p.nsize));
 }
 
+#if MX_USE_DNNL
+dnnl_impl::LrnSpec dnnl_spec(const LRNParam& p, const Shape& s) {
+  return {s[0], s[1], s[2], s[3], p.nsize, p.alpha, p.beta, p.knorm};
+}
+#endif
+
 template <typename T>
 void lrn_forward(const LRNParam& p, const ForwardCall& c) {
+#if MX_USE_DNNL
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_enabled() &&
+        dnnl_impl::lrn_forward(dnnl_spec(p, c.inputs[0].shape), c.inputs[0].ptr<T>(),
+                               c.outputs[0].ptr<T>(), c.req[0], c.resources))
+      return;
+#endif
   const LRNGeom g = lrn_geom(p, c.inputs[0].shape);
   const T* x = c.inputs[0].ptr<T>();
   T* y = c.outputs[0].ptr<T>();
@@ -82,6 +100,13 @@ void lrn_forward(const LRNParam& p, const ForwardCall& c) {
 template <typename T>
 void lrn_backward(const LRNParam& p, const BackwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
+#if MX_USE_DNNL
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_enabled() && dnnl_impl::lrn_backward(dnnl_spec(p, c.inputs[0].shape),
+                                                  c.inputs[0].ptr<T>(), c.out_grads[0].ptr<T>(),
+                                                  c.in_grads[0].ptr<T>(), c.req[0], c.resources))
+      return;
+#endif
   const LRNGeom g = lrn_geom(p, c.inputs[0].shape);
   const T* x = c.inputs[0].ptr<T>();
   const T* y = c.outputs[0].ptr<T>();

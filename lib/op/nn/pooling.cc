@@ -5,12 +5,17 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <type_traits>
 
 #include "base/parallel.h"
+#include "op/dnnl/dnnl_switch.h"
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/nn/conv_util.h"
 #include "op/registry.h"
+#if MX_USE_DNNL
+#include "op/dnnl/dnnl_pooling.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -229,6 +234,25 @@ void unpool_plane(const PoolingParam& p, const PoolGeom& g, const T* x, const T*
   }
 }
 
+#if MX_USE_DNNL
+// The case as oneDNN sees it; sum pooling stays with the reference kernel.
+std::optional<dnnl_impl::PoolSpec> dnnl_spec(const PoolingParam& p, const PoolGeom& g,
+                                             const Shape& data) {
+  if (p.pool_type == PoolType::kSum) return std::nullopt;
+  dnnl_impl::PoolSpec s;
+  s.batch = data[0];
+  s.channels = data[1];
+  s.height = g.height;
+  s.width = g.width;
+  s.out_height = g.out_height;
+  s.out_width = g.out_width;
+  s.win = g.win;
+  s.max = p.pool_type == PoolType::kMax;
+  s.include_pad = p.count_include_pad.value_or(true);
+  return s;
+}
+#endif
+
 int64_t plane_grain(const PoolGeom& g) {
   return std::max<int64_t>(
       1, kParallelGrain /
@@ -242,6 +266,13 @@ void pooling_forward(const PoolingParam& p, const ForwardCall& c) {
   const PoolGeom g = pool_geom(p, xs, c.outputs[0].shape);
   const T* x = c.inputs[0].ptr<T>();
   T* y = c.outputs[0].ptr<T>();
+#if MX_USE_DNNL
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_enabled())
+      if (auto spec = dnnl_spec(p, g, xs);
+          spec && dnnl_impl::pool_forward(*spec, x, y, c.req[0], c.resources))
+        return;
+#endif
   const int64_t in_plane = g.height * g.width, out_plane = g.out_height * g.out_width;
   parallel_for(xs[0] * xs[1], plane_grain(g), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
@@ -258,6 +289,13 @@ void pooling_backward(const PoolingParam& p, const BackwardCall& c) {
   const T* y = c.outputs[0].ptr<T>();
   const T* dy = c.out_grads[0].ptr<T>();
   T* dx = c.in_grads[0].ptr<T>();
+#if MX_USE_DNNL
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_enabled())
+      if (auto spec = dnnl_spec(p, g, xs);
+          spec && dnnl_impl::pool_backward(*spec, x, dy, dx, c.req[0], c.resources))
+        return;
+#endif
   const int64_t in_plane = g.height * g.width, out_plane = g.out_height * g.out_width;
   // Each plane of dx is written by one chunk only.
   parallel_for(xs[0] * xs[1], plane_grain(g), [&](int64_t begin, int64_t end) {

@@ -1,0 +1,161 @@
+#include "op/dnnl/dnnl_context.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "base/parallel.h"
+#include "base/threads.h"
+
+namespace mx::op::dnnl_impl {
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// Scratch for kernels of operators without a TempSpace; one per thread.
+void* thread_scratch(size_t bytes) {
+  thread_local std::vector<std::byte> buffer;
+  if (buffer.size() < bytes + kAlign) buffer.resize(bytes + kAlign);
+  auto address = reinterpret_cast<uintptr_t>(buffer.data());
+  return buffer.data() + (aligned(address) - address);
+}
+
+}  // namespace
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+int dnnl_threads() {
+  static const int threads = [] {
+    if (const char* env = std::getenv("MX_DNNL_THREADS"); env != nullptr && *env != '\0')
+      return std::max(1, std::atoi(env));
+    return thread_budget();
+  }();
+  return threads;
+}
+
+dnnl::memory::desc plain(const dims& shape, tag format) {
+  return dnnl::memory::desc(shape, dnnl::memory::data_type::f32, format);
+}
+
+dnnl::primitive_attr scratch_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+DnnlStep make_step(dnnl::primitive primitive, const dnnl::primitive_desc_base& pd,
+                   const std::vector<ArgSpec>& args) {
+  DnnlStep step;
+  step.primitive = std::move(primitive);
+  step.scratchpad = pd.scratchpad_desc();
+  const dnnl::engine& engine = cpu_engine();
+  for (const ArgSpec& spec : args) {
+    StepArg a;
+    a.arg = spec.arg;
+    a.output = spec.output;
+    a.user = spec.user;
+    a.want = pd.query_md(dnnl::query::exec_arg_md, spec.arg);
+    if (a.want != a.user) {
+      if (a.output)
+        a.to_user = dnnl::reorder(dnnl::reorder::primitive_desc(engine, a.want, engine, a.user));
+      else
+        a.to_want = dnnl::reorder(dnnl::reorder::primitive_desc(engine, a.user, engine, a.want));
+    }
+    step.args.push_back(std::move(a));
+  }
+  return step;
+}
+
+void run(const DnnlStep& step, const std::vector<const void*>& buffers,
+         const std::vector<OpReq>& req, const OpResources& resources) {
+  // Plan the temporary buffers, then take them in one piece.
+  size_t total = aligned(step.scratchpad.get_size());
+  for (size_t i = 0; i < step.args.size(); ++i) {
+    const StepArg& a = step.args[i];
+    const bool reordered = a.to_want || a.to_user;
+    const bool scratch_output = a.output && req[i] != OpReq::kWrite && req[i] != OpReq::kInplace;
+    if (reordered) total += aligned(a.want.get_size());
+    if (scratch_output) total += aligned(a.user.get_size());
+  }
+  std::byte* base = static_cast<std::byte*>(
+      resources.temp != nullptr ? resources.temp_space(total + kAlign) : thread_scratch(total));
+  if (auto address = reinterpret_cast<uintptr_t>(base); address % kAlign != 0)
+    base += aligned(address) - address;
+  auto take = [&](size_t bytes) {
+    std::byte* p = base;
+    base += aligned(bytes);
+    return p;
+  };
+
+  const dnnl::engine& engine = cpu_engine();
+  thread_local dnnl::stream stream(engine);  // in-order, one per calling thread
+  omp_set_num_threads(dnnl_threads());
+  std::unordered_map<int, dnnl::memory> exec_args;
+  if (step.scratchpad.get_size() > 0)
+    exec_args[DNNL_ARG_SCRATCHPAD] =
+        dnnl::memory(step.scratchpad, engine, take(step.scratchpad.get_size()));
+  struct Pending {
+    const StepArg* arg;
+    dnnl::memory want, user;
+    OpReq req;
+    float* target;
+  };
+  std::vector<Pending> outputs;
+  for (size_t i = 0; i < step.args.size(); ++i) {
+    const StepArg& a = step.args[i];
+    void* given = const_cast<void*>(buffers[i]);
+    if (!a.output) {
+      dnnl::memory user(a.user, engine, given);
+      if (a.to_want) {
+        dnnl::memory want(a.want, engine, take(a.want.get_size()));
+        a.to_want->execute(stream, user, want);
+        exec_args[a.arg] = want;
+      } else {
+        exec_args[a.arg] = user;
+      }
+      continue;
+    }
+    const bool direct = req[i] == OpReq::kWrite || req[i] == OpReq::kInplace;
+    dnnl::memory user(a.user, engine, direct ? given : take(a.user.get_size()));
+    dnnl::memory want = a.to_user ? dnnl::memory(a.want, engine, take(a.want.get_size())) : user;
+    exec_args[a.arg] = want;
+    outputs.push_back({&a, want, user, req[i], static_cast<float*>(given)});
+  }
+  step.primitive.execute(stream, exec_args);
+  for (Pending& out : outputs) {
+    if (out.arg->to_user) out.arg->to_user->execute(stream, out.want, out.user);
+  }
+  stream.wait();
+  for (const Pending& out : outputs) {
+    if (out.req != OpReq::kAdd) continue;
+    const auto* sum = static_cast<const float*>(out.user.get_data_handle());
+    const int64_t n = static_cast<int64_t>(out.arg->user.get_size() / sizeof(float));
+    float* target = out.target;
+    parallel_for(n, 32768, [&](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) target[k] += sum[k];
+    });
+  }
+}
+
+std::shared_ptr<const DnnlStep> cached_step(const std::string& key,
+                                            const std::function<DnnlStep()>& make) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::shared_ptr<const DnnlStep>> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  auto step = std::make_shared<const DnnlStep>(make());
+  std::lock_guard<std::mutex> lock(mutex);
+  // A bound on shapes seen (a long run with varying shapes): start over.
+  if (cache.size() >= 4096) cache.clear();
+  return cache.emplace(key, std::move(step)).first->second;
+}
+
+}  // namespace mx::op::dnnl_impl

@@ -1,0 +1,24 @@
+// oneDNN kernels for the three passes of a convolution (ConvGeom of
+// conv_util.h), float32. Convolution and Deconvolution are both written with
+// them, as their reference kernels are. Each returns false when oneDNN does
+// not take the case (the caller then runs the reference kernel).
+#pragma once
+
+#include "op/nn/conv_util.h"
+
+namespace mx::op::dnnl_impl {
+
+// y (req) = conv(x, w) + bias (bias may be null).
+bool conv_forward(const ConvGeom& g, const float* x, const float* w, const float* bias, float* y,
+                  OpReq req, const OpResources& res);
+
+// dx (req) = the data gradient of conv from dy and w (not taken for fewer
+// than 4 input channels per group).
+bool conv_backward_data(const ConvGeom& g, const float* dy, const float* w, float* dx, OpReq req,
+                        const OpResources& res);
+
+// dw (w_req) and db (b_req; db may be null) from x and dy.
+bool conv_backward_weights(const ConvGeom& g, const float* x, const float* dy, float* dw,
+                           OpReq w_req, float* db, OpReq b_req, const OpResources& res);
+
+}  // namespace mx::op::dnnl_impl

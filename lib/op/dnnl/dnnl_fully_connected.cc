@@ -1,0 +1,90 @@
+#include "op/dnnl/dnnl_fully_connected.h"
+
+#include "op/dnnl/dnnl_context.h"
+
+namespace mx::op::dnnl_impl {
+namespace {
+
+using prop = dnnl::prop_kind;
+
+// Plain layouts throughout: the weights are used as mx stores them, so no
+// reorder runs per call (a GEMM-based inner product).
+struct FcDescs {
+  dnnl::memory::desc src, weights, bias, dst;
+  explicit FcDescs(const FcGeom& g)
+      : src(plain({g.rows, g.features}, tag::nc)),
+        weights(plain({g.hidden, g.features}, tag::oi)),
+        bias(plain({g.hidden}, tag::x)),
+        dst(plain({g.rows, g.hidden}, tag::nc)) {}
+
+  dnnl::inner_product_forward::primitive_desc forward_pd(bool with_bias) const {
+    auto desc =
+        with_bias
+            ? dnnl::inner_product_forward::desc(prop::forward_training, src, weights, bias, dst)
+            : dnnl::inner_product_forward::desc(prop::forward_training, src, weights, dst);
+    return {desc, scratch_attr(), cpu_engine()};
+  }
+};
+
+std::string geom_key(const char* pass, const FcGeom& g) {
+  return make_key(pass, g.rows, g.features, g.hidden);
+}
+
+}  // namespace
+
+void fc_forward(const FcGeom& g, const float* x, const float* w, const float* bias, float* y,
+                OpReq req, const OpResources& res) {
+  if (req == OpReq::kNull) return;
+  const bool with_bias = bias != nullptr;
+  auto step = cached_step(geom_key(with_bias ? "fc_fwd_b" : "fc_fwd", g), [&] {
+    const FcDescs d(g);
+    auto pd = d.forward_pd(with_bias);
+    std::vector<ArgSpec> args{{DNNL_ARG_SRC, d.src}, {DNNL_ARG_WEIGHTS, d.weights}};
+    if (with_bias) args.push_back({DNNL_ARG_BIAS, d.bias});
+    args.push_back({DNNL_ARG_DST, d.dst, true});
+    return make_step(dnnl::inner_product_forward(pd), pd, args);
+  });
+  if (with_bias)
+    run(*step, {x, w, bias, y}, {OpReq::kNull, OpReq::kNull, OpReq::kNull, req}, res);
+  else
+    run(*step, {x, w, y}, {OpReq::kNull, OpReq::kNull, req}, res);
+}
+
+void fc_backward(const FcGeom& g, const float* x, const float* w, const float* dy, float* dx,
+                 OpReq dx_req, float* dw, OpReq dw_req, float* db, OpReq db_req,
+                 const OpResources& res) {
+  if (dx_req != OpReq::kNull) {
+    auto step = cached_step(geom_key("fc_bwd_data", g), [&] {
+      const FcDescs d(g);
+      dnnl::inner_product_backward_data::desc desc(d.src, d.weights, d.dst);
+      dnnl::inner_product_backward_data::primitive_desc pd(desc, scratch_attr(), cpu_engine(),
+                                                           d.forward_pd(false));
+      return make_step(dnnl::inner_product_backward_data(pd), pd,
+                       {{DNNL_ARG_DIFF_DST, d.dst},
+                        {DNNL_ARG_WEIGHTS, d.weights},
+                        {DNNL_ARG_DIFF_SRC, d.src, true}});
+    });
+    run(*step, {dy, w, dx}, {OpReq::kNull, OpReq::kNull, dx_req}, res);
+  }
+  const bool with_bias = db != nullptr && db_req != OpReq::kNull;
+  if (dw_req == OpReq::kNull && !with_bias) return;
+  auto step = cached_step(geom_key(with_bias ? "fc_bwd_w_b" : "fc_bwd_w", g), [&] {
+    const FcDescs d(g);
+    auto desc = with_bias
+                    ? dnnl::inner_product_backward_weights::desc(d.src, d.weights, d.bias, d.dst)
+                    : dnnl::inner_product_backward_weights::desc(d.src, d.weights, d.dst);
+    dnnl::inner_product_backward_weights::primitive_desc pd(desc, scratch_attr(), cpu_engine(),
+                                                            d.forward_pd(with_bias));
+    std::vector<ArgSpec> args{{DNNL_ARG_SRC, d.src},
+                              {DNNL_ARG_DIFF_DST, d.dst},
+                              {DNNL_ARG_DIFF_WEIGHTS, d.weights, true}};
+    if (with_bias) args.push_back({DNNL_ARG_DIFF_BIAS, d.bias, true});
+    return make_step(dnnl::inner_product_backward_weights(pd), pd, args);
+  });
+  if (with_bias)
+    run(*step, {x, dy, dw, db}, {OpReq::kNull, OpReq::kNull, dw_req, db_req}, res);
+  else
+    run(*step, {x, dy, dw}, {OpReq::kNull, OpReq::kNull, dw_req}, res);
+}
+
+}  // namespace mx::op::dnnl_impl

@@ -1,0 +1,25 @@
+// oneDNN inner-product kernels for FullyConnected, float32: X (rows, k),
+// W (hidden, k), Y (rows, hidden), all row-major.
+#pragma once
+
+#include <cstdint>
+
+#include "op/resources.h"
+#include "op/tensor_ref.h"
+
+namespace mx::op::dnnl_impl {
+
+struct FcGeom {
+  int64_t rows = 0, features = 0, hidden = 0;
+};
+
+// y (req) = x w^T + bias (bias may be null).
+void fc_forward(const FcGeom& g, const float* x, const float* w, const float* bias, float* y,
+                OpReq req, const OpResources& res);
+
+// dx (dx_req) = dy w; dw (dw_req) = dy^T x; db (db_req; may be null) = column sums of dy.
+void fc_backward(const FcGeom& g, const float* x, const float* w, const float* dy, float* dx,
+                 OpReq dx_req, float* dw, OpReq dw_req, float* db, OpReq db_req,
+                 const OpResources& res);
+
+}  // namespace mx::op::dnnl_impl

@@ -1,0 +1,26 @@
+// oneDNN kernels for max and average Pooling (NCHW; 1-D as height 1),
+// float32. Each returns false when oneDNN's rules differ from MXNet's for
+// the case (the caller then runs the reference kernel).
+#pragma once
+
+#include <cstdint>
+
+#include "op/nn/conv_util.h"
+
+namespace mx::op::dnnl_impl {
+
+struct PoolSpec {
+  int64_t batch = 0, channels = 0, height = 1, width = 1, out_height = 1, out_width = 1;
+  Window2d win;
+  bool max = true;
+  bool include_pad = true;  // average: divide by the window clipped to data + padding
+};
+
+bool pool_forward(const PoolSpec& s, const float* x, float* y, OpReq req, const OpResources& res);
+
+// dx (req) from x and dy. Max pooling runs the forward pass again for the
+// positions of the maxima (its workspace), which mx does not keep.
+bool pool_backward(const PoolSpec& s, const float* x, const float* dy, float* dx, OpReq req,
+                   const OpResources& res);
+
+}  // namespace mx::op::dnnl_impl
