@@ -8,6 +8,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -197,5 +198,13 @@ TEST_CASE("the active instruction set is the widest one supported, unless MX_VMA
   const vm::Isa isa = vm::active_isa();
   CHECK(vm::supported(isa));
   MESSAGE("active: ", std::string(vm::isa_name(isa)));
+  if (const char* want = std::getenv("MX_VMATH_ISA")) {
+    CHECK(std::string(vm::isa_name(isa)) == want);
+  } else {
+    const vm::Isa widest = vm::supported(vm::Isa::kAvx512) ? vm::Isa::kAvx512
+                           : vm::supported(vm::Isa::kAvx2) ? vm::Isa::kAvx2
+                                                           : vm::Isa::kScalar;
+    CHECK(isa == widest);
+  }
   CHECK_THROWS(vm::kernels(static_cast<vm::Isa>(99)).exp);
 }
