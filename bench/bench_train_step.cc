@@ -5,7 +5,10 @@
 //   bench_train_step [config.yaml] [steps]
 // Prints, per step: allocations in each phase (the engine is waited for after
 // each phase so that work a phase pushed is counted in it), and the step's
-// time without those waits.
+// time with and without those waits (phases one after the other, or
+// overlapping as in mx-train).
+#include <sys/resource.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -35,6 +38,14 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 namespace {
 
 using mx::Engine;
+
+// CPU milliseconds of every thread of the process so far.
+double cpu_ms() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto ms = [](const timeval& t) { return t.tv_sec * 1e3 + t.tv_usec / 1e3; };
+  return ms(u.ru_utime) + ms(u.ru_stime);
+}
 using mx::NDArray;
 
 struct Loop {
@@ -115,15 +126,23 @@ int main(int argc, char** argv) {
 
   for (int i = 0; i < 20; ++i) step(false);  // warm up: temp space, pools, caches
   engine.wait_all();
+  const double waited_cpu_start = cpu_ms();
+  const auto waited_start = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) step(true);
   engine.wait_all();
+  const double waited_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - waited_start)
+          .count();
+  const double waited_cpu = cpu_ms() - waited_cpu_start;
   const int64_t free_run_before = g_allocations.load();
+  const double free_cpu_start = cpu_ms();
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) step(false);
   engine.wait_all();
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const int64_t free_run = g_allocations.load() - free_run_before;
+  const double free_cpu = cpu_ms() - free_cpu_start;
 
   std::printf("%s, batch %d, %d steps\n", path.c_str(), loop.settings.batch_size, steps);
   std::printf("heap allocations per step, by phase (each phase waited for):\n");
@@ -133,9 +152,13 @@ int main(int argc, char** argv) {
     total += allocs[p];
   }
   std::printf("  %-10s %8.1f\n", "total", static_cast<double>(total) / steps);
-  std::printf("without waits: %.1f allocations and %.3f ms per step (%.0f samples/s)\n",
-              static_cast<double>(free_run) / steps, ms / steps,
-              loop.settings.batch_size * steps * 1000.0 / ms);
+  std::printf("with the waits: %.3f ms per step, %.3f ms CPU time per step\n", waited_ms / steps,
+              waited_cpu / steps);
+  std::printf(
+      "without waits: %.1f allocations, %.3f ms per step, %.3f ms CPU time per step"
+      " (%.0f samples/s)\n",
+      static_cast<double>(free_run) / steps, ms / steps, free_cpu / steps,
+      loop.settings.batch_size * steps * 1000.0 / ms);
   std::printf("(the metric's value, so that nothing is optimised away: %s %.4f)\n",
               loop.metric->get_all()[0].name.c_str(), loop.metric->get_all()[0].value);
   return 0;
