@@ -1,5 +1,6 @@
 #include "executor/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <type_traits>
 
@@ -259,6 +260,10 @@ NDArray Executor::array_of(int64_t entry) const {
 
 Executor::StepArrays Executor::step_arrays(const Step& s) const {
   StepArrays arrays;
+  // Sized up front: this runs for every step of every batch.
+  arrays.keep.reserve(s.inputs.size() + s.outputs.size());
+  arrays.reads.reserve(s.inputs.size());
+  arrays.writes.reserve(s.outputs.size() + s.inputs.size() + 1);  // + aux, temp space
   for (size_t k = 0; k < s.inputs.size(); ++k) {
     NDArray a = array_of(s.inputs[k]);
     if (a.is_none()) continue;
@@ -311,7 +316,7 @@ void Executor::push_kernel(const op::OpInstance& op, Call call, StepArrays array
                     backward ? " backward kernel" : " kernel"));
   add_resources(op.def(), ctx, call.resources, arrays.writes);
   Engine::get().push(
-      [op, call, device, keep = std::move(arrays.keep)](RunContext rctx) mutable {
+      [op, call = std::move(call), device, keep = std::move(arrays.keep)](RunContext rctx) mutable {
         call.rctx = rctx;
         kernel_of(op.def(), device, call)(op.params(), call);
       },
@@ -343,6 +348,8 @@ void Executor::push_forward(const Step& s, bool is_train, StepArrays arrays) {
   const size_t num_args = node.op->input_names().size();
   op::ForwardCall call;
   call.is_train = is_train || s.kind == StepKind::kRecompute;
+  call.inputs.reserve(std::min(num_args, s.inputs.size()));
+  call.outputs.reserve(s.outputs.size());
   for (size_t k = 0; k < s.inputs.size(); ++k)
     (k < num_args ? call.inputs : call.aux).push_back(ref_of(array_of(s.inputs[k])));
   for (int64_t e : s.outputs) call.outputs.push_back(ref_of(array_of(e)));
@@ -371,6 +378,7 @@ void Executor::push_backward(const Step& s, StepArrays arrays) {
   const auto layout = graph::BackwardLayout::of(node);
   auto refs = [&](size_t at, size_t count) {
     std::vector<op::TensorRef> out;
+    out.reserve(count);
     for (size_t i = 0; i < count; ++i) out.push_back(ref_of(array_of(s.inputs[at + i])));
     return out;
   };
@@ -379,6 +387,7 @@ void Executor::push_backward(const Step& s, StepArrays arrays) {
   call.inputs = refs(layout.inputs_at(), layout.inputs);
   call.outputs = refs(layout.outputs_at(), layout.outputs);
   call.aux = refs(layout.aux_at(), layout.aux);
+  call.in_grads.reserve(s.outputs.size());
   for (size_t i = 0; i < s.outputs.size(); ++i) {
     op::TensorRef r = ref_of(array_of(s.outputs[i]));
     if (s.outputs[i] < 0) r.shape = call.inputs[i].shape;  // no gradient wanted: shape only

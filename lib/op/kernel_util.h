@@ -2,6 +2,7 @@
 // split over the thread budget when large enough to pay for it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "base/parallel.h"
@@ -21,6 +22,31 @@ void map_index(T* out, int64_t n, OpReq req, F f) {
       for (int64_t i = begin; i < end; ++i) out[i] += f(i);
     } else {
       for (int64_t i = begin; i < end; ++i) out[i] = f(i);
+    }
+  });
+}
+
+// Elements per call of a map_blocks function: small enough for a buffer on
+// the stack.
+inline constexpr int64_t kMapBlock = 1024;
+
+// out[begin, begin + len) (req) what f(begin, len, dst) writes to dst[0, len),
+// for blocks of at most kMapBlock elements covering [0, n). With req kAdd,
+// dst is a scratch buffer; otherwise it is out + begin, which may be an
+// input of f too (in place), so f must read an element before writing it.
+template <typename T, typename F>
+void map_blocks(T* out, int64_t n, OpReq req, F f) {
+  if (req == OpReq::kNull) return;
+  parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+    T scratch[kMapBlock];
+    for (int64_t b = begin; b < end; b += kMapBlock) {
+      const int64_t len = std::min(kMapBlock, end - b);
+      if (req != OpReq::kAdd) {
+        f(b, len, out + b);
+        continue;
+      }
+      f(b, len, scratch);
+      for (int64_t i = 0; i < len; ++i) out[b + i] += scratch[i];
     }
   });
 }

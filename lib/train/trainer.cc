@@ -22,6 +22,7 @@
 #include "train/progress.h"
 #include "train/run_curves.h"
 #include "train/run_dir.h"
+#include "train/step_profile.h"
 #include "train/trainer_describe.h"
 #include "train/trainer_setup.h"
 
@@ -101,6 +102,7 @@ struct Trainer::State {
   std::optional<int64_t> batches_per_epoch;
   std::unique_ptr<metric::CompositeMetric> train_metric, val_metric;
   NonFiniteWatch watch;
+  StepProfile profile;  // MX_STEP_PROFILE
   bool labels_checked = false;
   bool interrupted = false;
 
@@ -236,7 +238,9 @@ void Trainer::State::train_epochs() {
     EpochProgress progress(epoch, settings.epochs, agreed ? agreed : batches_per_epoch,
                            settings.log_interval, options.progress_bar && run->writes());
     while (!agreed || progress.batches() < *agreed) {
+      profile.begin_step();
       auto batch = train_data->next();
+      profile.mark(StepProfile::kData);
       if (kv && !agreed) {
         // The iterator cannot say how many batches it has: agree batch by batch.
         const double all = kv->allreduce({batch ? 1.0 : 0.0}, kvstore::KVStore::Reduce::kMin)[0];
@@ -255,9 +259,11 @@ void Trainer::State::train_epochs() {
         continue;
       }
       const FedBatch fed = feed_batch(*batch);
+      profile.mark(StepProfile::kCopyIn);
       train_step(fed);
       epoch_samples += fed.real;
       watch.watch(exe->outputs()[0], progress.batches(), settings.ctx);
+      profile.mark(StepProfile::kWatch);
       watch.throw_if_seen(*exe, epoch);
       if (run->writes())
         progress.trained(fed.real, *train_metric);
@@ -268,6 +274,7 @@ void Trainer::State::train_epochs() {
         return;
       }
     }
+    if (profile.on()) run->say(profile.report_and_reset());
     end_epoch(epoch, progress);
   }
 }
@@ -394,12 +401,14 @@ void Trainer::State::check_labels(const NDArray& label) {
 // One step: forward, backward, update, metrics.
 void Trainer::State::train_step(const FedBatch& batch) {
   if (!labels_checked) check_labels(batch.label);
-  for (Executor* e : executors()) {
-    e->forward(true);
-    e->backward();
-  }
+  for (Executor* e : executors()) e->forward(true);
+  profile.mark(StepProfile::kForward);
+  for (Executor* e : executors()) e->backward();
+  profile.mark(StepProfile::kBackward);
   update_parameters();
+  profile.mark(StepProfile::kUpdate);
   update_metric(*train_metric, batch);
+  profile.mark(StepProfile::kMetric);
 }
 
 // The one place the parameters change, so that a kvstore can take the

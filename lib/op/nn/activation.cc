@@ -1,10 +1,12 @@
 // Activation (act_type relu, sigmoid, tanh, softrelu, softsign): MXNet's
 // activation layer, one element-wise function and its derivative.
 #include <cmath>
+#include <type_traits>
 
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/registry.h"
+#include "op/vmath/vmath.h"
 
 namespace mx::op {
 namespace {
@@ -54,6 +56,30 @@ T derivative(ActType t, T y) {
   return T(0);
 }
 
+// Calls fn with a functor returning t as a compile-time constant, so that
+// each loop is specialised for one function (and the compiler vectorises
+// the simple ones).
+template <typename Fn>
+void with_act_type(ActType t, Fn fn) {
+  switch (t) {
+    case ActType::kRelu: return fn([] { return ActType::kRelu; });
+    case ActType::kSigmoid: return fn([] { return ActType::kSigmoid; });
+    case ActType::kTanh: return fn([] { return ActType::kTanh; });
+    case ActType::kSoftRelu: return fn([] { return ActType::kSoftRelu; });
+    case ActType::kSoftSign: return fn([] { return ActType::kSoftSign; });
+  }
+}
+
+// The vectorised float32 kernel of t, if it has one.
+vmath::UnaryFn vector_kernel(ActType t) {
+  switch (t) {
+    case ActType::kSigmoid: return vmath::active().sigmoid;
+    case ActType::kTanh: return vmath::active().tanh;
+    case ActType::kSoftRelu: return vmath::active().softrelu;
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 void register_activation_ops(OpRegistry& r) {
@@ -70,9 +96,18 @@ void register_activation_ops(OpRegistry& r) {
         dispatch_real(c.inputs[0].dtype, "Activation", [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* x = c.inputs[0].ptr<T>();
-          const ActType t = p.act_type;
-          map_index(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
-                    [=](int64_t i) { return activate(t, x[i]); });
+          T* y = c.outputs[0].ptr<T>();
+          const int64_t n = c.outputs[0].size();
+          if constexpr (std::is_same_v<T, float>) {
+            if (vmath::UnaryFn f = vector_kernel(p.act_type)) {
+              map_blocks(y, n, c.req[0],
+                         [=](int64_t begin, int64_t len, float* dst) { f(x + begin, dst, len); });
+              return;
+            }
+          }
+          with_act_type(p.act_type, [&](auto act) {
+            map_index(y, n, c.req[0], [=](int64_t i) { return activate(act(), x[i]); });
+          });
         });
       })
       .backward_cpu([](const ActivationParam& p, const BackwardCall& c) {
@@ -81,9 +116,23 @@ void register_activation_ops(OpRegistry& r) {
           using T = typename decltype(tag)::type;
           const T* g = c.out_grads[0].ptr<T>();
           const T* y = c.outputs[0].ptr<T>();
-          const ActType t = p.act_type;
-          map_index(c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
-                    [=](int64_t i) { return g[i] * derivative(t, y[i]); });
+          T* gx = c.in_grads[0].ptr<T>();
+          const int64_t n = c.in_grads[0].size();
+          if constexpr (std::is_same_v<T, float>) {
+            if (p.act_type == ActType::kSoftRelu) {
+              // -expm1(-y) in blocks; dst may be g itself, so it is written last.
+              map_blocks(gx, n, c.req[0], [=](int64_t b, int64_t len, float* dst) {
+                float e[kMapBlock];
+                for (int64_t i = 0; i < len; ++i) e[i] = -y[b + i];
+                vmath::expm1(e, e, len);
+                for (int64_t i = 0; i < len; ++i) dst[i] = -e[i] * g[b + i];
+              });
+              return;
+            }
+          }
+          with_act_type(p.act_type, [&](auto act) {
+            map_index(gx, n, c.req[0], [=](int64_t i) { return g[i] * derivative(act(), y[i]); });
+          });
         });
       });
 }

@@ -7,11 +7,13 @@
 // rrelu (random slopes in training) is rejected with a message.
 #include <cmath>
 #include <numbers>
+#include <type_traits>
 
 #include "base/parallel.h"
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/registry.h"
+#include "op/vmath/vmath.h"
 
 namespace mx::op {
 namespace {
@@ -122,6 +124,79 @@ ChannelMap channel_map(const Shape& data, const Shape& gamma) {
   return {gamma.size() == 1 ? 1 : data[1], data.prod(2, data.ndim())};
 }
 
+// float32 elu, selu and gelu in blocks with the vectorised exp, expm1 and
+// erf; false for the other types (which map_index computes per element).
+// dst may be x or dy itself: each element is read before it is written.
+bool vector_forward(LeakyType t, float slope, const float* x, float* y, int64_t n, OpReq req) {
+  const vmath::Kernels& k = vmath::active();
+  const float lambda = static_cast<float>(kSeluLambda), alpha = static_cast<float>(kSeluAlpha);
+  const float inv_sqrt2 = static_cast<float>(std::numbers::sqrt2 / 2);
+  switch (t) {
+    case LeakyType::kElu:
+    case LeakyType::kSelu: {
+      const float scale = t == LeakyType::kElu ? 1.0f : lambda;
+      const float neg = t == LeakyType::kElu ? slope : lambda * alpha;
+      map_blocks(y, n, req, [=, &k](int64_t begin, int64_t len, float* dst) {
+        float e[kMapBlock];
+        k.expm1(x + begin, e, len);
+        for (int64_t i = 0; i < len; ++i) {
+          const float v = x[begin + i];
+          dst[i] = v > 0.0f ? scale * v : neg * e[i];
+        }
+      });
+      return true;
+    }
+    case LeakyType::kGelu:
+      map_blocks(y, n, req, [=, &k](int64_t begin, int64_t len, float* dst) {
+        float e[kMapBlock];
+        for (int64_t i = 0; i < len; ++i) e[i] = x[begin + i] * inv_sqrt2;
+        k.erf(e, e, len);
+        for (int64_t i = 0; i < len; ++i) dst[i] = 0.5f * x[begin + i] * (1.0f + e[i]);
+      });
+      return true;
+    default: return false;
+  }
+}
+
+bool vector_backward(LeakyType t, float slope, const float* x, const float* dy, float* dx,
+                     int64_t n, OpReq req) {
+  const vmath::Kernels& k = vmath::active();
+  const float lambda = static_cast<float>(kSeluLambda), alpha = static_cast<float>(kSeluAlpha);
+  const float inv_sqrt2 = static_cast<float>(std::numbers::sqrt2 / 2);
+  const float inv_sqrt_2pi = static_cast<float>(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+  switch (t) {
+    case LeakyType::kElu:
+    case LeakyType::kSelu: {
+      const float scale = t == LeakyType::kElu ? 1.0f : lambda;
+      const float neg = t == LeakyType::kElu ? slope : lambda * alpha;
+      map_blocks(dx, n, req, [=, &k](int64_t begin, int64_t len, float* dst) {
+        float e[kMapBlock];
+        k.exp(x + begin, e, len);
+        for (int64_t i = 0; i < len; ++i)
+          dst[i] = dy[begin + i] * (x[begin + i] > 0.0f ? scale : neg * e[i]);
+      });
+      return true;
+    }
+    case LeakyType::kGelu:
+      map_blocks(dx, n, req, [=, &k](int64_t begin, int64_t len, float* dst) {
+        float cdf[kMapBlock], pdf[kMapBlock];
+        for (int64_t i = 0; i < len; ++i) {
+          const float v = x[begin + i];
+          cdf[i] = v * inv_sqrt2;
+          pdf[i] = -0.5f * v * v;
+        }
+        k.erf(cdf, cdf, len);
+        k.exp(pdf, pdf, len);
+        for (int64_t i = 0; i < len; ++i) {
+          const float v = x[begin + i];
+          dst[i] = dy[begin + i] * (0.5f * (1.0f + cdf[i]) + v * pdf[i] * inv_sqrt_2pi);
+        }
+      });
+      return true;
+    default: return false;
+  }
+}
+
 template <typename T>
 void leaky_forward(const LeakyReLUParam& p, const ForwardCall& c) {
   const T* x = c.inputs[0].ptr<T>();
@@ -135,6 +210,8 @@ void leaky_forward(const LeakyReLUParam& p, const ForwardCall& c) {
   }
   const LeakyType t = p.act_type;
   const T slope = static_cast<T>(p.slope);
+  if constexpr (std::is_same_v<T, float>)
+    if (vector_forward(t, slope, x, y, n, c.req[0])) return;
   map_index(y, n, c.req[0], [=](int64_t i) { return activate(t, slope, x[i]); });
 }
 
@@ -148,6 +225,8 @@ void leaky_backward(const LeakyReLUParam& p, const BackwardCall& c) {
   if (p.act_type != LeakyType::kPRelu) {
     const LeakyType t = p.act_type;
     const T slope = static_cast<T>(p.slope);
+    if constexpr (std::is_same_v<T, float>)
+      if (c.req[0] == OpReq::kNull || vector_backward(t, slope, x, dy, dx, n, c.req[0])) return;
     map_index(dx, n, c.req[0], [=](int64_t i) { return dy[i] * derivative(t, slope, x[i]); });
     return;
   }

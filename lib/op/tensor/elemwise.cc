@@ -3,10 +3,12 @@
 // zeros_like/ones_like. Each is a forward functor and its derivative.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/registry.h"
+#include "op/vmath/vmath.h"
 
 namespace mx::op {
 namespace {
@@ -228,6 +230,17 @@ T unary_derivative(Unary kind, T x, T y) {
   return T(0);
 }
 
+// The vectorised float32 kernel of kind, if it has one.
+vmath::UnaryFn vector_kernel(Unary kind) {
+  switch (kind) {
+    case Unary::kSigmoid: return vmath::active().sigmoid;
+    case Unary::kTanh: return vmath::active().tanh;
+    case Unary::kExp: return vmath::active().exp;
+    case Unary::kLog: return vmath::active().log;
+    default: return nullptr;
+  }
+}
+
 void register_unary(OpRegistry& r, const char* name, Unary kind, const char* what,
                     std::vector<const char*> aliases = {}) {
   auto b = r.add<NoParams>(name);
@@ -240,6 +253,13 @@ void register_unary(OpRegistry& r, const char* name, Unary kind, const char* wha
         dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* x = c.inputs[0].ptr<T>();
+          if constexpr (std::is_same_v<T, float>) {
+            if (vmath::UnaryFn f = vector_kernel(kind)) {
+              map_blocks(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
+                         [=](int64_t begin, int64_t len, float* dst) { f(x + begin, dst, len); });
+              return;
+            }
+          }
           map_index(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
                     [=](int64_t i) { return unary_forward(kind, x[i]); });
         });

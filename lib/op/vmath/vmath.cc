@@ -1,0 +1,92 @@
+// The scalar kernels (std::) and the choice of instruction set.
+#include "op/vmath/vmath.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "base/error.h"
+
+namespace mx::op::vmath {
+
+#ifdef MX_VMATH_X86
+namespace avx2 {
+const Kernels& kernels();
+}
+namespace avx512 {
+const Kernels& kernels();
+}
+#endif
+
+namespace {
+
+template <float (*F)(float)>
+void map(const float* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = F(in[i]);
+}
+
+float exp_1(float x) { return std::exp(x); }
+float expm1_1(float x) { return std::expm1(x); }
+float log_1(float x) { return std::log(x); }
+float tanh_1(float x) { return std::tanh(x); }
+float sigmoid_1(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float softrelu_1(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+float erf_1(float x) { return std::erf(x); }
+
+constexpr Kernels kScalar{map<exp_1>,     map<expm1_1>,    map<log_1>, map<tanh_1>,
+                          map<sigmoid_1>, map<softrelu_1>, map<erf_1>};
+
+Isa choose() {
+  Isa best = supported(Isa::kAvx512) ? Isa::kAvx512
+             : supported(Isa::kAvx2) ? Isa::kAvx2
+                                     : Isa::kScalar;
+  if (const char* want = std::getenv("MX_VMATH_ISA")) {
+    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+      if (std::string_view(want) == isa_name(isa) && supported(isa)) return isa;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+bool supported(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return true;
+#ifdef MX_VMATH_X86
+    // libgcc's check includes the OS's support for the wider registers (XCR0).
+    case Isa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::kAvx512: return __builtin_cpu_supports("avx512f");
+#else
+    case Isa::kAvx2:
+    case Isa::kAvx512: return false;
+#endif
+  }
+  return false;
+}
+
+const Kernels& kernels(Isa isa) {
+  if (!supported(isa)) throw Error(std::string("vmath: this CPU or build has no ") + isa_name(isa));
+#ifdef MX_VMATH_X86
+  if (isa == Isa::kAvx2) return avx2::kernels();
+  if (isa == Isa::kAvx512) return avx512::kernels();
+#endif
+  return kScalar;
+}
+
+Isa active_isa() {
+  static const Isa isa = choose();
+  return isa;
+}
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+}  // namespace mx::op::vmath

@@ -1,0 +1,17 @@
+// The table of one instruction set's kernels. Kept apart from vmath.h so the
+// translation units built for AVX2/AVX-512 see no inline function that
+// other code shares (the linker could keep their wide-instruction copy).
+#pragma once
+
+#include <cstdint>
+
+namespace mx::op::vmath {
+
+// out[i] = f(in[i]) for i in [0, n); in and out may be the same array.
+using UnaryFn = void (*)(const float* in, float* out, int64_t n);
+
+struct Kernels {
+  UnaryFn exp, expm1, log, tanh, sigmoid, softrelu, erf;
+};
+
+}  // namespace mx::op::vmath

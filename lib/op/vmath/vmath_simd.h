@@ -1,0 +1,195 @@
+// The SIMD kernels, written once with GCC/Clang vector extensions and
+// compiled per instruction set: the including file defines MX_VMATH_BYTES
+// (the register width) and MX_VMATH_NS (the namespace of its kernels()).
+// Everything here is file-local, so no wide-instruction code leaks into
+// functions that other translation units share.
+//
+// The polynomials are Cephes' (expf, logf, tanhf) and fitted ones for erf; each
+// function ends by passing NaN through unchanged.
+#pragma once
+
+#include <cstdint>
+
+#include "op/vmath/vmath_kernels.h"
+
+namespace mx::op::vmath::MX_VMATH_NS {
+namespace {
+
+constexpr int kLanes = MX_VMATH_BYTES / 4;
+typedef float vf __attribute__((vector_size(MX_VMATH_BYTES)));
+typedef int32_t vi __attribute__((vector_size(MX_VMATH_BYTES)));
+
+constexpr int32_t kSignBit = INT32_MIN;
+constexpr float kInf = __builtin_inff();
+
+inline vf splat(float c) { return vf{} + c; }
+inline vi bits(vf x) { return __builtin_bit_cast(vi, x); }
+inline vf from_bits(vi x) { return __builtin_bit_cast(vf, x); }
+// mask lanes are all ones or all zeros (the result of a comparison).
+inline vf select(vi mask, vf a, vf b) { return from_bits((mask & bits(a)) | (~mask & bits(b))); }
+inline vf vabs(vf x) { return from_bits(bits(x) & ~kSignBit); }
+inline vf vmin(vf a, vf b) { return select(a < b, a, b); }
+inline vf vmax(vf a, vf b) { return select(a > b, a, b); }
+inline vi is_nan(vf x) { return x != x; }
+// Round to nearest (ties to even) for |x| < 2^22.
+inline vf round_nearest(vf x) {
+  const float magic = 12582912.0f;  // 1.5 * 2^23
+  return (x + magic) - magic;
+}
+// 2^n for integer lanes n in [-126, 127].
+inline vf pow2i(vi n) { return from_bits((n + 127) << 23); }
+
+inline vf exp_v(vf x) {
+  // Beyond these bounds the result is inf or 0 anyway.
+  const vf xc = vmin(vmax(x, splat(-104.0f)), splat(89.0f));
+  const vf n = round_nearest(xc * 1.44269504088896341f);
+  // x - n ln2 in two steps; n * 0.693359375 is exact.
+  vf r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  vf p = splat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  vf y = p * (r * r) + r + 1.0f;
+  // Scale by 2^n in two halves so that n in [-150, 128] reaches the
+  // denormals and infinity with one rounding.
+  const vi ni = __builtin_convertvector(n, vi);
+  const vi half = ni >> 1;
+  y = y * pow2i(half) * pow2i(ni - half);
+  return select(is_nan(x), x, y);
+}
+
+inline vf log_v(vf x) {
+  // Denormals: scale into the normal range first.
+  const vi tiny = x < 1.17549435e-38f;
+  const vf xs = select(tiny, x * 8388608.0f, x);
+  const vi b = bits(xs);
+  vi e = ((b >> 23) & 0xff) - 126;
+  e -= tiny & 23;
+  vf m = from_bits((b & 0x007fffff) | 0x3f000000);  // in [0.5, 1)
+  const vi low = m < 0.707106781186547524f;
+  vf ef = __builtin_convertvector(e, vf) - select(low, splat(1.0f), splat(0.0f));
+  m = select(low, m + m, m) - 1.0f;  // log(1 + m) with m in [-0.29, 0.41]
+  const vf z = m * m;
+  vf p = splat(7.0376836292e-2f);
+  p = p * m - 1.1514610310e-1f;
+  p = p * m + 1.1676998740e-1f;
+  p = p * m - 1.2420140846e-1f;
+  p = p * m + 1.4249322787e-1f;
+  p = p * m - 1.6668057665e-1f;
+  p = p * m + 2.0000714765e-1f;
+  p = p * m - 2.4999993993e-1f;
+  p = p * m + 3.3333331174e-1f;
+  vf y = p * m * z;
+  y = y + ef * -2.12194440e-4f;
+  y = y - 0.5f * z;
+  vf r = m + y;
+  r = r + ef * 0.693359375f;
+  r = select(x == 0.0f, splat(-kInf), r);
+  r = select(x == kInf, splat(kInf), r);
+  r = select(x < 0.0f, splat(__builtin_nanf("")), r);
+  return select(is_nan(x), x, r);
+}
+
+// e^x - 1: a Taylor polynomial near 0, where e^x - 1 would cancel.
+inline vf expm1_v(vf x) {
+  vf p = splat(1.0f / 3628800.0f);  // 1/10!
+  p = p * x + 1.0f / 362880.0f;
+  p = p * x + 1.0f / 40320.0f;
+  p = p * x + 1.0f / 5040.0f;
+  p = p * x + 1.0f / 720.0f;
+  p = p * x + 1.0f / 120.0f;
+  p = p * x + 1.0f / 24.0f;
+  p = p * x + 1.0f / 6.0f;
+  p = p * x + 0.5f;
+  p = p * x + 1.0f;
+  const vf near = p * x;
+  const vf far = exp_v(x) - 1.0f;
+  return select(vabs(x) < 0.7f, near, select(is_nan(x), x, far));
+}
+
+inline vf tanh_v(vf x) {
+  const vf ax = vabs(x);
+  const vf z = ax * ax;
+  vf p = splat(-5.70498872745e-3f);
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const vf near = p * z * ax + ax;
+  // tanh(10) rounds to 1, so larger arguments need not reach exp.
+  const vf e = exp_v(vmin(ax, splat(10.0f)) * 2.0f);
+  const vf far = 1.0f - 2.0f / (e + 1.0f);
+  const vf r = select(ax < 0.625f, near, far);
+  return select(is_nan(x), x, from_bits(bits(r) | (bits(x) & kSignBit)));
+}
+
+inline vf sigmoid_v(vf x) { return 1.0f / (1.0f + exp_v(-x)); }
+
+// log(1 + e^x) = max(x, 0) + log1p(e^-|x|); log1p(u) = log(w) - ((w - 1) - u) / w
+// for w = 1 + u rounded, which corrects w's rounding error.
+inline vf softrelu_v(vf x) {
+  const vf u = exp_v(-vabs(x));
+  const vf w = u + 1.0f;
+  const vf log1p_u = log_v(w) - ((w - 1.0f) - u) / w;
+  return select(is_nan(x), x, vmax(x, splat(0.0f)) + log1p_u);
+}
+
+// Minimax fits (weighted least squares in double, scripts/fit_erf.py).
+inline vf erf_v(vf x) {
+  const vf t = vabs(x);
+  // |x| < 1: x + x * p(x^2).
+  const vf s = x * x;
+  vf p = splat(7.889426342e-05f);
+  p = p * s + -8.020941168e-04f;
+  p = p * s + 5.189547781e-03f;
+  p = p * s + -2.685445175e-02f;
+  p = p * s + 1.128360033e-01f;
+  p = p * s + -3.761262596e-01f;
+  p = p * s + 1.283791661e-01f;
+  const vf near = p * x + x;
+  // 1 <= |x| < 4: 1 - e^q(|x| - 2.5); erf(4) rounds to 1.
+  const vf u = vmin(t, splat(4.0f)) - 2.5f;
+  vf q = splat(-5.556501748e-08f);
+  q = q * u + 1.614949269e-06f;
+  q = q * u + -1.302807050e-05f;
+  q = q * u + 7.739043212e-05f;
+  q = q * u + -4.206193553e-04f;
+  q = q * u + 2.165165963e-03f;
+  q = q * u + -1.085822005e-02f;
+  q = q * u + -9.438936710e-01f;
+  q = q * u + -5.352680683e+00f;
+  q = q * u + -7.806815147e+00f;
+  const vf far_abs = 1.0f - exp_v(q);
+  const vf far = from_bits(bits(far_abs) | (bits(x) & kSignBit));
+  return select(is_nan(x), x, select(t < 1.0f, near, far));
+}
+
+template <vf (*F)(vf)>
+void apply(const float* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vf x;
+    __builtin_memcpy(&x, in + i, sizeof x);
+    const vf y = F(x);
+    __builtin_memcpy(out + i, &y, sizeof y);
+  }
+  if (i < n) {
+    const auto rest = static_cast<unsigned long>(n - i) * sizeof(float);
+    vf x = splat(1.0f);
+    __builtin_memcpy(&x, in + i, rest);
+    const vf y = F(x);
+    __builtin_memcpy(out + i, &y, rest);
+  }
+}
+
+constexpr Kernels kKernels{apply<exp_v>,     apply<expm1_v>,    apply<log_v>, apply<tanh_v>,
+                           apply<sigmoid_v>, apply<softrelu_v>, apply<erf_v>};
+
+}  // namespace
+
+const Kernels& kernels() { return kKernels; }
+
+}  // namespace mx::op::vmath::MX_VMATH_NS

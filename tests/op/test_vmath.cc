@@ -1,0 +1,210 @@
+// Vectorised math: every instruction set this CPU runs agrees with the
+// correctly rounded result (std:: in double, rounded to float) within a few
+// ulp over the whole float range, at the special values, and with the
+// scalar fallback.
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "op/vmath/vmath.h"
+
+namespace vm = mx::op::vmath;
+
+namespace {
+
+struct Case {
+  const char* name;
+  vm::UnaryFn vm::Kernels::*kernel;
+  double (*truth)(double);
+  int64_t max_ulp;
+  // Results below this magnitude count as equal: a function built on e^x
+  // in float (sigmoid, softrelu, erf) flushes what lies under e^-104 to 0,
+  // as the std:: formula in float does.
+  float floor;
+};
+
+double sigmoid_d(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double softrelu_d(double x) {
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+double exp_d(double x) { return std::exp(x); }
+double expm1_d(double x) { return std::expm1(x); }
+double log_d(double x) { return std::log(x); }
+double tanh_d(double x) { return std::tanh(x); }
+double erf_d(double x) { return std::erf(x); }
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all{
+      {"exp", &vm::Kernels::exp, exp_d, 2, 0.0f},
+      {"expm1", &vm::Kernels::expm1, expm1_d, 4, 0.0f},
+      {"log", &vm::Kernels::log, log_d, 2, 0.0f},
+      {"tanh", &vm::Kernels::tanh, tanh_d, 3, 0.0f},
+      {"sigmoid", &vm::Kernels::sigmoid, sigmoid_d, 3, FLT_MIN},
+      {"softrelu", &vm::Kernels::softrelu, softrelu_d, 3, FLT_MIN},
+      {"erf", &vm::Kernels::erf, erf_d, 3, 0.0f},
+  };
+  return all;
+}
+
+// Floats in order as integers, so that the difference counts the floats
+// between two values (+0 and -0 coincide).
+int64_t ordered(float x) {
+  const auto b = std::bit_cast<int32_t>(x);
+  return b < 0 ? int64_t{INT32_MIN} - b : b;
+}
+
+int64_t ulp_distance(float got, float want, float floor) {
+  if (std::isnan(want) || std::isnan(got))
+    return std::isnan(want) && std::isnan(got) ? 0 : INT64_MAX;
+  if (std::abs(want) < floor && std::abs(got) < floor) return 0;
+  if (std::isinf(want) || std::isinf(got)) return got == want ? 0 : INT64_MAX;
+  const int64_t d = ordered(got) - ordered(want);
+  return d < 0 ? -d : d;
+}
+
+// Every 2039th float (both signs, denormals, huge values) plus the special
+// values and the points where the kernels switch formulas.
+std::vector<float> inputs() {
+  std::vector<float> xs;
+  for (uint64_t b = 0; b < 0x7f800000u; b += 2039) {
+    const float x = std::bit_cast<float>(static_cast<uint32_t>(b));
+    xs.push_back(x);
+    xs.push_back(-x);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float x :
+       {0.0f,    -0.0f,        inf,      -inf,       std::numeric_limits<float>::quiet_NaN(),
+        FLT_MIN, FLT_TRUE_MIN, FLT_MAX,  -FLT_MAX,   0.625f,
+        0.7f,    -0.7f,        1.0f,     -1.0f,      4.0f,
+        10.0f,   88.72283f,    88.7229f, -87.33654f, -103.97208f,
+        -104.0f, 89.0f,        20.0f,    1e-8f}) {
+    xs.push_back(x);
+    xs.push_back(std::nextafter(x, inf));
+    xs.push_back(std::nextafter(x, -inf));
+  }
+  return xs;
+}
+
+std::vector<vm::Isa> simd_isas() {
+  std::vector<vm::Isa> isas;
+  for (vm::Isa isa : {vm::Isa::kAvx2, vm::Isa::kAvx512})
+    if (vm::supported(isa)) isas.push_back(isa);
+  return isas;
+}
+
+}  // namespace
+
+TEST_CASE("every supported instruction set is within a few ulp of the true result") {
+  const std::vector<float> xs = inputs();
+  std::vector<float> want(xs.size()), out(xs.size());
+  std::vector<vm::Isa> isas = simd_isas();
+  isas.push_back(vm::Isa::kScalar);
+  for (const Case& c : cases()) {
+    for (size_t i = 0; i < xs.size(); ++i)
+      want[i] = static_cast<float>(c.truth(static_cast<double>(xs[i])));
+    for (vm::Isa isa : isas) {
+      (vm::kernels(isa).*c.kernel)(xs.data(), out.data(), static_cast<int64_t>(xs.size()));
+      int64_t worst = 0;
+      float worst_x = 0;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        const int64_t d = ulp_distance(out[i], want[i], c.floor);
+        if (d > worst) worst = d, worst_x = xs[i];
+      }
+      INFO(std::string(vm::isa_name(isa)), " ", std::string(c.name), ": worst ", worst,
+           " ulp at x = ", worst_x);
+      MESSAGE(std::string(vm::isa_name(isa)), " ", std::string(c.name), ": worst ", worst,
+              " ulp at x = ", worst_x);
+      CHECK(worst <= c.max_ulp);
+    }
+  }
+}
+
+TEST_CASE("special values: NaN, infinities, zeros, denormals") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<vm::Isa> isas = simd_isas();
+  isas.push_back(vm::Isa::kScalar);
+  for (vm::Isa isa : isas) {
+    INFO(std::string(vm::isa_name(isa)));
+    const vm::Kernels& k = vm::kernels(isa);
+    auto f = [](vm::UnaryFn fn, float x) {
+      float y = 0;
+      fn(&x, &y, 1);
+      return y;
+    };
+    for (vm::UnaryFn fn : {k.exp, k.expm1, k.log, k.tanh, k.sigmoid, k.softrelu, k.erf})
+      CHECK(std::isnan(f(fn, nan)));
+    CHECK(f(k.exp, inf) == inf);
+    CHECK(f(k.exp, -inf) == 0.0f);
+    CHECK(f(k.exp, 89.0f) == inf);
+    CHECK(f(k.exp, -88.0f) == std::exp(-88.0f));  // a denormal result
+    CHECK(f(k.exp, -103.0f) == std::exp(-103.0f));
+    CHECK(f(k.expm1, -inf) == -1.0f);
+    CHECK(f(k.expm1, inf) == inf);
+    CHECK(f(k.log, 0.0f) == -inf);
+    CHECK(f(k.log, -0.0f) == -inf);
+    CHECK(f(k.log, inf) == inf);
+    CHECK(std::isnan(f(k.log, -1.0f)));
+    CHECK(std::isnan(f(k.log, -inf)));
+    CHECK(f(k.log, FLT_TRUE_MIN) == std::log(FLT_TRUE_MIN));
+    CHECK(f(k.tanh, inf) == 1.0f);
+    CHECK(f(k.tanh, -inf) == -1.0f);
+    CHECK(std::signbit(f(k.tanh, -0.0f)));
+    CHECK(f(k.tanh, FLT_TRUE_MIN) == FLT_TRUE_MIN);
+    CHECK(f(k.sigmoid, inf) == 1.0f);
+    CHECK(f(k.sigmoid, -inf) == 0.0f);
+    CHECK(f(k.softrelu, inf) == inf);
+    CHECK(f(k.softrelu, -inf) == 0.0f);
+    CHECK(f(k.softrelu, 100.0f) == 100.0f);
+    CHECK(f(k.erf, inf) == 1.0f);
+    CHECK(f(k.erf, -inf) == -1.0f);
+    CHECK(f(k.erf, FLT_TRUE_MIN) == std::erf(FLT_TRUE_MIN));
+  }
+}
+
+TEST_CASE("the SIMD kernels match the scalar fallback, for any length and in place") {
+  const std::vector<vm::Isa> isas = simd_isas();
+  if (isas.empty()) MESSAGE("this CPU has neither AVX2 nor AVX-512: only the scalar kernels run");
+  const vm::Kernels& scalar = vm::kernels(vm::Isa::kScalar);
+  for (vm::Isa isa : isas) {
+    for (const Case& c : cases()) {
+      // Lengths around the register widths exercise the partial last block.
+      for (int64_t n : {1, 7, 8, 15, 16, 17, 33, 1000}) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i)
+          x[static_cast<size_t>(i)] = -6.0f + 0.37f * static_cast<float>(i % 40);
+        if (c.kernel == &vm::Kernels::log)
+          for (float& v : x) v = std::abs(v) + 0.01f;
+        std::vector<float> want(x.size()), got = x;
+        (scalar.*c.kernel)(x.data(), want.data(), n);
+        (vm::kernels(isa).*c.kernel)(got.data(), got.data(), n);  // in place
+        for (size_t i = 0; i < x.size(); ++i) {
+          INFO(std::string(vm::isa_name(isa)), " ", std::string(c.name), " n=", n, " x=", x[i]);
+          CHECK(ulp_distance(got[i], want[i], c.floor) <= c.max_ulp + 1);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the active instruction set is the widest one supported, unless MX_VMATH_ISA says") {
+  const vm::Isa isa = vm::active_isa();
+  CHECK(vm::supported(isa));
+  MESSAGE("active: ", std::string(vm::isa_name(isa)));
+  if (const char* want = std::getenv("MX_VMATH_ISA")) {
+    CHECK(std::string(vm::isa_name(isa)) == want);
+  } else {
+    const vm::Isa widest = vm::supported(vm::Isa::kAvx512) ? vm::Isa::kAvx512
+                           : vm::supported(vm::Isa::kAvx2) ? vm::Isa::kAvx2
+                                                           : vm::Isa::kScalar;
+    CHECK(isa == widest);
+  }
+  CHECK_THROWS(vm::kernels(static_cast<vm::Isa>(99)).exp);
+}
