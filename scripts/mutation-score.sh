@@ -15,6 +15,8 @@
 #     -d DIR      work folder (default build-mutation): a copy of the tracked
 #                 sources, its own build and the universalmutator venv. The
 #                 sources being edited and the main build are never touched.
+#     -j JOBS     parallel build jobs (default: ninja's); -j1 leaves cores to
+#                 others on a shared machine
 #
 # Output: per mutant "killed", "SURVIVED" or "stillborn" (does not compile,
 # not counted), then the score per file and the survivors as diffs, also
@@ -26,19 +28,21 @@ seed=1
 limit=300
 regex=""
 work=build-mutation
-while getopts "n:s:t:R:d:h" opt; do
+jobs=()
+while getopts "n:s:t:R:d:j:h" opt; do
   case $opt in
     n) samples=$OPTARG ;;
     s) seed=$OPTARG ;;
     t) limit=$OPTARG ;;
     R) regex=$OPTARG ;;
     d) work=$OPTARG ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    j) jobs=(-j "$OPTARG") ;;
+    *) sed -n '2,22p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 if [ $# -eq 0 ]; then
-  sed -n '2,20p' "$0"
+  sed -n '2,22p' "$0"
   exit 2
 fi
 
@@ -119,7 +123,7 @@ for file in "$@"; do
   fi
   targets=$(targets_for "$file_regex")
   # The unmutated file must build and pass, or no mutant says anything.
-  cmake --build "$build" --target $targets >/dev/null
+  cmake --build "$build" "${jobs[@]}" --target $targets >/dev/null
   if ! (cd "$build" && ctest -R "$file_regex" -LE 'slow|sanitizer|fuzz|gpu|mpi' -j1 \
         --timeout "$limit" >/dev/null); then
     echo "mutation-score: the tests fail without mutants ($file_regex)" >&2
@@ -169,7 +173,7 @@ for e in json.load(open('$build/compile_commands.json')):
     set +e
     built=1
     if [ -z "$syntax" ] || (cd "$build" && eval "$syntax" >/dev/null 2>&1); then
-      timeout "$limit" cmake --build "$build" --target $targets >/dev/null 2>&1
+      timeout "$limit" cmake --build "$build" "${jobs[@]}" --target $targets >/dev/null 2>&1
       built=$?
     fi
     result=stillborn
@@ -204,5 +208,5 @@ for e in json.load(open('$build/compile_commands.json')):
   done
   # Leave the build as the sources are.
   touch "$src/$file"
-  cmake --build "$build" --target $targets >/dev/null 2>&1 || true
+  cmake --build "$build" "${jobs[@]}" --target $targets >/dev/null 2>&1 || true
 done
