@@ -395,6 +395,16 @@ TEST_CASE("optimizers: bad parameters and arrays give clear errors") {
   CHECK(opt->update_count(0) == 0);  // failed calls do not count
 }
 
+TEST_CASE("optimizers: SGD's default rate and momentum range are MXNet's") {
+  CHECK(make_optimizer("sgd", {})->learning_rate() == doctest::Approx(0.01));
+  // momentum is in [0, 1]: both ends and values just inside are accepted.
+  for (const char* ok : {"0", "0.05", "0.95", "1"})
+    CHECK_NOTHROW(make_optimizer("sgd", {{"momentum", ok}}));
+  for (const char* bad : {"-0.05", "1.05"})
+    CHECK_THROWS_WITH_AS(make_optimizer("sgd", {{"momentum", bad}}),
+                         doctest::Contains("'momentum'"), InputError);
+}
+
 // --- learning-rate schedules --------------------------------------------------------------
 
 TEST_CASE("lr schedules: the rates equal MXNet's for every call sequence") {
