@@ -8,7 +8,7 @@ Usage:
 
 Prints one line per epoch: samples/s, train and test accuracy. Run by
 scripts/bench/lenet_vs_pytorch.sh and scripts/bench/cpu_vs_peers.py next to
-mx-train in the same session. --act relu: the same net with ReLU in place of
+mx-train in the same run. --act relu: the same net with ReLU in place of
 tanh (the LeNet ReLU row of the CPU table).
 """
 import argparse

@@ -11,7 +11,7 @@ Usage:
     python3 scripts/bench/resnet18_cifar_pytorch.py [--batches 50] [--threads N] [--batch-size 32]
 
 Prints one line: samples/s. Run by scripts/bench/cpu_vs_peers.py next to
-mx-train in the same session.
+mx-train in the same run.
 """
 import argparse
 import time
