@@ -7,7 +7,8 @@
 #   scripts/mutation-score.sh [options] FILE...
 #     -n N        mutants that compile to test per file (default 12); the
 #                 sample is drawn in a seeded random order, skipping mutants
-#                 that do not compile (at most 3N tries)
+#                 that do not compile (at most 10N tries: in some files only
+#                 one mutant in six compiles)
 #     -s SEED     sampling seed (default 1)
 #     -t SECONDS  time-out per mutant, build + tests (default 300); a mutant
 #                 that runs past it counts as killed (a hang is caught)
@@ -15,6 +16,8 @@
 #     -d DIR      work folder (default build-mutation): a copy of the tracked
 #                 sources, its own build and the universalmutator venv. The
 #                 sources being edited and the main build are never touched.
+#     -j JOBS     parallel build jobs (default: ninja's); -j1 leaves cores to
+#                 others on a shared machine
 #
 # Output: per mutant "killed", "SURVIVED" or "stillborn" (does not compile,
 # not counted), then the score per file and the survivors as diffs, also
@@ -26,19 +29,21 @@ seed=1
 limit=300
 regex=""
 work=build-mutation
-while getopts "n:s:t:R:d:h" opt; do
+jobs=()
+while getopts "n:s:t:R:d:j:h" opt; do
   case $opt in
     n) samples=$OPTARG ;;
     s) seed=$OPTARG ;;
     t) limit=$OPTARG ;;
     R) regex=$OPTARG ;;
     d) work=$OPTARG ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    j) jobs=(-j "$OPTARG") ;;
+    *) sed -n '2,22p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 if [ $# -eq 0 ]; then
-  sed -n '2,20p' "$0"
+  sed -n '2,22p' "$0"
   exit 2
 fi
 
@@ -61,15 +66,22 @@ if ! command -v mutate >/dev/null; then
   PATH=$work/venv/bin:$PATH
 fi
 
-# A copy of the tracked files (as they are now, edits included).
+# A copy of the tracked files (as they are now, edits included). Only files
+# whose text differs from the copy's are replaced, and they get the time of
+# the copy: the checkout's times can be older than objects built from an
+# earlier copy (a file edited since, or left mutated by a run stopped in the
+# middle), which the build would then take for up to date.
 mkdir -p "$src"
-git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C "$src" -xf -
-# The copy gives each file its checkout's time, which can be older than an
-# object built from one of its mutants (a run stopped in the middle): every
-# file ever mutated is made newer, so it is compiled from its real text.
-if [ -f "$work/mutated" ]; then
-  sort -u "$work/mutated" | while read -r f; do touch "$src/$f"; done
-fi
+rm -rf "$work/stage"
+mkdir -p "$work/stage"
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C "$work/stage" -xf -
+(cd "$work/stage" && find . -type f -print0) | while IFS= read -r -d '' f; do
+  if ! cmp -s "$work/stage/$f" "$src/$f"; then
+    mkdir -p "$(dirname "$src/$f")"
+    cp --preserve=mode "$work/stage/$f" "$src/$f"
+  fi
+done
+rm -rf "$work/stage"
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMX_SANITIZER_TESTS=OFF \
     -DMX_BUILD_BENCHMARKS=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
@@ -119,7 +131,7 @@ for file in "$@"; do
   fi
   targets=$(targets_for "$file_regex")
   # The unmutated file must build and pass, or no mutant says anything.
-  cmake --build "$build" --target $targets >/dev/null
+  cmake --build "$build" "${jobs[@]}" --target $targets >/dev/null
   if ! (cd "$build" && ctest -R "$file_regex" -LE 'slow|sanitizer|fuzz|gpu|mpi' -j1 \
         --timeout "$limit" >/dev/null); then
     echo "mutation-score: the tests fail without mutants ($file_regex)" >&2
@@ -137,12 +149,11 @@ for file in "$@"; do
 import random, sys
 names = [l.strip() for l in sys.stdin if l.strip()]
 random.Random($seed).shuffle(names)
-print('\n'.join(names[:3 * $samples]))")
+print('\n'.join(names[:10 * $samples]))")
   say "== $file: $total mutants, $samples compiling ones sampled (seed $seed); tests: $file_regex"
   killed=0 survived=0 stillborn=0
   survivors=""
   cp "$src/$file" "$work/original"
-  echo "$file" >>"$work/mutated"
   # Most regex mutants of C++ do not compile; a syntax-only compile of the
   # file weeds them out in a few seconds instead of a full build.
   syntax=$(python3 -c "
@@ -169,7 +180,7 @@ for e in json.load(open('$build/compile_commands.json')):
     set +e
     built=1
     if [ -z "$syntax" ] || (cd "$build" && eval "$syntax" >/dev/null 2>&1); then
-      timeout "$limit" cmake --build "$build" --target $targets >/dev/null 2>&1
+      timeout "$limit" cmake --build "$build" "${jobs[@]}" --target $targets >/dev/null 2>&1
       built=$?
     fi
     result=stillborn
@@ -204,5 +215,5 @@ for e in json.load(open('$build/compile_commands.json')):
   done
   # Leave the build as the sources are.
   touch "$src/$file"
-  cmake --build "$build" --target $targets >/dev/null 2>&1 || true
+  cmake --build "$build" "${jobs[@]}" --target $targets >/dev/null 2>&1 || true
 done

@@ -4,10 +4,12 @@ configs/lenet-fashion-mnist.yaml (same layers, batch size, optimizer and
 initialization scheme), timed the same way mx-train times an epoch.
 
 Usage:
-    python3 scripts/bench/lenet_pytorch.py [--epochs 1] [--threads N] [--batches N]
+    python3 scripts/bench/lenet_pytorch.py [--epochs 1] [--threads N] [--batches N] [--act relu]
 
 Prints one line per epoch: samples/s, train and test accuracy. Run by
-scripts/bench/lenet_vs_pytorch.sh next to mx-train in the same session.
+scripts/bench/lenet_vs_pytorch.sh and scripts/bench/cpu_vs_peers.py next to
+mx-train in the same run. --act relu: the same net with ReLU in place of
+tanh (the LeNet ReLU row of the CPU table).
 """
 import argparse
 import gzip
@@ -30,8 +32,9 @@ def idx(path):
 
 
 class LeNet(nn.Module):
-    def __init__(self):
+    def __init__(self, act):
         super().__init__()
+        self.act = act
         self.conv1 = nn.Conv2d(1, 20, 5)
         self.conv2 = nn.Conv2d(20, 50, 5)
         self.fc1 = nn.Linear(50 * 4 * 4, 500)
@@ -42,9 +45,9 @@ class LeNet(nn.Module):
                 nn.init.zeros_(m.bias)
 
     def forward(self, x):
-        x = F.max_pool2d(torch.tanh(self.conv1(x)), 2)
-        x = F.max_pool2d(torch.tanh(self.conv2(x)), 2)
-        x = torch.tanh(self.fc1(x.flatten(1)))
+        x = F.max_pool2d(self.act(self.conv1(x)), 2)
+        x = F.max_pool2d(self.act(self.conv2(x)), 2)
+        x = self.act(self.fc1(x.flatten(1)))
         return self.fc2(x)
 
 
@@ -54,6 +57,7 @@ def main():
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--batches", type=int, default=0, help="stop each epoch after N batches (0: all)")
+    p.add_argument("--act", choices=["tanh", "relu"], default="tanh")
     args = p.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -62,7 +66,7 @@ def main():
     y = torch.from_numpy(idx(DATA + "train-labels-idx1-ubyte.gz").astype(np.int64))
     tx = torch.from_numpy(idx(DATA + "t10k-images-idx3-ubyte.gz").astype(np.float32) / 256).unsqueeze(1)
     ty = torch.from_numpy(idx(DATA + "t10k-labels-idx1-ubyte.gz").astype(np.int64))
-    net = LeNet()
+    net = LeNet(torch.tanh if args.act == "tanh" else torch.relu)
     opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
     b = args.batch_size
     for epoch in range(args.epochs):

@@ -395,6 +395,31 @@ TEST_CASE("optimizers: bad parameters and arrays give clear errors") {
   CHECK(opt->update_count(0) == 0);  // failed calls do not count
 }
 
+TEST_CASE("optimizers: SGD rescales the gradient with and without clipping") {
+  // mom = 0.9 * 0 - 0.1 * 0 * w - 0.1 * clip(0.5 * 2) = -0.1; w = 1 + mom.
+  for (const char* clip : {"None", "10"}) {
+    CAPTURE(clip);
+    Updater updater(make_optimizer("sgd", {{"learning_rate", "0.1"},
+                                           {"momentum", "0.9"},
+                                           {"rescale_grad", "0.5"},
+                                           {"clip_gradient", clip}}));
+    NDArray weight = NDArray::full({3}, 1.0);
+    NDArray grad = NDArray::full({3}, 2.0);
+    updater(0, grad, weight);
+    CHECK(weight.to_vector<float>()[1] == doctest::Approx(0.9));
+  }
+}
+
+TEST_CASE("optimizers: SGD's default rate and momentum range are MXNet's") {
+  CHECK(make_optimizer("sgd", {})->learning_rate() == doctest::Approx(0.01));
+  // momentum is in [0, 1]: both ends and values just inside are accepted.
+  for (const char* ok : {"0", "0.05", "0.95", "1"})
+    CHECK_NOTHROW(make_optimizer("sgd", {{"momentum", ok}}));
+  for (const char* bad : {"-0.05", "1.05"})
+    CHECK_THROWS_WITH_AS(make_optimizer("sgd", {{"momentum", bad}}),
+                         doctest::Contains("'momentum'"), InputError);
+}
+
 // --- learning-rate schedules --------------------------------------------------------------
 
 TEST_CASE("lr schedules: the rates equal MXNet's for every call sequence") {

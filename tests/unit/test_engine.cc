@@ -293,6 +293,8 @@ TEST_CASE("an operation on a GPU that does not exist fails at push time with a c
   // gpu:7 exists on no machine this runs on (at most one GPU is lent).
   CHECK_THROWS_WITH_AS(engine->push([](RunContext) {}, Context::gpu(7), {}, {v.get()}),
                        doctest::Contains("gpu:7"), Error);
+  // A negative id is no GPU either, on a machine with GPUs as well.
+  CHECK_THROWS_AS(engine->push([](RunContext) {}, Context::gpu(-1), {}, {v.get()}), Error);
   CHECK(engine->pending() == 0);
 }
 

@@ -817,6 +817,9 @@ TEST_CASE("SyntheticIter and epoch order") {
   CHECK(seen.size() == 103);
   CHECK(epoch_order(10, 0, 1, true, 5, 2) == epoch_order(10, 0, 1, true, 5, 2));
   CHECK(epoch_order(10, 0, 1, true, 5, 2) != epoch_order(10, 0, 1, true, 5, 3));
+  // A part outside [0, num_parts) is refused, not turned into a wild range.
+  CHECK_THROWS(epoch_order(10, -1, 2, false, 5, 2));
+  CHECK_THROWS(epoch_order(10, 2, 2, false, 5, 2));
   auto last = batch_slots(10, 2, 4, true);
   CHECK(last.items == std::vector<uint64_t>{8, 9, 0, 1});
   CHECK(last.pad == 2);

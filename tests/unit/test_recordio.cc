@@ -444,7 +444,16 @@ TEST_CASE("a damaged region is reported with its offset and reading resumes afte
             .find("resumes at the next record, byte " + std::to_string(offsets[21])) !=
         std::string::npos);
   CHECK(reports[1].position() == offsets[35]);
+  const std::string follow =
+      "(" + std::to_string(damaged.size() - offsets[35] - 8) + " bytes follow the header)";
+  CHECK(std::string(reports[1].what()).find(follow) != std::string::npos);
   CHECK(lenient.damaged_bytes() == (offsets[21] - offsets[20]) + (offsets[36] - offsets[35]));
+
+  // The search for the next record goes on past one buffer of damaged bytes.
+  REQUIRE(offsets[21] - offsets[20] > 3 * 64);
+  options.buffer_size = 64;
+  Reader small_buffer(source, options);
+  CHECK(read_all(small_buffer) == expected);
 }
 
 TEST_CASE("a damaged middle part drops only its record") {
