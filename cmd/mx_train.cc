@@ -10,6 +10,7 @@
 
 #include "kvstore/communicator.h"
 #include "op/listing.h"
+#include "base/progress_bar.h"
 #include "program.h"
 #include "train/trainer.h"
 
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
     if (options.config_name == "config" && !resume.empty()) options.config_name = "resumed";
     options.resume = resume;
     options.run_dir = run_dir;
-    options.progress_bar = isatty(STDERR_FILENO) != 0;
+    options.progress_bar = mx::live_progress_terminal(STDERR_FILENO);
     options.inspect_only = dry_run || benchmark > 0;
     std::unique_ptr<mx::train::Trainer> made;
     try {
