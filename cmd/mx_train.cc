@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "base/progress_bar.h"
 #include "kvstore/communicator.h"
 #include "op/listing.h"
-#include "base/progress_bar.h"
 #include "program.h"
 #include "train/trainer.h"
 

@@ -18,11 +18,11 @@ std::string format_duration(double seconds);
 
 // What one progress line shows.
 struct Progress {
-  std::string label;              // "epoch 2/10", "train.rec"
+  std::string label;               // "epoch 2/10", "train.rec"
   std::string counting = "batch";  // what `done` counts, printed before it in plain lines
   int64_t done = 0;
-  std::optional<int64_t> total;   // unknown: no bar and no time left
-  double rate = 0;                // per second
+  std::optional<int64_t> total;  // unknown: no bar and no time left
+  double rate = 0;               // per second
   std::string rate_unit = "samples/s";
   std::optional<double> eta;      // seconds left of this part
   std::optional<double> run_eta;  // seconds left of the whole run

@@ -57,25 +57,24 @@ std::vector<std::string> RunSummary::lines(const std::string& run_dir, const std
   if (const auto b = best()) {
     const Epoch& e = epochs_[b->first];
     best_epoch = e.epoch;
-    out.push_back(str("best epoch ", e.epoch, " (by ", b->second, "):", metrics_text(e.train, "train-"),
-                      metrics_text(e.val, "val-")));
+    out.push_back(str("best epoch ", e.epoch, " (by ", b->second,
+                      "):", metrics_text(e.train, "train-"), metrics_text(e.val, "val-")));
   }
   // The best epoch's checkpoint, when one was written and not pruned.
   std::optional<CheckpointPaths> use;
   if (best_epoch && fs::exists(CheckpointPaths{prefix, *best_epoch}.params()))
     use = CheckpointPaths{prefix, *best_epoch};
-  else if (last_checkpoint > 0)
+  else if (last_checkpoint >= 0)
     use = CheckpointPaths{prefix, last_checkpoint};
-  if (last_checkpoint > 0)
-    out.push_back(str("checkpoints: ", CheckpointPaths{prefix, last_checkpoint}.params(), " (last)",
-                      use && use->epoch != last_checkpoint ? ", " + use->params() + " (best)"
-                                                           : std::string()));
+  if (last_checkpoint >= 0)
+    out.push_back(str(
+        "checkpoints: ", CheckpointPaths{prefix, last_checkpoint}.params(), " (last)",
+        use && use->epoch != last_checkpoint ? ", " + use->params() + " (best)" : std::string()));
   else
-    out.push_back("checkpoints: none written (train.checkpoint_every)");
-  out.push_back(str("curves: ", (fs::path(run_dir) / "curves.png").string(), ", metrics: ",
-                    (fs::path(run_dir) / "metrics.jsonl").string()));
-  if (use)
-    out.push_back(str("predict with: mx-predict --model ", use->params_base(), " ", inputs));
+    out.push_back("checkpoints: none written (train.checkpoint_every: 0)");
+  out.push_back(str("curves: ", (fs::path(run_dir) / "curves.png").string(),
+                    ", metrics: ", (fs::path(run_dir) / "metrics.jsonl").string()));
+  if (use) out.push_back(str("predict with: mx-predict --model ", use->params_base(), " ", inputs));
   return out;
 }
 

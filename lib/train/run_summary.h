@@ -25,8 +25,8 @@ class RunSummary {
               const std::vector<metric::MetricValue>& val_values);
 
   // The summary's lines. `prefix`: the checkpoints' path prefix
-  // ("runs/x/model"); `last_checkpoint`: the epoch of the newest one (0:
-  // none); `inputs`: what to predict on, as mx-predict's arguments.
+  // ("runs/x/model"); `last_checkpoint`: the epoch number of the newest one
+  // (-1: none); `inputs`: what to predict on, as mx-predict's arguments.
   std::vector<std::string> lines(const std::string& run_dir, const std::string& prefix,
                                  int last_checkpoint, const std::string& inputs) const;
 

@@ -89,10 +89,10 @@ void resolve_metric(const Config& c, const std::vector<std::string>& metric_name
     if (to_lower(name) == to_lower(m) || to_lower(name) == own) e.metric = own;
   }
   if (e.metric.empty())
-    throw InputError(where + ": train.early_stop.metric '" + c.get_string(key, "") +
-                     "' is not one of the run's metrics (train.metrics: " +
-                     join(metric_names, ", ") + ")" + did_you_mean(name, known) +
-                     "; write e.g. val.accuracy or val.cross-entropy");
+    throw InputError(
+        where + ": train.early_stop.metric '" + c.get_string(key, "") +
+        "' is not one of the run's metrics (train.metrics: " + join(metric_names, ", ") + ")" +
+        did_you_mean(name, known) + "; write e.g. val.accuracy or val.cross-entropy");
 }
 
 }  // namespace
@@ -109,10 +109,9 @@ StopSettings parse_stop_settings(const Config& c, const std::vector<std::string>
   const auto section = c.section("train.early_stop");
   if (section.empty()) return s;
   if (!c.has("train.early_stop.metric"))
-    throw InputError(c.origin(c.has("train.early_stop.patience") ? "train.early_stop.patience"
-                              : c.has("train.early_stop.min_delta")
-                                  ? "train.early_stop.min_delta"
-                                  : "train.early_stop.mode") +
+    throw InputError(c.origin(c.has("train.early_stop.patience")    ? "train.early_stop.patience"
+                              : c.has("train.early_stop.min_delta") ? "train.early_stop.min_delta"
+                                                                    : "train.early_stop.mode") +
                      ": train.early_stop needs a metric (e.g. metric: val.accuracy)");
   EarlyStopSettings e;
   resolve_metric(c, metric_names, e);
@@ -150,10 +149,9 @@ std::optional<std::string> EarlyStop::after_epoch(
   for (const auto& v : values)
     if (v.name == s_.metric) value = v.value;
   // A NaN or a missing figure is no improvement.
-  const bool improved =
-      value && std::isfinite(*value) &&
-      (best_epoch_ == 0 ||
-       (s_.maximize ? *value > best_ + s_.min_delta : *value < best_ - s_.min_delta));
+  const bool improved = value && std::isfinite(*value) &&
+                        (best_epoch_ == 0 || (s_.maximize ? *value > best_ + s_.min_delta
+                                                          : *value < best_ - s_.min_delta));
   if (improved) {
     best_ = *value;
     best_epoch_ = epoch;

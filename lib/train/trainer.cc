@@ -1,14 +1,15 @@
 #include "train/trainer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
-#include <nlohmann/json.hpp>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "base/error.h"
@@ -107,7 +108,7 @@ struct Trainer::State {
   double started = 0;  // ProgressDisplay::steady_clock's seconds
   std::optional<EarlyStop> early_stop;
   RunSummary summary;
-  int last_checkpoint = 0;  // the newest checkpoint's epoch number (0: none)
+  int last_checkpoint = -1;  // the newest checkpoint's epoch number (-1: none)
 
   std::vector<Executor*> executors() const {
     std::vector<Executor*> all{exe.get()};
@@ -165,7 +166,7 @@ Trainer::Trainer(Config config, TrainOptions options) : s_(std::make_unique<Stat
   s.settings = parse_train_settings(s.config);
   // The optimizer's and schedule's values are checked before any data is read.
   make_configured_optimizer(s.config, s.settings.batch_size);
-  check_config_values(s.config, s.settings);  // data, initializer, metrics
+  check_config_values(s.config, s.settings);      // data, initializer, metrics
   if (!s.options.inspect_only) s.join_kvstore();  // before the data: it decides the shards
   try {
     s.build(s.config);
@@ -250,7 +251,9 @@ void Trainer::State::train_epochs() {
     const bool live = options.progress_bar && run->writes();
     EpochProgress progress(
         epoch, settings.epochs,
-        agreed ? agreed : batches_per_epoch ? batches_per_epoch : train_data->batches_per_epoch(),
+        agreed              ? agreed
+        : batches_per_epoch ? batches_per_epoch
+                            : train_data->batches_per_epoch(),
         settings.log_interval,
         ProgressDisplay(std::cerr, live, live ? terminal_width(STDERR_FILENO) : 80));
     while (!agreed || progress.batches() < *agreed) {
@@ -287,9 +290,9 @@ void Trainer::State::train_epochs() {
         return;
       }
       if (time_is_up(progress.batches())) {
-        stop_within_epoch(epoch, progress,
-                          str("train.max_time (", format_duration(*settings.stop.max_seconds),
-                              ") used up"));
+        stop_within_epoch(
+            epoch, progress,
+            str("train.max_time (", format_duration(*settings.stop.max_seconds), ") used up"));
         return;
       }
     }
@@ -329,6 +332,7 @@ void Trainer::State::open_run() {
     position = load_trainer_state(from->trainer());
     if (!kv) updater->load_states(from->states(), settings.ctx);
     skip_batches = position.batches_done;
+    last_checkpoint = from->epoch;
     run->say(str("resumed from ", from->params(), " (epoch ", position.epoch,
                  skip_batches ? str(", batch ", skip_batches) : std::string(), ")"));
   }
@@ -457,8 +461,7 @@ void Trainer::State::update_parameters() {
 
 // Ctrl-C or train.max_time: a checkpoint of the position within the epoch,
 // to resume from.
-void Trainer::State::stop_within_epoch(int epoch, EpochProgress& progress,
-                                       const std::string& why) {
+void Trainer::State::stop_within_epoch(int epoch, EpochProgress& progress, const std::string& why) {
   Engine::get().wait_all();
   save_checkpoint(epoch, static_cast<int>(progress.batches()));
   progress.end_line();
@@ -481,8 +484,8 @@ bool Trainer::State::end_epoch(int epoch, EpochProgress& progress) {
       early_stop ? early_stop->after_epoch(epoch + 1, train_values, val_values) : std::nullopt;
   const bool last = epoch + 1 == settings.epochs;
   // An early stop keeps a checkpoint of where it stopped.
-  if (stop || (settings.checkpoint_every > 0 &&
-               ((epoch + 1) % settings.checkpoint_every == 0 || last))) {
+  if (stop ||
+      (settings.checkpoint_every > 0 && ((epoch + 1) % settings.checkpoint_every == 0 || last))) {
     save_checkpoint(epoch + 1, 0);
     if (run->writes()) prune_checkpoints(run->prefix(), settings.keep_checkpoints);
   }
