@@ -49,7 +49,9 @@ void EpochProgress::trained(int samples, const metric::Metric& metric) {
   ++batches_;
   ++trained_;
   samples_ += samples;
-  const bool due = batches_ % log_interval_ == 0;
+  // The bar shows the epoch's last batch too (a log has the epoch's line next).
+  const bool last = batches_per_epoch_ && batches_ == *batches_per_epoch_;
+  const bool due = batches_ % log_interval_ == 0 || (last && display_.live());
   // Reading the metric waits for the batch: only when a line may be drawn.
   if (!display_.wants(due)) return;
   display_.update(progress(metric.get_all()), due);

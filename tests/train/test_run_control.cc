@@ -373,3 +373,15 @@ TEST_CASE("mx-predict's progress stays quiet on short inputs and shows batches o
   }
   CHECK(fast.str().empty());
 }
+
+TEST_CASE("on a terminal the epoch's bar ends drawn full, even between redraws") {
+  std::ostringstream out;
+  double now = 0;  // the clock never moves: only due lines are drawn
+  EpochProgress progress(0, 1, 3, 100, ProgressDisplay(out, true, 120, [&] { return now; }));
+  auto metric = metric::make_composite({});
+  for (int b = 0; b < 3; ++b) progress.trained(8, *metric);
+  progress.end_line();
+  const std::string text = out.str();
+  CHECK(text.find("[##############################] 3/3 ") != std::string::npos);
+  CHECK(text.back() == '\n');
+}
