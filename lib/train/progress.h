@@ -26,6 +26,10 @@ class EpochProgress {
   // for the bar and the time left.
   EpochProgress(int epoch, int epochs, std::optional<int64_t> batches_per_epoch, int log_interval,
                 ProgressDisplay display);
+  // An error in the middle of an epoch ends the bar's line before its message.
+  ~EpochProgress() { display_.finish(); }
+  EpochProgress(const EpochProgress&) = delete;
+  EpochProgress& operator=(const EpochProgress&) = delete;
 
   // A batch a resumed run had already trained.
   void skip() { ++batches_; }
