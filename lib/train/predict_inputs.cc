@@ -41,14 +41,11 @@ bool is_idx(const std::string& path) {
 // Data, labels (or none) and input names of one batch.
 using Batch = std::tuple<NDArray, std::vector<int>, std::vector<std::string>>;
 
-// Runs `predictor` over the batches `next` gives (`total` of them when
-// known), with a progress line for inputs that take a while.
+// Runs `predictor` over the batches `next` gives.
 template <typename Next>
 std::vector<Prediction> run_batches(Predictor& predictor, int k, const OutputReading& reading,
-                                    const std::string& source, std::optional<int64_t> total,
-                                    Next next) {
+                                    PredictProgress& progress, Next next) {
   std::vector<Prediction> rows;
-  PredictProgress progress(source, total);
   while (auto batch = next()) {
     auto& [data, labels, names] = *batch;
     NDArray probs = predictor.predict(data);
@@ -71,21 +68,21 @@ std::vector<Prediction> run_batches(Predictor& predictor, int k, const OutputRea
 std::vector<Prediction> predict_iter(Predictor& predictor, int k, const OutputReading& reading,
                                      DataIter& iter, const std::string& source) {
   uint64_t seen = 0;
-  return run_batches(predictor, k, reading, source, iter.batches_per_epoch(),
-                     [&]() -> std::optional<Batch> {
-                       auto b = iter.next();
-                       if (!b) return std::nullopt;
-                       const int real = static_cast<int>(b->data.shape()[0]) - b->pad;
-                       std::vector<int> labels;
-                       auto l = b->label.to_vector<float>();
-                       const int64_t width = b->label.size() / b->label.shape()[0];
-                       std::vector<std::string> names;
-                       for (int i = 0; i < real; ++i) {
-                         labels.push_back(static_cast<int>(l[static_cast<size_t>(i * width)]));
-                         names.push_back(source + "#" + std::to_string(seen++));
-                       }
-                       return Batch{b->data, labels, names};
-                     });
+  PredictProgress progress(source, iter.batches_per_epoch());
+  return run_batches(predictor, k, reading, progress, [&]() -> std::optional<Batch> {
+    auto b = iter.next();
+    if (!b) return std::nullopt;
+    const int real = static_cast<int>(b->data.shape()[0]) - b->pad;
+    std::vector<int> labels;
+    auto l = b->label.to_vector<float>();
+    const int64_t width = b->label.size() / b->label.shape()[0];
+    std::vector<std::string> names;
+    for (int i = 0; i < real; ++i) {
+      labels.push_back(static_cast<int>(l[static_cast<size_t>(i * width)]));
+      names.push_back(source + "#" + std::to_string(seen++));
+    }
+    return Batch{b->data, labels, names};
+  });
 }
 
 std::vector<Prediction> predict_rec(Predictor& predictor, const PredictInputs& in,
@@ -143,31 +140,28 @@ std::vector<Prediction> predict_images(Predictor& predictor, const PredictInputs
   Rng rng(0);
   size_t next_input = 0;
   const size_t example_size = static_cast<size_t>(example.size());
-  const auto batches =
-      static_cast<int64_t>((in.paths.size() + static_cast<size_t>(in.batch_size) - 1) /
-                           static_cast<size_t>(in.batch_size));
-  return run_batches(
-      predictor, in.top_k, reading, "images", batches, [&]() -> std::optional<Batch> {
-        if (next_input >= in.paths.size()) return std::nullopt;
-        const size_t n =
-            std::min<size_t>(static_cast<size_t>(in.batch_size), in.paths.size() - next_input);
-        std::vector<float> values(n * example_size);
-        std::vector<std::string> names;
-        for (size_t i = 0; i < n; ++i) {
-          const std::string& path = in.paths[next_input + i];
-          std::ifstream file(path, std::ios::binary);
-          if (!file) throw InputError("cannot open image '" + path + "'");
-          std::string bytes((std::istreambuf_iterator<char>(file)),
-                            std::istreambuf_iterator<char>());
-          if (!augmenter.decode_into(bytes, rng, values.data() + i * example_size))
-            throw InputError("'" + path + "' is not an image OpenCV can decode");
-          names.push_back(path);
-        }
-        next_input += n;
-        std::vector<int64_t> dims{static_cast<int64_t>(n)};
-        dims.insert(dims.end(), example.begin(), example.end());
-        return Batch{NDArray::from_vector<float>(Shape(dims), std::move(values)), {}, names};
-      });
+  const size_t batch = static_cast<size_t>(in.batch_size);
+  PredictProgress progress("images", static_cast<int64_t>((in.paths.size() + batch - 1) / batch));
+  return run_batches(predictor, in.top_k, reading, progress, [&]() -> std::optional<Batch> {
+    if (next_input >= in.paths.size()) return std::nullopt;
+    const size_t n =
+        std::min<size_t>(static_cast<size_t>(in.batch_size), in.paths.size() - next_input);
+    std::vector<float> values(n * example_size);
+    std::vector<std::string> names;
+    for (size_t i = 0; i < n; ++i) {
+      const std::string& path = in.paths[next_input + i];
+      std::ifstream file(path, std::ios::binary);
+      if (!file) throw InputError("cannot open image '" + path + "'");
+      std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+      if (!augmenter.decode_into(bytes, rng, values.data() + i * example_size))
+        throw InputError("'" + path + "' is not an image OpenCV can decode");
+      names.push_back(path);
+    }
+    next_input += n;
+    std::vector<int64_t> dims{static_cast<int64_t>(n)};
+    dims.insert(dims.end(), example.begin(), example.end());
+    return Batch{NDArray::from_vector<float>(Shape(dims), std::move(values)), {}, names};
+  });
 }
 
 }  // namespace
