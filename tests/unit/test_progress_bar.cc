@@ -1,7 +1,12 @@
 // The progress line shared by the programs: its rendering for a terminal and
 // for a log, and when it is drawn (an injected clock and stream).
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "base/progress_bar.h"
@@ -30,7 +35,85 @@ struct FakeClock {
   }
 };
 
+// Sets an environment variable for a scope (unset with nullopt), then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    set(value);
+  }
+  ~ScopedEnv() { set(old_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  void set(const std::optional<std::string>& value) {
+    if (value)
+      ::setenv(name_, value->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// A pseudo-terminal pair, closed at the end.
+struct PseudoTerminal {
+  int master = -1, slave = -1;
+  PseudoTerminal() {
+    master = ::posix_openpt(O_RDWR | O_NOCTTY);
+    REQUIRE(master >= 0);
+    REQUIRE(::grantpt(master) == 0);
+    REQUIRE(::unlockpt(master) == 0);
+    slave = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
+    REQUIRE(slave >= 0);
+  }
+  ~PseudoTerminal() {
+    if (slave >= 0) ::close(slave);
+    if (master >= 0) ::close(master);
+  }
+  PseudoTerminal(const PseudoTerminal&) = delete;
+  PseudoTerminal& operator=(const PseudoTerminal&) = delete;
+};
+
 }  // namespace
+
+TEST_CASE("a terminal gets the live bar unless TERM=dumb or MX_NO_PROGRESS_BAR is set") {
+  PseudoTerminal pty;
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  {
+    ScopedEnv term("TERM", "xterm"), off("MX_NO_PROGRESS_BAR", std::nullopt);
+    CHECK(live_progress_terminal(pty.slave));
+    CHECK_FALSE(live_progress_terminal(pipe_fds[1]));
+    ScopedEnv empty("MX_NO_PROGRESS_BAR", "");
+    CHECK(live_progress_terminal(pty.slave));  // set but empty: not an opt-out
+  }
+  {
+    ScopedEnv term("TERM", "dumb"), off("MX_NO_PROGRESS_BAR", std::nullopt);
+    CHECK_FALSE(live_progress_terminal(pty.slave));
+  }
+  {
+    ScopedEnv term("TERM", "xterm"), off("MX_NO_PROGRESS_BAR", "1");
+    CHECK_FALSE(live_progress_terminal(pty.slave));
+  }
+  // The width: the terminal's, else $COLUMNS, else 80.
+  winsize size{};
+  size.ws_col = 123;
+  size.ws_row = 40;
+  REQUIRE(::ioctl(pty.master, TIOCSWINSZ, &size) == 0);
+  CHECK(terminal_width(pty.slave) == 123);
+  {
+    ScopedEnv columns("COLUMNS", "97");
+    CHECK(terminal_width(pipe_fds[1]) == 97);
+  }
+  {
+    ScopedEnv columns("COLUMNS", std::nullopt);
+    CHECK(terminal_width(pipe_fds[1]) == 80);
+  }
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
 
 TEST_CASE("durations read m:ss below an hour and h:mm:ss above; unknown ones --:--") {
   CHECK(format_duration(0) == "0:00");
