@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/progress_bar.h"
 #include "kvstore/communicator.h"
 #include "op/listing.h"
 #include "program.h"
@@ -78,7 +79,7 @@ int main(int argc, char** argv) {
     if (options.config_name == "config" && !resume.empty()) options.config_name = "resumed";
     options.resume = resume;
     options.run_dir = run_dir;
-    options.progress_bar = isatty(STDERR_FILENO) != 0;
+    options.progress_bar = mx::live_progress_terminal(STDERR_FILENO);
     options.inspect_only = dry_run || benchmark > 0;
     std::unique_ptr<mx::train::Trainer> made;
     try {

@@ -28,6 +28,24 @@ std::unique_ptr<DataIter> create_data_iter(const std::string& type,
                    "; iterators are: " + join(data_iter_types(), ", "));
 }
 
+void check_data_iter_params(const std::string& type,
+                            const std::map<std::string, std::string>& params,
+                            const std::string& owner) {
+  const std::string who = owner + " " + type;
+  if (type == "ImageRecordIter")
+    ImageRecordIterParam::from_strings(params, who);
+  else if (type == "MNISTIter")
+    MNISTIterParam::from_strings(params, who);
+  else if (type == "CSVIter")
+    CSVIterParam::from_strings(params, who);
+  else if (type == "SyntheticIter")
+    SyntheticIterParam::from_strings(params, who);
+  else
+    throw InputError(owner + ": unknown data iterator '" + type + "'" +
+                     did_you_mean(type, data_iter_types()) +
+                     "; iterators are: " + join(data_iter_types(), ", "));
+}
+
 std::unique_ptr<DataIter> create_data_iter(const YAML::Node& mapping, const std::string& file) {
   const std::string where = yaml_location(mapping, file);
   if (!mapping.IsMap() || !mapping["type"])

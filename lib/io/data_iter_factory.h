@@ -22,6 +22,12 @@ std::unique_ptr<DataIter> create_data_iter(const std::string& type,
                                            const std::map<std::string, std::string>& params,
                                            const std::string& owner);
 
+// Checks `params` as create_data_iter would, without making the iterator
+// (no file is read).
+void check_data_iter_params(const std::string& type,
+                            const std::map<std::string, std::string>& params,
+                            const std::string& owner);
+
 // From a YAML mapping whose `type` key names the iterator; errors carry the
 // file, line and column.
 std::unique_ptr<DataIter> create_data_iter(const YAML::Node& mapping, const std::string& file);

@@ -1,40 +1,45 @@
 #include "io/pack_progress.h"
 
-#include <unistd.h>
-
 #include <cstdio>
-#include <iostream>
 
 namespace mx {
 
-PackProgressLine::PackProgressLine(bool quiet) : quiet_(quiet), tty_(::isatty(2) != 0) {}
+Progress pack_progress(const std::string& what, const PackProgress& p) {
+  Progress line;
+  line.label = what + ":";
+  line.counting = "record";
+  line.done = static_cast<int64_t>(p.done);
+  line.total = static_cast<int64_t>(p.total);
+  line.rate = p.seconds > 0 ? static_cast<double>(p.done) / p.seconds : 0;
+  line.rate_unit = "records/s";
+  if (line.rate > 0) line.eta = static_cast<double>(p.total - p.done) / line.rate;
+  char mb[48];
+  std::snprintf(mb, sizeof mb, " %.1f MB/s",
+                p.seconds > 0 ? static_cast<double>(p.bytes) / p.seconds / 1e6 : 0.0);
+  line.tail = mb;
+  return line;
+}
+
+PackProgressLine::PackProgressLine(bool quiet)
+    : PackProgressLine(quiet, ProgressDisplay::on_stderr()) {}
+
+PackProgressLine::PackProgressLine(bool quiet, ProgressDisplay display, double plain_interval)
+    : quiet_(quiet), display_(std::move(display)), plain_interval_(plain_interval) {}
 
 void PackProgressLine::update(const std::string& what, const PackProgress& p) {
   if (quiet_) return;
-  const auto now = std::chrono::steady_clock::now();
-  const double interval = tty_ ? 0.25 : 5.0;
-  if (p.done < p.total && std::chrono::duration<double>(now - last_).count() < interval) return;
-  last_ = now;
-  const double rate = p.seconds > 0 ? static_cast<double>(p.done) / p.seconds : 0;
-  const double eta = rate > 0 ? static_cast<double>(p.total - p.done) / rate : 0;
-  char line[256];
-  std::snprintf(
-      line, sizeof line, "%s: %llu/%llu (%.1f%%), %.0f records/s, %.1f MB/s, ETA %.0f s",
-      what.c_str(), static_cast<unsigned long long>(p.done),
-      static_cast<unsigned long long>(p.total),
-      p.total ? 100.0 * static_cast<double>(p.done) / static_cast<double>(p.total) : 100.0, rate,
-      p.seconds > 0 ? static_cast<double>(p.bytes) / p.seconds / 1e6 : 0.0, eta);
-  if (tty_) {
-    std::cerr << "\r" << line << "\033[K" << std::flush;
-    open_ = true;
-  } else {
-    std::cerr << line << "\n";
+  const bool end = p.done >= p.total;
+  bool due = end;
+  if (!display_.live()) {
+    // A plain line every plain_interval seconds (the first one after it).
+    const double now = display_.now();
+    if (!last_plain_) last_plain_ = now;
+    if (now - *last_plain_ >= plain_interval_) due = true;
+    if (due) last_plain_ = now;
   }
+  display_.update(pack_progress(what, p), due);
 }
 
-void PackProgressLine::finish() {
-  if (open_) std::cerr << "\n";
-  open_ = false;
-}
+void PackProgressLine::finish() { display_.finish(); }
 
 }  // namespace mx

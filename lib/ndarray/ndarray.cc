@@ -187,6 +187,8 @@ void NDArray::copy_to(NDArray& dst) const {
   Context run_on = dst.ctx().is_gpu() ? dst.ctx() : ctx();
   Engine::get().push(
       [src, out, gpu_involved](RunContext rctx) {
+        // An empty array has no storage: its data pointer may be null.
+        if (src.bytes() == 0) return;
         if (!gpu_involved) {
           std::memmove(out.raw_data(), src.raw_data(), src.bytes());
           return;

@@ -27,8 +27,17 @@ std::vector<std::string> data_type_names() {
   return names;
 }
 
-std::unique_ptr<DataIter> make_data_iter(const Config& config, const std::string& section,
-                                         const DataDefaults& defaults) {
+namespace {
+
+// A section's iterator (MXNet's name) and its parameters with the trainer's
+// defaults filled in.
+struct ResolvedSection {
+  const TypeInfo* type;
+  std::map<std::string, std::string> values;
+};
+
+ResolvedSection resolve_section(const Config& config, const std::string& section,
+                                const DataDefaults& defaults) {
   auto values = config.section(section);
   if (!values.count("type"))
     throw InputError(config.origin(section) + ": '" + section + "' needs a 'type' (" +
@@ -58,10 +67,17 @@ std::unique_ptr<DataIter> make_data_iter(const Config& config, const std::string
     // Generated data: each worker's own seed gives it its own examples.
     fill("seed", std::to_string(defaults.seed + defaults.part_index));
   }
+  return {type, values};
+}
+
+// Runs `make` and puts the place of the key its error names (else of the
+// section's type) in front of the message.
+template <typename Make>
+auto at_named_key(const Config& config, const std::string& section,
+                  const std::map<std::string, std::string>& values, Make make) {
   try {
-    return create_data_iter(type->mxnet_name, values, section);
+    return make();
   } catch (const InputError& e) {
-    // Point at the key the message names, else at the section's type.
     std::string where = config.origin(section + ".type");
     const std::string what = e.what();
     for (const auto& [key, v] : values)
@@ -71,6 +87,22 @@ std::unique_ptr<DataIter> make_data_iter(const Config& config, const std::string
       }
     throw InputError(where + ": " + what);
   }
+}
+
+}  // namespace
+
+std::unique_ptr<DataIter> make_data_iter(const Config& config, const std::string& section,
+                                         const DataDefaults& defaults) {
+  const ResolvedSection r = resolve_section(config, section, defaults);
+  return at_named_key(config, section, r.values,
+                      [&] { return create_data_iter(r.type->mxnet_name, r.values, section); });
+}
+
+void check_data_section(const Config& config, const std::string& section,
+                        const DataDefaults& defaults) {
+  const ResolvedSection r = resolve_section(config, section, defaults);
+  at_named_key(config, section, r.values,
+               [&] { check_data_iter_params(r.type->mxnet_name, r.values, section); });
 }
 
 }  // namespace mx::train

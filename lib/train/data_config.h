@@ -24,6 +24,11 @@ struct DataDefaults {
 std::unique_ptr<DataIter> make_data_iter(const Config& config, const std::string& section,
                                          const DataDefaults& defaults);
 
+// Checks a section's type and parameters without making the iterator (no
+// file is read): errors name the key's place.
+void check_data_section(const Config& config, const std::string& section,
+                        const DataDefaults& defaults);
+
 // The iterator types, for messages and docs.
 std::vector<std::string> data_type_names();
 

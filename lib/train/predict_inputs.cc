@@ -13,6 +13,7 @@
 #include "io/image_record_iter.h"
 #include "io/mnist_iter.h"
 #include "train/config.h"
+#include "train/predict_progress.h"
 
 namespace mx::train {
 namespace {
@@ -43,7 +44,7 @@ using Batch = std::tuple<NDArray, std::vector<int>, std::vector<std::string>>;
 // Runs `predictor` over the batches `next` gives.
 template <typename Next>
 std::vector<Prediction> run_batches(Predictor& predictor, int k, const OutputReading& reading,
-                                    Next next) {
+                                    PredictProgress& progress, Next next) {
   std::vector<Prediction> rows;
   while (auto batch = next()) {
     auto& [data, labels, names] = *batch;
@@ -58,6 +59,7 @@ std::vector<Prediction> run_batches(Predictor& predictor, int k, const OutputRea
       if (i < labels.size()) r.label = labels[i];
       rows.push_back(r);
     }
+    progress.batch_done(static_cast<int64_t>(names.size()));
   }
   return rows;
 }
@@ -66,7 +68,8 @@ std::vector<Prediction> run_batches(Predictor& predictor, int k, const OutputRea
 std::vector<Prediction> predict_iter(Predictor& predictor, int k, const OutputReading& reading,
                                      DataIter& iter, const std::string& source) {
   uint64_t seen = 0;
-  return run_batches(predictor, k, reading, [&]() -> std::optional<Batch> {
+  PredictProgress progress(source, iter.batches_per_epoch());
+  return run_batches(predictor, k, reading, progress, [&]() -> std::optional<Batch> {
     auto b = iter.next();
     if (!b) return std::nullopt;
     const int real = static_cast<int>(b->data.shape()[0]) - b->pad;
@@ -137,7 +140,9 @@ std::vector<Prediction> predict_images(Predictor& predictor, const PredictInputs
   Rng rng(0);
   size_t next_input = 0;
   const size_t example_size = static_cast<size_t>(example.size());
-  return run_batches(predictor, in.top_k, reading, [&]() -> std::optional<Batch> {
+  const size_t batch = static_cast<size_t>(in.batch_size);
+  PredictProgress progress("images", static_cast<int64_t>((in.paths.size() + batch - 1) / batch));
+  return run_batches(predictor, in.top_k, reading, progress, [&]() -> std::optional<Batch> {
     if (next_input >= in.paths.size()) return std::nullopt;
     const size_t n =
         std::min<size_t>(static_cast<size_t>(in.batch_size), in.paths.size() - next_input);

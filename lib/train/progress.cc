@@ -1,24 +1,12 @@
 #include "train/progress.h"
 
-#include <cmath>
+#include <algorithm>
 #include <iomanip>
-#include <iostream>
 #include <sstream>
 
 #include "base/strings.h"
 
 namespace mx::train {
-
-std::string format_duration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "--:--";
-  int s = static_cast<int>(seconds + 0.5);
-  char buf[32];
-  if (s >= 3600)
-    std::snprintf(buf, sizeof buf, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%d:%02d", s / 60, s % 60);
-  return buf;
-}
 
 std::string metrics_text(const std::vector<metric::MetricValue>& values,
                          const std::string& prefix) {
@@ -29,43 +17,46 @@ std::string metrics_text(const std::vector<metric::MetricValue>& values,
 }
 
 EpochProgress::EpochProgress(int epoch, int epochs, std::optional<int64_t> batches_per_epoch,
-                             int log_interval, bool live_bar)
+                             int log_interval, ProgressDisplay display)
     : epoch_(epoch),
       epochs_(epochs),
       batches_per_epoch_(batches_per_epoch),
       log_interval_(log_interval),
-      live_bar_(live_bar) {}
+      display_(std::move(display)),
+      start_(display_.now()) {}
 
-double EpochProgress::seconds() const {
-  return std::chrono::duration<double>(Clock::now() - start_).count();
+double EpochProgress::seconds() const { return display_.now() - start_; }
+
+Progress EpochProgress::progress(const std::vector<metric::MetricValue>& running) const {
+  Progress p;
+  p.label = str("epoch ", epoch_ + 1, "/", epochs_);
+  p.done = batches_;
+  p.total = batches_per_epoch_;
+  const double secs = std::max(seconds(), 1e-9);
+  p.rate = static_cast<double>(samples_) / secs;
+  // Batches a resumed run skipped took no time: the pace is the trained ones'.
+  if (batches_per_epoch_ && trained_ > 0) {
+    const double per_batch = secs / static_cast<double>(trained_);
+    p.eta = static_cast<double>(std::max<int64_t>(*batches_per_epoch_ - batches_, 0)) * per_batch;
+    p.run_eta = *p.eta + static_cast<double>(epochs_ - epoch_ - 1) *
+                             static_cast<double>(*batches_per_epoch_) * per_batch;
+  }
+  p.tail = metrics_text(running);
+  return p;
 }
 
 void EpochProgress::trained(int samples, const metric::Metric& metric) {
   ++batches_;
+  ++trained_;
   samples_ += samples;
-  const bool due = batches_ % log_interval_ == 0 ||
-                   (live_bar_ && Clock::now() - last_line_ > std::chrono::milliseconds(250));
-  if (!due) return;
-  last_line_ = Clock::now();
-  const double secs = seconds();
-  const double rate = static_cast<double>(samples_) / std::max(secs, 1e-9);
-  std::string line = str("epoch ", epoch_ + 1, "/", epochs_, " batch ", batches_);
-  if (batches_per_epoch_) {
-    const double left =
-        static_cast<double>(*batches_per_epoch_ - batches_) * secs / static_cast<double>(batches_);
-    line += str("/", *batches_per_epoch_, " ETA ", format_duration(left));
-  }
-  std::ostringstream rate_text;
-  rate_text << std::fixed << std::setprecision(1) << rate;
-  line += " " + rate_text.str() + " samples/s" + metrics_text(metric.get_all());
-  if (live_bar_)
-    std::cerr << "\r" << line << "\033[K" << std::flush;
-  else
-    std::cerr << line << "\n";
+  // The bar shows the epoch's last batch too (a log has the epoch's line next).
+  const bool last = batches_per_epoch_ && batches_ == *batches_per_epoch_;
+  const bool due = batches_ % log_interval_ == 0 || (last && display_.live());
+  // Reading the metric waits for the batch: only when a line may be drawn.
+  if (!display_.wants(due)) return;
+  display_.update(progress(metric.get_all()), due);
 }
 
-void EpochProgress::end_line() const {
-  if (live_bar_) std::cerr << "\n";
-}
+void EpochProgress::end_line() { display_.finish(); }
 
 }  // namespace mx::train

@@ -95,7 +95,9 @@ void parse_kvstore(const Config& c, TrainSettings& s) {
 }  // namespace
 
 TrainSettings parse_train_settings(const Config& c) {
-  c.check_keys(allowed_keys());
+  std::vector<std::string> keys = allowed_keys();
+  for (const auto& k : stop_setting_keys()) keys.push_back(k);
+  c.check_keys(keys);
   TrainSettings s;
   s.epochs = static_cast<int>(c.get_int("train.epochs", 1));
   if (s.epochs < 1)
@@ -118,6 +120,7 @@ TrainSettings parse_train_settings(const Config& c) {
                          " does not split evenly over the ", s.devices.size(), " devices"));
   s.data_name = c.get_string("train.data_name", "data");
   s.label_name = c.get_string("train.label_name", "");
+  s.stop = parse_stop_settings(c, s.metric_names);
   return s;
 }
 

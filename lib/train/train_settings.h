@@ -14,6 +14,7 @@
 #include "graph/symbol.h"
 #include "kvstore/kvstore_params.h"
 #include "train/config.h"
+#include "train/stop_rules.h"
 
 namespace mx::train {
 
@@ -46,6 +47,7 @@ struct TrainSettings {
   kvstore::CompressionParams compression;
   std::string data_name = "data";
   std::string label_name;  // empty until resolve_inputs finds the network's *_label
+  StopSettings stop;       // train.max_time, train.early_stop
 };
 
 // Checks the config's keys and reads the settings.

@@ -1,11 +1,14 @@
 #include "train/trainer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -18,10 +21,12 @@
 #include "optim/optimizer.h"
 #include "train/aux_states.h"
 #include "train/checkpoint.h"
+#include "train/config_check.h"
 #include "train/nonfinite_watch.h"
 #include "train/progress.h"
 #include "train/run_curves.h"
 #include "train/run_dir.h"
+#include "train/run_summary.h"
 #include "train/step_profile.h"
 #include "train/trainer_describe.h"
 #include "train/trainer_setup.h"
@@ -105,6 +110,11 @@ struct Trainer::State {
   StepProfile profile;  // MX_STEP_PROFILE
   bool labels_checked = false;
   bool interrupted = false;
+  // train.max_time and train.early_stop, and what the run says at its end.
+  double started = 0;  // ProgressDisplay::steady_clock's seconds
+  std::optional<EarlyStop> early_stop;
+  RunSummary summary;
+  int last_checkpoint = -1;  // the newest checkpoint's epoch number (-1: none)
 
   std::vector<Executor*> executors() const {
     std::vector<Executor*> all{exe.get()};
@@ -140,8 +150,11 @@ struct Trainer::State {
   void check_labels(const NDArray& label);
   void train_step(const FedBatch& batch);
   void update_parameters();
-  void stop_interrupted(int epoch, const EpochProgress& progress);
-  void end_epoch(int epoch, const EpochProgress& progress);
+  bool time_is_up(int64_t batches);
+  void stop_within_epoch(int epoch, EpochProgress& progress, const std::string& why);
+  // Returns true when train.early_stop ends the run after this epoch.
+  bool end_epoch(int epoch, EpochProgress& progress);
+  void say_summary();
   std::vector<metric::MetricValue> validate();
   // A metric's values over every worker's samples (each worker saw its
   // shard); `samples`, when given, becomes the sum of every worker's.
@@ -162,6 +175,7 @@ Trainer::Trainer(Config config, TrainOptions options) : s_(std::make_unique<Stat
   s.settings = parse_train_settings(s.config);
   // The optimizer's and schedule's values are checked before any data is read.
   make_configured_optimizer(s.config, s.settings.batch_size);
+  check_config_values(s.config, s.settings);      // data, initializer, metrics
   if (!s.options.inspect_only) s.join_kvstore();  // before the data: it decides the shards
   try {
     s.build(s.config);
@@ -222,6 +236,7 @@ void Trainer::train() {
   } catch (const std::exception& e) {
     s.fail(e);
   }
+  if (s.run && s.run->writes()) s.say_summary();
   // Every worker meets the others and tells the servers it is done (also
   // after an interrupt: the servers then exit and mpirun returns).
   if (s.dist != nullptr) s.dist->finish();
@@ -229,14 +244,23 @@ void Trainer::train() {
 
 void Trainer::State::train_epochs() {
   open_run();
+  started = ProgressDisplay::steady_clock()();
+  if (settings.stop.early_stop) early_stop.emplace(*settings.stop.early_stop);
+  summary = RunSummary(settings.stop.early_stop);
   const int first_epoch = position.epoch;
   for (int epoch = first_epoch; epoch < settings.epochs; ++epoch) {
     start_epoch(epoch, first_epoch);
     // Workers of a distributed run train the same number of batches (the
     // smallest shard's), so no worker waits for pushes that never come.
     const std::optional<int64_t> agreed = agree_on_batches();
-    EpochProgress progress(epoch, settings.epochs, agreed ? agreed : batches_per_epoch,
-                           settings.log_interval, options.progress_bar && run->writes());
+    const bool live = options.progress_bar && run->writes();
+    EpochProgress progress(
+        epoch, settings.epochs,
+        agreed              ? agreed
+        : batches_per_epoch ? batches_per_epoch
+                            : train_data->batches_per_epoch(),
+        settings.log_interval,
+        ProgressDisplay(std::cerr, live, live ? terminal_width(STDERR_FILENO) : 80));
     while (!agreed || progress.batches() < *agreed) {
       profile.begin_step();
       auto batch = train_data->next();
@@ -270,13 +294,30 @@ void Trainer::State::train_epochs() {
       else
         progress.skip();
       if (stop_requested()) {
-        stop_interrupted(epoch, progress);
+        stop_within_epoch(epoch, progress, "interrupted");
+        interrupted = true;
+        return;
+      }
+      if (time_is_up(progress.batches())) {
+        stop_within_epoch(
+            epoch, progress,
+            str("train.max_time (", format_duration(*settings.stop.max_seconds), ") used up"));
         return;
       }
     }
     if (profile.on()) run->say(profile.report_and_reset());
-    end_epoch(epoch, progress);
+    if (end_epoch(epoch, progress)) return;
   }
+}
+
+// train.max_time, at a batch boundary. The workers of a distributed run
+// agree (every log_interval batches), so that they stop after the same batch.
+bool Trainer::State::time_is_up(int64_t batches) {
+  if (!settings.stop.max_seconds) return false;
+  const bool mine = ProgressDisplay::steady_clock()() - started > *settings.stop.max_seconds;
+  if (!kv) return mine;
+  if (batches % settings.log_interval != 0) return false;
+  return kv->allreduce({mine ? 1.0 : 0.0}, kvstore::KVStore::Reduce::kMax)[0] > 0;
 }
 
 std::optional<int64_t> Trainer::State::agree_on_batches() {
@@ -308,6 +349,7 @@ void Trainer::State::open_run() {
     position = load_trainer_state(from->trainer());
     if (!kv) updater->load_states(from->states(), settings.ctx);
     skip_batches = position.batches_done;
+    last_checkpoint = from->epoch;
     run->say(str("resumed from ", from->params(), " (epoch ", position.epoch,
                  skip_batches ? str(", batch ", skip_batches) : std::string(), ")"));
   }
@@ -438,25 +480,24 @@ void Trainer::State::update_parameters() {
                exe->arg_dict().at(param_names[i]));
 }
 
-// Ctrl-C: a checkpoint of the position within the epoch, to resume from.
-// Every worker of a distributed run comes here after the same batch; the
-// barrier lets every worker's pushes reach the servers before worker 0
-// has them save their optimizer states.
-void Trainer::State::stop_interrupted(int epoch, const EpochProgress& progress) {
+// Ctrl-C or train.max_time: a checkpoint of the position within the epoch,
+// to resume from. Every worker of a distributed run comes here after the
+// same batch; the barrier lets every worker's pushes reach the servers
+// before worker 0 has them save their optimizer states.
+void Trainer::State::stop_within_epoch(int epoch, EpochProgress& progress, const std::string& why) {
   Engine::get().wait_all();
   if (dist != nullptr) kv->barrier();
   average_aux_states(executors(), kv.get());
   save_checkpoint(epoch, static_cast<int>(progress.batches()));
   progress.end_line();
   const CheckpointPaths paths = run->checkpoint(epoch);
-  run->say(str("interrupted in epoch ", epoch + 1, " after batch ", progress.batches(),
-               "; checkpoint ", paths.params(),
+  run->say(str(why, " in epoch ", epoch + 1, " after batch ", progress.batches(), "; checkpoint ",
+               paths.params(),
                "; continue with: ", dist != nullptr ? "the same mpirun command with " : "",
                "mx-train --resume ", paths.params_base()));
-  interrupted = true;
 }
 
-void Trainer::State::end_epoch(int epoch, const EpochProgress& progress) {
+bool Trainer::State::end_epoch(int epoch, EpochProgress& progress) {
   batches_per_epoch = progress.batches();
   progress.end_line();
   // The metric waits for the epoch's last operations: time after it.
@@ -466,11 +507,28 @@ void Trainer::State::end_epoch(int epoch, const EpochProgress& progress) {
   average_aux_states(executors(), kv.get());  // what validation and the checkpoint use
   const auto val_values = validate();
   log_epoch(epoch, samples, train_values, val_values, seconds);
+  summary.record(epoch + 1, train_values, val_values);
+  const std::optional<std::string> stop =
+      early_stop ? early_stop->after_epoch(epoch + 1, train_values, val_values) : std::nullopt;
   const bool last = epoch + 1 == settings.epochs;
-  if (settings.checkpoint_every > 0 && ((epoch + 1) % settings.checkpoint_every == 0 || last)) {
+  // An early stop keeps a checkpoint of where it stopped.
+  if (stop ||
+      (settings.checkpoint_every > 0 && ((epoch + 1) % settings.checkpoint_every == 0 || last))) {
     save_checkpoint(epoch + 1, 0);
     if (run->writes()) prune_checkpoints(run->prefix(), settings.keep_checkpoints);
   }
+  if (stop && !last) {
+    run->say(str(*stop, "; stopped after epoch ", epoch + 1, "/", settings.epochs, "; checkpoint ",
+                 run->checkpoint(epoch + 1).params()));
+    return true;
+  }
+  return false;
+}
+
+void Trainer::State::say_summary() {
+  for (const auto& line :
+       summary.lines(run->path(), run->prefix(), last_checkpoint, predict_inputs_for(config)))
+    run->say(line);
 }
 
 std::vector<metric::MetricValue> Trainer::State::validate() {
@@ -512,6 +570,7 @@ std::vector<metric::MetricValue> Trainer::State::over_workers(const metric::Comp
 void Trainer::State::save_checkpoint(int epoch, int batches_done) {
   position.epoch = epoch;
   position.batches_done = batches_done;
+  last_checkpoint = epoch;
   if (!kv) position.num_update = updater->optimizer().num_update();
   if (!run->writes()) return;
   const CheckpointPaths paths = run->checkpoint(epoch);
