@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 #include <random>
+#include <string>
 
 #include "base/error.h"
+#include "op/dnnl/dnnl_switch.h"
 #include "op/resources.h"
 #include "op_harness.h"
 
@@ -807,4 +810,12 @@ TEST_CASE("BatchNorm, LRN, Dropout, LeakyReLU, Embedding shape and type inferenc
   op::DTypeVector conflict{std::nullopt, DType::kFloat64};
   CHECK_THROWS_WITH_AS(embedding.infer_type(conflict, no_aux, out_types),
                        "emb1: input 'weight': dtype float64 conflicts with float32", InputError);
+}
+
+TEST_CASE("MX_DNNL chooses the CPU kernels: 0 the reference ones, unset or 1 oneDNN when built") {
+  const char* env = std::getenv("MX_DNNL");
+  if (env != nullptr && std::string(env) == "0")
+    CHECK_FALSE(mx::op::dnnl_enabled());
+  else
+    CHECK(mx::op::dnnl_enabled() == mx::op::dnnl_built());
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "base/logging.h"
 #include "base/parallel.h"
 #include "base/threads.h"
 
@@ -32,9 +33,16 @@ const dnnl::engine& cpu_engine() {
 
 int dnnl_threads() {
   static const int threads = [] {
-    if (const char* env = std::getenv("MX_DNNL_THREADS"); env != nullptr && *env != '\0')
-      return std::max(1, std::atoi(env));
-    return thread_budget();
+    const char* env = std::getenv("MX_DNNL_THREADS");
+    if (env == nullptr || *env == '\0') return thread_budget();
+    char* end = nullptr;
+    const long value = std::strtol(env, &end, 10);
+    if (*end != '\0' || value <= 0 || value > 1024) {
+      MX_LOG(kWarning) << "MX_DNNL_THREADS='" << env << "' is not a positive integer; using "
+                       << thread_budget();
+      return thread_budget();
+    }
+    return static_cast<int>(value);
   }();
   return threads;
 }

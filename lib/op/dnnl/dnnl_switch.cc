@@ -4,13 +4,19 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/logging.h"
+
 namespace mx::op {
 namespace {
 
 bool from_environment() {
   if (!dnnl_built()) return false;
   const char* env = std::getenv("MX_DNNL");
-  return env == nullptr || *env == '\0' || std::strcmp(env, "0") != 0;
+  if (env == nullptr || *env == '\0' || std::strcmp(env, "1") == 0) return true;
+  if (std::strcmp(env, "0") == 0) return false;
+  // A value meant as "off" (false, no) must not leave oneDNN on unnoticed.
+  MX_LOG(kWarning) << "MX_DNNL='" << env << "' is neither 0 nor 1; using oneDNN";
+  return true;
 }
 
 // The process-wide switch (a flag, like the engine's choice from MX_ENGINE).

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/error.h"
+#include "base/logging.h"
 
 namespace mx::op::vmath {
 
@@ -43,7 +44,15 @@ Isa choose() {
                                      : Isa::kScalar;
   if (const char* want = std::getenv("MX_VMATH_ISA")) {
     for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-      if (std::string_view(want) == isa_name(isa) && supported(isa)) return isa;
+      if (std::string_view(want) != isa_name(isa)) continue;
+      if (supported(isa)) return isa;
+      MX_LOG(kWarning) << "MX_VMATH_ISA=" << want << ": this CPU does not run it; using "
+                       << isa_name(best);
+      return best;
+    }
+    if (*want != '\0') {
+      MX_LOG(kWarning) << "MX_VMATH_ISA='" << want << "' is not scalar, avx2 or avx512; using "
+                       << isa_name(best);
     }
   }
   return best;
