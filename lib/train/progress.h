@@ -49,7 +49,9 @@ class EpochProgress {
   // Ends the live bar's line.
   void end_line();
   // Called with the running metrics every log_interval trained batches.
-  void on_interval(std::function<void(const IntervalPoint&)> hook) { on_interval_ = std::move(hook); }
+  void on_interval(std::function<void(const IntervalPoint&)> hook) {
+    on_interval_ = std::move(hook);
+  }
 
   int64_t batches() const { return batches_; }
   int64_t samples() const { return samples_; }

@@ -40,12 +40,15 @@ nlohmann::json parse_line(const std::string& line, const std::string& where, boo
 std::optional<int64_t> count_at(const nlohmann::json& j, const char* key, const std::string& where,
                                 bool required) {
   if (!j.contains(key)) {
-    if (required) throw InputError(where + ": expected a JSON object with a \"" + key + "\" number");
+    if (required)
+      throw InputError(where + ": \"" + key +
+                       "\" is missing (expected a JSON object with \"epoch\" and \"batch\")");
     return std::nullopt;
   }
   const auto& v = j[key];
   if (!v.is_number_integer() || v.get<int64_t>() < 1)
-    throw InputError(where + ": bad \"" + key + "\" " + v.dump() + " (expected a whole number >= 1)");
+    throw InputError(where + ": bad \"" + key + "\" " + v.dump() +
+                     " (expected a whole number >= 1)");
   return v.get<int64_t>();
 }
 

@@ -16,7 +16,7 @@ namespace mx::viz {
 // run in epochs: epoch-1 + batch/batches_per_epoch (the end of epoch 1 is 1,
 // as in the per-epoch series).
 struct IntervalHistory {
-  int log_interval = 0;          // batches between two points
+  int log_interval = 0;           // batches between two points
   std::vector<double> positions;  // increasing
   // "train.accuracy" -> one value per position; NaN where a point has none.
   std::map<std::string, std::vector<double>> series;
@@ -43,11 +43,10 @@ std::string history_file(const std::string& run_dir);
 // The file a run directory keeps its per-interval training metrics in.
 std::string intervals_file(const std::string& run_dir);
 
-// Reads `run_dir`/metrics.jsonl, and intervals.jsonl when there is one. An InputError naming the file (and line)
-// when the directory or file is missing, a line is not a JSON object with
-// an "epoch" number, or the last line was cut short; a run that has no epoch
-// yet is an InputError too. A resumed run that wrote an epoch again keeps
-// the last record of that epoch.
+// Reads `run_dir`/metrics.jsonl, and intervals.jsonl when there is one. An InputError naming the
+// file (and line) when the directory or file is missing, a line is not a JSON object with an
+// "epoch" number, or the last line was cut short; a run that has no epoch yet is an InputError too.
+// A resumed run that wrote an epoch again keeps the last record of that epoch.
 RunHistory read_run_history(const std::string& run_dir);
 // The same from the text of a metrics.jsonl (`source` names it in errors).
 RunHistory parse_run_history(const std::string& text, const std::string& source);

@@ -22,8 +22,8 @@ SeriesLook series_look(const std::string& name);
 
 // One run's curves: a panel per metric (train solid, validation dashed,
 // and the running training metric of each log interval as a thin light line
-// behind them when the run recorded it), the learning rate's panel; titled with the run's name and its best
-// validation figure.
+// behind them when the run recorded it), the learning rate's panel; titled with the run's name and
+// its best validation figure.
 Chart run_curves_chart(const RunHistory& run);
 
 // The series `names` of several runs, a panel per name with a line per run.

@@ -12,8 +12,8 @@
 #include "temp_dir.h"
 #include "train/checkpoint.h"
 #include "train/config.h"
-#include "train/predict_progress.h"
 #include "train/interval_record.h"
+#include "train/predict_progress.h"
 #include "train/progress.h"
 #include "train/run_summary.h"
 #include "train/stop_rules.h"
@@ -114,8 +114,7 @@ TEST_CASE("every log_interval batches the interval hook gets the running metrics
   REQUIRE(seen[1].running.size() == 1);
   CHECK(seen[1].running[0].name == "accuracy");
   const IntervalPoint p{0, 3, std::nullopt, 3, {{"accuracy", 0.25}}};
-  CHECK(interval_json(p) ==
-        R"({"batch":3,"epoch":1,"log_interval":3,"train":{"accuracy":0.25}})");
+  CHECK(interval_json(p) == R"({"batch":3,"epoch":1,"log_interval":3,"train":{"accuracy":0.25}})");
 }
 
 TEST_CASE("a resumed epoch's skipped batches take no time in the pace") {

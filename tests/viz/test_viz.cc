@@ -227,10 +227,11 @@ TEST_CASE("a resumed run's points replace the earlier ones from their place on")
 }
 
 TEST_CASE("bad interval lines are errors naming the file and line") {
-  CHECK(error_of([] { parse_interval_history("{\"epoch\":1,\"batch\":1}\nnope\n", "r/i.jsonl"); }) ==
-        "r/i.jsonl:2: not a JSON line: 'nope'");
+  CHECK(error_of([] {
+          parse_interval_history("{\"epoch\":1,\"batch\":1}\nnope\n", "r/i.jsonl");
+        }) == "r/i.jsonl:2: not a JSON line: 'nope'");
   CHECK(error_of([] { parse_interval_history("{\"batch\":1}\n", "f"); }) ==
-        "f:1: expected a JSON object with a \"epoch\" number");
+        "f:1: \"epoch\" is missing (expected a JSON object with \"epoch\" and \"batch\")");
   CHECK(error_of([] { parse_interval_history("{\"epoch\":1,\"batch\":0}\n", "f"); }) ==
         "f:1: bad \"batch\" 0 (expected a whole number >= 1)");
   CHECK(error_of([] {
@@ -239,8 +240,9 @@ TEST_CASE("bad interval lines are errors naming the file and line") {
   CHECK(error_of([] {
           parse_interval_history("{\"epoch\":1,\"batch\":1,\"train\":{\"acc\":\"x\"}}\n", "f");
         }) == "f:1: \"train\".acc is not a number");
-  CHECK(error_of([] { parse_interval_history("{\"epoch\":1,\"batch\":1}\n{\"epoch\":1,", "f"); })
-            .find("f:2: the last line is cut short") == 0);
+  CHECK(error_of([] {
+          parse_interval_history("{\"epoch\":1,\"batch\":1}\n{\"epoch\":1,", "f");
+        }).find("f:2: the last line is cut short") == 0);
 }
 
 TEST_CASE("read_run_history reads intervals.jsonl when there is one") {
@@ -251,7 +253,8 @@ TEST_CASE("read_run_history reads intervals.jsonl when there is one") {
   CHECK(read_run_history(dir.path().string()).intervals.positions.size() == 4);
   std::ofstream(dir.file("intervals.jsonl")) << "{\"epoch\":1}\n";
   CHECK(error_of([&] { read_run_history(dir.path().string()); }) ==
-        dir.file("intervals.jsonl") + ":1: expected a JSON object with a \"batch\" number");
+        dir.file("intervals.jsonl") +
+            ":1: \"batch\" is missing (expected a JSON object with \"epoch\" and \"batch\")");
 }
 
 TEST_CASE("a run's curves draw the interval points behind the train series") {
