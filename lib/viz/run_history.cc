@@ -162,8 +162,10 @@ IntervalHistory parse_interval_history(const std::string& text, const std::strin
     const int64_t length = r.batches_per_epoch ? *r.batches_per_epoch
                            : known             ? *known
                                                : largest_batch[r.epoch];
-    const double position = static_cast<double>(r.epoch - 1) +
-                            static_cast<double>(r.batch) / static_cast<double>(length);
+    // Within its epoch even where a borrowed length is shorter than this epoch.
+    const double position =
+        static_cast<double>(r.epoch - 1) +
+        std::min(1.0, static_cast<double>(r.batch) / static_cast<double>(length));
     // A resumed run trained from here again: its points replace the earlier ones.
     while (!kept.empty() && kept.back().position >= position) kept.pop_back();
     kept.push_back({position, &r});
