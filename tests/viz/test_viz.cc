@@ -211,19 +211,21 @@ TEST_CASE("the run history reads intervals.jsonl into points at fractional epoch
 }
 
 TEST_CASE("a resumed run's points replace the earlier ones from their place on") {
-  // Stopped after batch 6 of 8 in epoch 1 with a checkpoint at batch 4; resumed there.
+  // Stopped after batch 6 of 8 in epoch 1; resumed from its checkpoint at batch 4.
   std::string text;
-  for (int b : {2, 4, 6, 6, 8})
-    text += "{\"epoch\":1,\"batch\":" + std::to_string(b) +
-            ",\"batches_per_epoch\":8,\"train\":{\"accuracy\":0." + std::to_string(b) + "}}\n";
+  for (auto [batch, accuracy] :
+       std::vector<std::pair<int, double>>{{2, 0.2}, {4, 0.4}, {6, 0.6}, {6, 0.65}, {8, 0.8}})
+    text += "{\"epoch\":1,\"batch\":" + std::to_string(batch) +
+            ",\"batches_per_epoch\":8,\"train\":{\"accuracy\":" + std::to_string(accuracy) + "}}\n";
   const IntervalHistory points = parse_interval_history(text, "i");
   CHECK(points.positions == std::vector<double>{0.25, 0.5, 0.75, 1});
-  CHECK(points.series.at("train.accuracy")[2] == doctest::Approx(0.6));
-  // A restart from the epoch's start drops everything after it.
-  const IntervalHistory again =
-      parse_interval_history(text + "{\"epoch\":1,\"batch\":2,\"batches_per_epoch\":8}\n", "i");
+  CHECK(points.series.at("train.accuracy") == std::vector<double>{0.2, 0.4, 0.65, 0.8});
+  // A run resumed from the epoch's start again drops every point after its first.
+  const IntervalHistory again = parse_interval_history(
+      text + "{\"epoch\":1,\"batch\":2,\"batches_per_epoch\":8,\"train\":{\"accuracy\":0.3}}\n",
+      "i");
   CHECK(again.positions == std::vector<double>{0.25});
-  CHECK(std::isnan(again.series.at("train.accuracy")[0]));  // the new point has no accuracy
+  CHECK(again.series.at("train.accuracy") == std::vector<double>{0.3});
 }
 
 TEST_CASE("bad interval lines are errors naming the file and line") {
