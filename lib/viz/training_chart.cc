@@ -51,8 +51,13 @@ std::optional<Series> interval_series(const RunHistory& run, const std::string& 
   s.width = 1.2;
   s.opacity = 0.45;
   const double scale = series_look(name).scale;
-  for (size_t i = 0; i < it->second.size(); ++i)
-    s.points.push_back({run.intervals.positions[i], it->second[i] * scale});
+  const auto& positions = run.intervals.positions;
+  for (size_t i = 0; i < it->second.size(); ++i) {
+    // Each epoch's running metric starts afresh: a gap between epochs.
+    if (i > 0 && std::ceil(positions[i]) != std::ceil(positions[i - 1]))
+      s.points.push_back({NAN, NAN});
+    s.points.push_back({positions[i], it->second[i] * scale});
+  }
   return s;
 }
 
