@@ -52,9 +52,13 @@ void EpochProgress::trained(int samples, const metric::Metric& metric) {
   // The bar shows the epoch's last batch too (a log has the epoch's line next).
   const bool last = batches_per_epoch_ && batches_ == *batches_per_epoch_;
   const bool due = batches_ % log_interval_ == 0 || (last && display_.live());
-  // Reading the metric waits for the batch: only when a line may be drawn.
-  if (!display_.wants(due)) return;
-  display_.update(progress(metric.get_all()), due);
+  const bool interval = on_interval_ && batches_ % log_interval_ == 0;
+  // Reading the metric waits for the batch: only when a line may be drawn or recorded.
+  const bool show = display_.wants(due);
+  if (!show && !interval) return;
+  const std::vector<metric::MetricValue> running = metric.get_all();
+  if (interval) on_interval_({epoch_, batches_, batches_per_epoch_, log_interval_, running});
+  if (show) display_.update(progress(running), due);
 }
 
 void EpochProgress::end_line() { display_.finish(); }

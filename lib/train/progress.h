@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,16 @@ namespace mx::train {
 // " NAME VALUE" per metric, each name after `prefix`.
 std::string metrics_text(const std::vector<metric::MetricValue>& values,
                          const std::string& prefix = "");
+
+// The running training metrics at the end of a log interval, for the run's
+// record of them (interval_record.h).
+struct IntervalPoint {
+  int epoch = 0;      // 0-based
+  int64_t batch = 0;  // batches of the epoch done, skipped ones included
+  std::optional<int64_t> batches_per_epoch;
+  int log_interval = 1;
+  std::vector<metric::MetricValue> running;
+};
 
 // One epoch's batches, samples and time, and its progress lines.
 class EpochProgress {
@@ -37,6 +48,10 @@ class EpochProgress {
   void trained(int samples, const metric::Metric& metric);
   // Ends the live bar's line.
   void end_line();
+  // Called with the running metrics every log_interval trained batches.
+  void on_interval(std::function<void(const IntervalPoint&)> hook) {
+    on_interval_ = std::move(hook);
+  }
 
   int64_t batches() const { return batches_; }
   int64_t samples() const { return samples_; }
@@ -50,6 +65,7 @@ class EpochProgress {
   std::optional<int64_t> batches_per_epoch_;
   int log_interval_;
   ProgressDisplay display_;
+  std::function<void(const IntervalPoint&)> on_interval_;
   double start_;
   int64_t batches_ = 0, trained_ = 0, samples_ = 0;
 };

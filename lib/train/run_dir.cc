@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/file_util.h"
+#include "train/interval_record.h"
 
 namespace mx::train {
 namespace fs = std::filesystem;
@@ -69,6 +70,12 @@ void RunDir::say(const std::string& line) {
 void RunDir::append_metrics(const std::string& json_line) const {
   if (!writes_) return;
   std::ofstream jsonl((fs::path(path_) / "metrics.jsonl").string(), std::ios::app);
+  jsonl << json_line << "\n";
+}
+
+void RunDir::append_interval(const std::string& json_line) const {
+  if (!writes_) return;
+  std::ofstream jsonl((fs::path(path_) / kIntervalsFile).string(), std::ios::app);
   jsonl << json_line << "\n";
 }
 

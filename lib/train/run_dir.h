@@ -1,6 +1,7 @@
 // A run directory: where a training run writes its resolved config
 // (config.yaml), its log (train.log), one JSON line of metrics per epoch
-// (metrics.jsonl) and its checkpoints. A new run gets a fresh directory
+// (metrics.jsonl), the running training metrics of each log interval
+// (intervals.jsonl, interval_record.h) and its checkpoints. A new run gets a fresh directory
 // (--run-dir, train.run_dir, else runs/CONFIG-YYYYMMDD-HHMMSS); a resumed
 // run continues in its checkpoint's directory and appends to its files.
 #pragma once
@@ -36,6 +37,8 @@ class RunDir {
   void say(const std::string& line);
   // One line of metrics.jsonl.
   void append_metrics(const std::string& json_line) const;
+  // One line of intervals.jsonl.
+  void append_interval(const std::string& json_line) const;
 
  private:
   std::string path_, prefix_;

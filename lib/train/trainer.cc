@@ -22,6 +22,7 @@
 #include "train/aux_states.h"
 #include "train/checkpoint.h"
 #include "train/config_check.h"
+#include "train/interval_record.h"
 #include "train/nonfinite_watch.h"
 #include "train/progress.h"
 #include "train/run_curves.h"
@@ -261,6 +262,8 @@ void Trainer::State::train_epochs() {
                             : train_data->batches_per_epoch(),
         settings.log_interval,
         ProgressDisplay(std::cerr, live, live ? terminal_width(STDERR_FILENO) : 80));
+    if (run->writes())
+      progress.on_interval([&](const IntervalPoint& p) { run->append_interval(interval_json(p)); });
     while (!agreed || progress.batches() < *agreed) {
       profile.begin_step();
       auto batch = train_data->next();

@@ -36,7 +36,7 @@ std::vector<LegendEntry> legend_entries(const Panel& panel) {
     if (s.name.empty()) continue;
     const bool seen = std::any_of(entries.begin(), entries.end(),
                                   [&](const LegendEntry& e) { return e.name == s.name; });
-    if (!seen) entries.push_back({s.name, s.color, s.style});
+    if (!seen) entries.push_back({s.name, s.color, s.style, s.width + 0.5, s.opacity});
   }
   return entries;
 }

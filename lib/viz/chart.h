@@ -23,6 +23,7 @@ struct Series {
   LineStyle style = LineStyle::kSolid;
   bool markers = true;  // a dot at each point (epoch values); false for dense points
   double width = 2;     // line width in pixels
+  double opacity = 1;   // below 1: a light line behind the others (the points between epochs)
 };
 
 struct Panel {
@@ -41,6 +42,8 @@ struct LegendEntry {
   std::string name;
   int color = 0;
   LineStyle style = LineStyle::kSolid;
+  double width = 2.5;  // of the swatch
+  double opacity = 1;
 };
 
 struct Chart {

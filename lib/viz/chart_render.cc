@@ -122,7 +122,7 @@ std::vector<LegendItemPlace> place_legend(const Painter& p, const std::vector<Le
 void draw_polyline(const Painter& p, const Series& s, const std::function<double(double)>& sx,
                    const std::function<double(double)>& sy) {
   cairo_t* cr = p.cr();
-  p.color(palette_color(s.color));
+  p.color(palette_color(s.color), s.opacity);
   p.line_style(s.style, s.width);
   bool pen_down = false;
   for (const auto& pt : s.points) {
@@ -163,8 +163,8 @@ void draw_panel(const Painter& p, const Panel& panel, Box box) {
   const double legend_x = box.x + (box.w - std::min(legend_w, legend_width)) / 2;
   for (const auto& pl : places) {
     const double y = legend_top + pl.row * kLegendRow + 9;
-    p.color(palette_color(pl.entry->color));
-    p.line_style(pl.entry->style, 2.5);
+    p.color(palette_color(pl.entry->color), pl.entry->opacity);
+    p.line_style(pl.entry->style, pl.entry->width);
     cairo_move_to(cr, legend_x + pl.x, y);
     cairo_line_to(cr, legend_x + pl.x + kLegendSwatch, y);
     cairo_stroke(cr);
@@ -298,8 +298,8 @@ void draw_chart(cairo_t* cr, const Chart& chart) {
     p.text(h.subtitle[i], chart.width / 2.0, 56 + 22.0 * static_cast<double>(i), 0.5);
   for (const auto& pl : h.legend) {
     const double y = h.legend_top + pl.row * kLegendRow + 9;
-    p.color(palette_color(pl.entry->color));
-    p.line_style(pl.entry->style, 2.5);
+    p.color(palette_color(pl.entry->color), pl.entry->opacity);
+    p.line_style(pl.entry->style, pl.entry->width);
     cairo_move_to(cr, h.legend_x + pl.x, y);
     cairo_line_to(cr, h.legend_x + pl.x + kLegendSwatch, y);
     cairo_stroke(cr);

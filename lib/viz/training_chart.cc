@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 #include "base/error.h"
@@ -33,6 +34,30 @@ Series make_series(const RunHistory& run, const std::string& name, const std::st
   const auto& values = run.series.at(name);
   for (size_t i = 0; i < values.size(); ++i) s.points.push_back({run.epochs[i], values[i] * scale});
   s.markers = values.size() <= 60;
+  return s;
+}
+
+// The running training metric of each log interval, if the run recorded it:
+// a thin light line of the train colour.
+std::optional<Series> interval_series(const RunHistory& run, const std::string& name) {
+  const auto it = run.intervals.series.find(name);
+  if (it == run.intervals.series.end()) return std::nullopt;
+  Series s;
+  const int every = run.intervals.log_interval;
+  s.name = every > 0 ? str("train (every ", every, every == 1 ? " batch)" : " batches)")
+                     : "train (between epochs)";
+  s.color = 0;
+  s.markers = false;
+  s.width = 1.2;
+  s.opacity = 0.45;
+  const double scale = series_look(name).scale;
+  const auto& positions = run.intervals.positions;
+  for (size_t i = 0; i < it->second.size(); ++i) {
+    // Each epoch's running metric starts afresh: a gap between epochs.
+    if (i > 0 && std::ceil(positions[i]) != std::ceil(positions[i - 1]))
+      s.points.push_back({NAN, NAN});
+    s.points.push_back({positions[i], it->second[i] * scale});
+  }
   return s;
 }
 
@@ -100,6 +125,9 @@ Chart run_curves_chart(const RunHistory& run) {
     const SeriesLook look = series_look(metric);
     panel.title = look.title;
     panel.y_label = look.axis_label;
+    // The points between epochs first: a light line behind the epochs' points.
+    if (auto interval = interval_series(run, "train." + metric))
+      panel.series.push_back(std::move(*interval));
     if (run.has("train." + metric))
       panel.series.push_back(make_series(run, "train." + metric, "train", 0, LineStyle::kSolid));
     if (run.has("val." + metric))

@@ -1,7 +1,7 @@
 // The charts of training runs, built from their histories (run_history.h):
 // one run's curves (curves.png: loss and each metric for training and
 // validation, the learning rate on its own panel) and several runs compared
-// on the same axes (mx-plot).
+// on the same axes (mx-plot; per epoch only).
 #pragma once
 
 #include <string>
@@ -20,9 +20,10 @@ struct SeriesLook {
 };
 SeriesLook series_look(const std::string& name);
 
-// One run's curves: a panel per metric (train solid, validation dashed),
-// the learning rate's panel; titled with the run's name and its best
-// validation figure.
+// One run's curves: a panel per metric (train solid, validation dashed,
+// and the running training metric of each log interval as a thin light line
+// behind them when the run recorded it), the learning rate's panel; titled with the run's name and
+// its best validation figure.
 Chart run_curves_chart(const RunHistory& run);
 
 // The series `names` of several runs, a panel per name with a line per run.

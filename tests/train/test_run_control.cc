@@ -12,6 +12,7 @@
 #include "temp_dir.h"
 #include "train/checkpoint.h"
 #include "train/config.h"
+#include "train/interval_record.h"
 #include "train/predict_progress.h"
 #include "train/progress.h"
 #include "train/run_summary.h"
@@ -93,6 +94,27 @@ TEST_CASE("an epoch's line: batches, rate, the epoch's and the run's time left f
   CHECK(out.str() == "epoch 1/3 batch 5/10 4.0 samples/s ETA 0:10 run 0:50\n");
   CHECK(progress.samples() == 40);
   CHECK(progress.seconds() == doctest::Approx(10));
+}
+
+TEST_CASE("every log_interval batches the interval hook gets the running metrics and place") {
+  std::ostringstream out;
+  double now = 0;
+  EpochProgress progress(1, 2, 10, 4, ProgressDisplay(out, false, 80, [&] { return now; }));
+  std::vector<IntervalPoint> seen;
+  progress.on_interval([&](const IntervalPoint& p) { seen.push_back(p); });
+  for (int b = 0; b < 2; ++b) progress.skip();  // a resumed epoch: batches 1-2 trained before
+  auto metric = metric::make_composite({"acc"});
+  for (int b = 0; b < 8; ++b) progress.trained(8, *metric);
+  REQUIRE(seen.size() == 2);  // batches 4 and 8
+  CHECK(seen[0].epoch == 1);
+  CHECK(seen[0].batch == 4);
+  CHECK(seen[1].batch == 8);
+  CHECK(seen[1].batches_per_epoch == std::optional<int64_t>(10));
+  CHECK(seen[1].log_interval == 4);
+  REQUIRE(seen[1].running.size() == 1);
+  CHECK(seen[1].running[0].name == "accuracy");
+  const IntervalPoint p{0, 3, std::nullopt, 3, {{"accuracy", 0.25}}};
+  CHECK(interval_json(p) == R"({"batch":3,"epoch":1,"log_interval":3,"train":{"accuracy":0.25}})");
 }
 
 TEST_CASE("a resumed epoch's skipped batches take no time in the pace") {

@@ -13,6 +13,7 @@
 #include "train/checkpoint.h"
 #include "train/config.h"
 #include "train/trainer.h"
+#include "viz/run_history.h"
 
 using namespace mx;
 using namespace mx::train;
@@ -82,6 +83,28 @@ TEST_CASE("a run writes its config, one metrics line per epoch and the newest ch
   CHECK(list_checkpoints(run + "/model") == std::vector<int>{2, 3});
   CHECK(fs::exists(run + "/model-0003.states"));
   CHECK(fs::exists(run + "/model-0003.json"));
+  CHECK_FALSE(fs::exists(run + "/intervals.jsonl"));  // log_interval 100: no interval ended
+}
+
+TEST_CASE("a run records each log interval's training metrics at its place in the epoch") {
+  TempDir dir;
+  const std::string run = dir.sub("run");
+  run_training(config({"train.epochs=2", "train.log_interval=2"}), {"test", "", run, false});
+  const auto records = lines(run + "/intervals.jsonl");
+  REQUIRE(records.size() == 6);  // 6 batches an epoch, every 2
+  CHECK(records[0].find("\"epoch\":1,") != std::string::npos);
+  CHECK(records[0].find("\"batch\":2,") != std::string::npos);
+  CHECK(records[5].find("\"train\":{\"accuracy\"") != std::string::npos);
+  CHECK(lines(run + "/metrics.jsonl").size() == 2);  // still one line per epoch
+  const viz::RunHistory history = viz::read_run_history(run);
+  REQUIRE(history.intervals.positions.size() == 6);
+  CHECK(history.intervals.positions[0] == doctest::Approx(1.0 / 3));
+  CHECK(history.intervals.positions[3] == doctest::Approx(4.0 / 3));
+  CHECK(history.intervals.positions[5] == doctest::Approx(2));
+  CHECK(history.intervals.log_interval == 2);
+  // The running accuracy at the epoch's end is the epoch's training accuracy.
+  CHECK(history.intervals.series.at("train.accuracy")[5] ==
+        doctest::Approx(history.series.at("train.accuracy")[1]));
 }
 
 TEST_CASE("resuming from a checkpoint ends with the uninterrupted run's parameters") {

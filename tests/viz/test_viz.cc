@@ -188,6 +188,104 @@ TEST_CASE("read_run_history names the run and reports missing files") {
   CHECK(run.epochs.size() == 3);
 }
 
+// Every 2 batches of 4 per epoch, the first epoch's length unknown while it ran.
+const char* kIntervals =
+    R"({"epoch":1,"batch":2,"log_interval":2,"train":{"accuracy":0.3,"cross-entropy":1.5}}
+{"epoch":1,"batch":4,"log_interval":2,"train":{"accuracy":0.5,"cross-entropy":1.2}}
+{"epoch":2,"batch":2,"batches_per_epoch":4,"log_interval":2,"train":{"accuracy":0.6,"cross-entropy":null}}
+{"epoch":2,"batch":4,"batches_per_epoch":4,"log_interval":2,"train":{"accuracy":0.7,"cross-entropy":0.8}}
+)";
+
+TEST_CASE("the run history reads intervals.jsonl into points at fractional epochs") {
+  const IntervalHistory points = parse_interval_history(kIntervals, "i.jsonl");
+  CHECK(points.log_interval == 2);
+  // Epoch 1's length comes from epoch 2's records.
+  CHECK(points.positions == std::vector<double>{0.5, 1, 1.5, 2});
+  REQUIRE(points.series.size() == 2);
+  CHECK(points.series.at("train.accuracy")[2] == doctest::Approx(0.6));
+  CHECK(std::isnan(points.series.at("train.cross-entropy")[2]));
+  CHECK(parse_interval_history("", "i").empty());
+  // No record knows the length: the epoch's largest batch.
+  CHECK(parse_interval_history("{\"epoch\":3,\"batch\":1}\n{\"epoch\":3,\"batch\":4}\n", "i")
+            .positions == std::vector<double>{2.25, 3});
+}
+
+TEST_CASE("a resumed run's points replace the earlier ones from their place on") {
+  // Stopped after batch 6 of 8 in epoch 1; resumed from its checkpoint at batch 4.
+  std::string text;
+  for (auto [batch, accuracy] :
+       std::vector<std::pair<int, double>>{{2, 0.2}, {4, 0.4}, {6, 0.6}, {6, 0.65}, {8, 0.8}})
+    text += "{\"epoch\":1,\"batch\":" + std::to_string(batch) +
+            ",\"batches_per_epoch\":8,\"train\":{\"accuracy\":" + std::to_string(accuracy) + "}}\n";
+  const IntervalHistory points = parse_interval_history(text, "i");
+  CHECK(points.positions == std::vector<double>{0.25, 0.5, 0.75, 1});
+  CHECK(points.series.at("train.accuracy") == std::vector<double>{0.2, 0.4, 0.65, 0.8});
+  // A run resumed from the epoch's start again drops every point after its first.
+  const IntervalHistory again = parse_interval_history(
+      text + "{\"epoch\":1,\"batch\":2,\"batches_per_epoch\":8,\"train\":{\"accuracy\":0.3}}\n",
+      "i");
+  CHECK(again.positions == std::vector<double>{0.25});
+  CHECK(again.series.at("train.accuracy") == std::vector<double>{0.3});
+}
+
+TEST_CASE("bad interval lines are errors naming the file and line") {
+  CHECK(error_of([] {
+          parse_interval_history("{\"epoch\":1,\"batch\":1}\nnope\n", "r/i.jsonl");
+        }) == "r/i.jsonl:2: not a JSON line: 'nope'");
+  CHECK(error_of([] { parse_interval_history("{\"batch\":1}\n", "f"); }) ==
+        "f:1: \"epoch\" is missing (expected a JSON object with \"epoch\" and \"batch\")");
+  CHECK(error_of([] { parse_interval_history("{\"epoch\":1,\"batch\":0}\n", "f"); }) ==
+        "f:1: bad \"batch\" 0 (expected a whole number >= 1)");
+  CHECK(error_of([] {
+          parse_interval_history("{\"epoch\":1,\"batch\":1,\"batches_per_epoch\":2.5}\n", "f");
+        }) == "f:1: bad \"batches_per_epoch\" 2.5 (expected a whole number >= 1)");
+  CHECK(error_of([] {
+          parse_interval_history("{\"epoch\":1,\"batch\":1,\"train\":{\"acc\":\"x\"}}\n", "f");
+        }) == "f:1: \"train\".acc is not a number");
+  CHECK(error_of([] {
+          parse_interval_history("{\"epoch\":1,\"batch\":1}\n{\"epoch\":1,", "f");
+        }).find("f:2: the last line is cut short") == 0);
+}
+
+TEST_CASE("read_run_history reads intervals.jsonl when there is one") {
+  test::TempDir dir("viz_intervals");
+  std::ofstream(dir.file("metrics.jsonl")) << kThreeEpochs;
+  CHECK(read_run_history(dir.path().string()).intervals.empty());
+  std::ofstream(dir.file("intervals.jsonl")) << kIntervals;
+  CHECK(read_run_history(dir.path().string()).intervals.positions.size() == 4);
+  std::ofstream(dir.file("intervals.jsonl")) << "{\"epoch\":1}\n";
+  CHECK(error_of([&] { read_run_history(dir.path().string()); }) ==
+        dir.file("intervals.jsonl") +
+            ":1: \"batch\" is missing (expected a JSON object with \"epoch\" and \"batch\")");
+}
+
+TEST_CASE("a run's curves draw the interval points behind the train series") {
+  RunHistory run = parse_run_history(kThreeEpochs, "m");
+  run.intervals = parse_interval_history(kIntervals, "i");
+  const Chart chart = run_curves_chart(run);
+  REQUIRE(chart.panels.size() == 4);
+  const Panel& accuracy = chart.panels[1];
+  REQUIRE(accuracy.series.size() == 3);
+  const Series& light = accuracy.series[0];  // drawn first: behind
+  CHECK(light.name == "train (every 2 batches)");
+  CHECK(light.color == accuracy.series[1].color);
+  CHECK(light.opacity < 1);
+  CHECK(light.width < accuracy.series[1].width);
+  CHECK_FALSE(light.markers);
+  REQUIRE(light.points.size() == 5);
+  CHECK(std::isnan(light.points[2].y));  // a gap: the running metric restarts each epoch
+  CHECK(light.points[3].x == doctest::Approx(1.5));
+  CHECK(light.points[3].y == doctest::Approx(60));  // in percent as the epochs' points
+  CHECK(data_range(accuracy).x_lo <= 0.5);
+  const auto legend = legend_entries(accuracy);
+  REQUIRE(legend.size() == 3);
+  CHECK(legend[0].name == "train (every 2 batches)");
+  CHECK(legend[0].opacity < 1);
+  // Only train panels; the learning rate and the comparisons stay per epoch.
+  CHECK(chart.panels[2].series.size() == 1);
+  CHECK(compare_chart({run}, {"train.accuracy"}).panels[0].series.size() == 1);
+}
+
 TEST_CASE("a run's curves: a panel per metric, the learning rate, the best figure") {
   RunHistory run = parse_run_history(kThreeEpochs, "m");
   run.name = "lenet";
@@ -317,6 +415,7 @@ TEST_CASE("charts are written as PNG and SVG, whole") {
   }
   test::TempDir dir("viz_render");
   RunHistory run = parse_run_history(kThreeEpochs, "m");
+  run.intervals = parse_interval_history(kIntervals, "i");
   run.name = "run<1>";
   const Chart chart = run_curves_chart(run);
   render_chart(chart, dir.file("c.png"));
@@ -338,6 +437,9 @@ TEST_CASE("charts are written as PNG and SVG, whole") {
   CHECK(svg.find("<title>Training run run&lt;1&gt;</title>") != std::string::npos);
   CHECK(svg.find("validation") != std::string::npos);
   CHECK(svg.find("learning rate") != std::string::npos);
+  // The interval points' light line (Cairo writes a style or an attribute).
+  CHECK((svg.find("opacity:0.45") != std::string::npos ||
+         svg.find("opacity=\"0.45\"") != std::string::npos));
   // No temporary file left behind.
   CHECK(std::distance(std::filesystem::directory_iterator(dir.path()),
                       std::filesystem::directory_iterator()) == 2);
