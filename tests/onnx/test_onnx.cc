@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "error_text.h"
 #include "executor/executor.h"
 #include "ndarray/params_io.h"
 #include "onnx/export.h"
@@ -18,6 +19,7 @@
 #include "onnx/model_file.h"
 #include "onnx/tensor_proto.h"
 #include "run_model.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace mx;
@@ -80,19 +82,6 @@ mxo::ExportOptions export_options(const NDArray& input) {
   o.input_shapes["data"] = Shape(dims);
   o.doc = "Exported by mx-export from run/model-0001.params";
   return o;
-}
-
-std::string temp_path(const std::string& name) {
-  return (fs::temp_directory_path() / ("mx_test_onnx_" + name)).string();
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace
@@ -160,7 +149,7 @@ TEST_CASE("an exported model carries initializers, BatchNorm statistics and a sy
     CHECK(checked.graph().input(0).type().tensor_type().shape().dim(0).dim_param() == "N");
     CHECK(checked.graph().output(0).name() == "softmax_output");
   }
-  CHECK(message_of([&] {
+  CHECK(mx::test::error_text<Error>([&] {
           auto options = export_options(input);
           options.opset = 10;
           mxo::export_model(c.symbol, c.args, c.aux, options);
@@ -199,11 +188,12 @@ TEST_CASE("pooling with more padding at the end (SAME_UPPER) predicts what ONNX 
 }
 
 TEST_CASE("mx -> ONNX -> mx gives the same outputs, through a file written atomically") {
+  const mx::test::TempDir tmp("onnx");
   for (const char* name : kConfigs) {
     CAPTURE(name);
     Checkpoint c = load_checkpoint(kDir + name);
     NDArray input = read_pb(kDir + name + "/input_0.pb");
-    const std::string path = temp_path(std::string(name) + ".onnx");
+    const std::string path = tmp.file(std::string(name) + ".onnx");
     mxo::export_model_file(path, c.symbol, c.args, c.aux, export_options(input));
     mxo::ImportedModel back = mxo::import_model(path);
     CHECK(back.aux.size() == c.aux.size());
@@ -222,18 +212,19 @@ TEST_CASE("export errors name every node without an ONNX equivalent; files stay 
   Symbol z = Symbol::create("zeros_like", "zeros", {}, {b});
   mxo::ExportOptions o;
   o.input_shapes = {{"data", Shape{1, 4}}, {"len", Shape{1}}};
-  CHECK(message_of([&] { mxo::export_model(z, {}, {}, o); }) ==
+  CHECK(mx::test::error_text<Error>([&] { mxo::export_model(z, {}, {}, o); }) ==
         "cannot export to ONNX: node 'ones' (ones_like): no ONNX equivalent; node 'zeros' "
         "(zeros_like): no ONNX equivalent");
   Symbol only_b =
       Symbol::create("softmax", "sm", {{"use_length", "True"}}, {data, Symbol::variable("len")});
-  CHECK(message_of([&] { mxo::export_model(only_b, {}, {}, o); }) ==
+  CHECK(mx::test::error_text<Error>([&] { mxo::export_model(only_b, {}, {}, o); }) ==
         "cannot export to ONNX: node 'sm' (softmax): use_length has no ONNX equivalent");
-  CHECK(message_of([&] {
+  CHECK(mx::test::error_text<Error>([&] {
           mxo::export_model(Symbol::create("relu", "r", {}, {data}), {}, {}, {});
         }) == "input 'data' needs a shape (e.g. --data-shape C,H,W)");
 
-  const std::string path = temp_path("keep.onnx");
+  const mx::test::TempDir tmp("onnx");
+  const std::string path = tmp.file("keep.onnx");
   { std::ofstream(path) << "previous"; }
   CHECK_THROWS_AS(mxo::export_model_file(path, z, {}, {}, o), InputError);
   std::ifstream in(path);
@@ -266,7 +257,7 @@ TEST_CASE("import lists every unsupported operator with its node before building
   g->add_output()->set_name("d");
   g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
       ::onnx::TensorProto::FLOAT);
-  CHECK(message_of([&] { mxo::import_model(m, "net.onnx"); }) ==
+  CHECK(mx::test::error_text<Error>([&] { mxo::import_model(m, "net.onnx"); }) ==
         "net.onnx: 2 operators not supported: node 'cos1' (Cos), node '#3' (Erf)");
   try {
     mxo::import_model(m, "net.onnx");
@@ -278,7 +269,8 @@ TEST_CASE("import lists every unsupported operator with its node before building
 TEST_CASE("malformed ONNX files give one clear error with exit code 2") {
   std::ifstream in(kDir + "se_resnet/model.onnx", std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string path = temp_path("truncated.onnx");
+  const mx::test::TempDir tmp("onnx");
+  const std::string path = tmp.file("truncated.onnx");
   { std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() / 2); }
   std::string message;
   int code = 0;
@@ -291,15 +283,16 @@ TEST_CASE("malformed ONNX files give one clear error with exit code 2") {
   CHECK(message == path + ": not an ONNX model (the protobuf does not parse; truncated?)");
   CHECK(code == 2);
   { std::ofstream(path, std::ios::binary) << ""; }
-  CHECK(message_of([&] { mxo::import_model(path); }) ==
+  CHECK(mx::test::error_text<Error>([&] { mxo::import_model(path); }) ==
         path + ": not an ONNX model (the protobuf does not parse; truncated?)");
   fs::remove(path);
-  CHECK(message_of([&] { mxo::import_model(path); }).find(path) != std::string::npos);
+  CHECK(mx::test::error_text<Error>([&] { mxo::import_model(path); }).find(path) !=
+        std::string::npos);
 
   // A tensor whose declared size and data disagree.
   ::onnx::ModelProto m = mxo::read_model(kDir + "se_resnet/model.onnx");
   m.mutable_graph()->mutable_initializer(0)->set_dims(0, 9);
-  CHECK(message_of([&] { mxo::import_model(m, "bad.onnx"); }) ==
+  CHECK(mx::test::error_text<Error>([&] { mxo::import_model(m, "bad.onnx"); }) ==
         "bad.onnx: initializer 'onnx::Conv_41': raw data has 864 bytes but 243 elements of 4 "
         "bytes were declared");
 }

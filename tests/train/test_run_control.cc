@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "error_text.h"
 #include "metric/metric.h"
 #include "temp_dir.h"
 #include "train/checkpoint.h"
@@ -63,17 +64,8 @@ size_t line_count(const std::string& path) {
   return n;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
-
 std::string settings_error(std::vector<std::string> overrides) {
-  return error_of([&] { parse_train_settings(config(std::move(overrides))); });
+  return mx::test::error_text([&] { parse_train_settings(config(std::move(overrides))); });
 }
 
 }  // namespace
@@ -189,7 +181,7 @@ TEST_CASE("bad train.max_time and train.early_stop values name their place") {
             .find("unknown key 'train.early_stop.patients' (did you mean "
                   "'train.early_stop.patience'?)") != std::string::npos);
   // Validation figures need validation data.
-  const std::string no_val = error_of([] {
+  const std::string no_val = mx::test::error_text([] {
     parse_train_settings(config(
         {"train.early_stop.metric=val.accuracy"},
         std::string(kConfig).replace(
@@ -343,7 +335,7 @@ TEST_CASE("a typo in data.* or initializer.* is reported at its line before any 
       "  train:\n    type: mnist\n    image: missing-images\n    label: missing-labels\n");
   const std::string run = (dir.path() / "run").string();
   auto build = [&](const std::string& text, std::vector<std::string> overrides) {
-    return error_of([&] {
+    return mx::test::error_text([&] {
       Trainer t(config(std::move(overrides), text), {"test", "", run, false});
     });
   };

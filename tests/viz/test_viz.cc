@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "error_text.h"
 #include "graph/symbol.h"
 #include "temp_dir.h"
 #include "viz/chart.h"
@@ -28,15 +29,6 @@ std::string read_all(const std::string& path) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
 }
 
 size_t count(const std::string& text, const std::string& part) {
@@ -158,27 +150,30 @@ TEST_CASE("a resumed run's repeated epoch keeps its last record") {
 }
 
 TEST_CASE("bad and truncated histories are clear errors naming the line") {
-  CHECK(error_of([] { parse_run_history("", "run/metrics.jsonl"); }) ==
+  CHECK(mx::test::error_text([] { parse_run_history("", "run/metrics.jsonl"); }) ==
         "run/metrics.jsonl: no epoch recorded yet");
-  CHECK(error_of([] { parse_run_history("{\"epoch\":1}\nnot json\n{\"epoch\":2}\n", "f"); }) ==
-        "f:2: not a JSON line: 'not json'");
-  CHECK(error_of([] {
+  CHECK(mx::test::error_text([] {
+          parse_run_history("{\"epoch\":1}\nnot json\n{\"epoch\":2}\n", "f");
+        }) == "f:2: not a JSON line: 'not json'");
+  CHECK(mx::test::error_text([] {
           parse_run_history("{\"epoch\":1}\n{\"epoch\":2,\"train\":{\"acc", "f");
         }).find("f:2: the last line is cut short") == 0);
-  CHECK(error_of([] { parse_run_history("[1, 2]\n", "f"); }) ==
+  CHECK(mx::test::error_text([] { parse_run_history("[1, 2]\n", "f"); }) ==
         "f:1: expected a JSON object with an \"epoch\" number");
-  CHECK(error_of([] { parse_run_history("{\"train\":{}}\n", "f"); }) ==
+  CHECK(mx::test::error_text([] { parse_run_history("{\"train\":{}}\n", "f"); }) ==
         "f:1: expected a JSON object with an \"epoch\" number");
-  CHECK(error_of([] { parse_run_history("{\"epoch\":1,\"val\":{\"acc\":\"x\"}}\n", "f"); }) ==
-        "f:1: \"val\".acc is not a number");
-  CHECK(error_of([] { parse_run_history("{\"epoch\":-3}\n", "f"); }) == "f:1: bad epoch -3");
+  CHECK(mx::test::error_text([] {
+          parse_run_history("{\"epoch\":1,\"val\":{\"acc\":\"x\"}}\n", "f");
+        }) == "f:1: \"val\".acc is not a number");
+  CHECK(mx::test::error_text([] { parse_run_history("{\"epoch\":-3}\n", "f"); }) ==
+        "f:1: bad epoch -3");
 }
 
 TEST_CASE("read_run_history names the run and reports missing files") {
   test::TempDir dir("viz_history");
-  CHECK(error_of([&] { read_run_history(dir.file("absent")); }) ==
+  CHECK(mx::test::error_text([&] { read_run_history(dir.file("absent")); }) ==
         "run directory '" + dir.file("absent") + "' does not exist");
-  CHECK(error_of([&] {
+  CHECK(mx::test::error_text([&] {
           read_run_history(dir.path().string());
         }).find("metrics.jsonl' is missing") != std::string::npos);
   std::filesystem::create_directories(dir.path() / "lr0.1");
@@ -229,20 +224,20 @@ TEST_CASE("a resumed run's points replace the earlier ones from their place on")
 }
 
 TEST_CASE("bad interval lines are errors naming the file and line") {
-  CHECK(error_of([] {
+  CHECK(mx::test::error_text([] {
           parse_interval_history("{\"epoch\":1,\"batch\":1}\nnope\n", "r/i.jsonl");
         }) == "r/i.jsonl:2: not a JSON line: 'nope'");
-  CHECK(error_of([] { parse_interval_history("{\"batch\":1}\n", "f"); }) ==
+  CHECK(mx::test::error_text([] { parse_interval_history("{\"batch\":1}\n", "f"); }) ==
         "f:1: \"epoch\" is missing (expected a JSON object with \"epoch\" and \"batch\")");
-  CHECK(error_of([] { parse_interval_history("{\"epoch\":1,\"batch\":0}\n", "f"); }) ==
+  CHECK(mx::test::error_text([] { parse_interval_history("{\"epoch\":1,\"batch\":0}\n", "f"); }) ==
         "f:1: bad \"batch\" 0 (expected a whole number >= 1)");
-  CHECK(error_of([] {
+  CHECK(mx::test::error_text([] {
           parse_interval_history("{\"epoch\":1,\"batch\":1,\"batches_per_epoch\":2.5}\n", "f");
         }) == "f:1: bad \"batches_per_epoch\" 2.5 (expected a whole number >= 1)");
-  CHECK(error_of([] {
+  CHECK(mx::test::error_text([] {
           parse_interval_history("{\"epoch\":1,\"batch\":1,\"train\":{\"acc\":\"x\"}}\n", "f");
         }) == "f:1: \"train\".acc is not a number");
-  CHECK(error_of([] {
+  CHECK(mx::test::error_text([] {
           parse_interval_history("{\"epoch\":1,\"batch\":1}\n{\"epoch\":1,", "f");
         }).find("f:2: the last line is cut short") == 0);
 }
@@ -254,7 +249,7 @@ TEST_CASE("read_run_history reads intervals.jsonl when there is one") {
   std::ofstream(dir.file("intervals.jsonl")) << kIntervals;
   CHECK(read_run_history(dir.path().string()).intervals.positions.size() == 4);
   std::ofstream(dir.file("intervals.jsonl")) << "{\"epoch\":1}\n";
-  CHECK(error_of([&] { read_run_history(dir.path().string()); }) ==
+  CHECK(mx::test::error_text([&] { read_run_history(dir.path().string()); }) ==
         dir.file("intervals.jsonl") +
             ":1: \"batch\" is missing (expected a JSON object with \"epoch\" and \"batch\")");
 }
@@ -339,7 +334,7 @@ TEST_CASE("runs compared: a line per run, an unknown series lists the names ther
   CHECK(chart.panels[0].title == "validation loss (cross-entropy)");
   CHECK(chart.panels[2].title == "learning rate");
 
-  CHECK(error_of([&] {
+  CHECK(mx::test::error_text([&] {
           compare_chart({a, b}, {"val.acc"});
         }) ==
         "no run has the series 'val.acc'; the runs have: learning_rate, samples_per_sec, "
@@ -401,7 +396,7 @@ TEST_CASE("picture formats by extension") {
   CHECK(image_format("a/b.PNG", "x", false) == ImageFormat::kPng);
   CHECK(image_format("b.svg", "x", true) == ImageFormat::kSvg);
   CHECK(image_format("b.dot", "x", true) == ImageFormat::kDot);
-  CHECK(error_of([] { image_format("c.jpg", "-o", false); }) ==
+  CHECK(mx::test::error_text([] { image_format("c.jpg", "-o", false); }) ==
         "-o 'c.jpg': unknown picture format '.jpg'; give a file name ending in .png, .svg");
   CHECK_THROWS_AS(image_format("c.dot", "-o", false), InputError);
   CHECK_THROWS_AS(image_format("noext", "-o", true), InputError);
