@@ -36,6 +36,21 @@ nlohmann::json parse_line(const std::string& line, const std::string& where, boo
   return j;
 }
 
+// Calls f(object, "FILE:LINE") for each non-blank line of a .jsonl text,
+// in order; a line that does not parse is an InputError at its place.
+template <typename F>
+void for_each_json_line(const std::string& text, const std::string& source, F&& f) {
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = source + ":" + std::to_string(line_no);
+    f(parse_line(line, where, in.eof()), where);
+  }
+}
+
 // A positive whole number at `key`, if there is one.
 std::optional<int64_t> count_at(const nlohmann::json& j, const char* key, const std::string& where,
                                 bool required) {
@@ -67,14 +82,7 @@ std::string history_file(const std::string& run_dir) {
 RunHistory parse_run_history(const std::string& text, const std::string& source) {
   // epoch -> name -> value; the last record of an epoch wins.
   std::map<double, std::map<std::string, double>> records;
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = source + ":" + std::to_string(line_no);
-    const nlohmann::json j = parse_line(line, where, in.eof());
+  for_each_json_line(text, source, [&](const nlohmann::json& j, const std::string& where) {
     if (!j.is_object() || !j.contains("epoch") || !j["epoch"].is_number())
       throw InputError(where + ": expected a JSON object with an \"epoch\" number");
     const double epoch = j["epoch"].get<double>();
@@ -94,7 +102,7 @@ RunHistory parse_run_history(const std::string& text, const std::string& source)
       }
     }
     records[epoch] = std::move(values);
-  }
+  });
   if (records.empty()) throw InputError(source + ": no epoch recorded yet");
   RunHistory run;
   for (const auto& [epoch, values] : records)
@@ -121,14 +129,7 @@ IntervalHistory parse_interval_history(const std::string& text, const std::strin
     std::map<std::string, double> values;
   };
   std::vector<Record> records;
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = source + ":" + std::to_string(line_no);
-    const nlohmann::json j = parse_line(line, where, in.eof());
+  for_each_json_line(text, source, [&](const nlohmann::json& j, const std::string& where) {
     if (!j.is_object()) throw InputError(where + ": expected a JSON object");
     Record r;
     r.epoch = *count_at(j, "epoch", where, true);
@@ -144,7 +145,7 @@ IntervalHistory parse_interval_history(const std::string& text, const std::strin
       }
     }
     records.push_back(std::move(r));
-  }
+  });
   // An epoch of unknown length (the first of an iterator that cannot count
   // its batches) takes the length another record knows, else its largest batch.
   std::optional<int64_t> known;
