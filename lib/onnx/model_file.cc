@@ -28,7 +28,7 @@ namespace mx::onnx {
   return model;
 }
 
-::onnx::ModelProto read_model(const std::string& path) {
+std::string read_protobuf_file(const std::string& path) {
   const uint64_t size = file_size(path);
   if (size > static_cast<uint64_t>(std::numeric_limits<int>::max()))
     throw InputError(path + ": larger than 2 GiB, protobuf's limit");
@@ -36,7 +36,11 @@ namespace mx::onnx {
   std::ostringstream bytes;
   bytes << in.rdbuf();
   if (!in && size > 0) throw InputError("cannot read '" + path + "'");
-  return parse_model(bytes.str(), path);
+  return bytes.str();
+}
+
+::onnx::ModelProto read_model(const std::string& path) {
+  return parse_model(read_protobuf_file(path), path);
 }
 
 void write_model(const std::string& path, const ::onnx::ModelProto& model) {

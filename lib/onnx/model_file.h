@@ -14,6 +14,10 @@ namespace mx::onnx {
 ::onnx::ModelProto parse_model(const std::string& bytes, const std::string& source);
 ::onnx::ModelProto read_model(const std::string& path);
 
+// The bytes of a protobuf file (a model or a tensor); an InputError naming
+// it when it is over protobuf's 2 GiB limit or cannot be read.
+std::string read_protobuf_file(const std::string& path);
+
 // Checks the model with onnx::checker (Error on failure: mx built it) and
 // writes it atomically.
 void write_model(const std::string& path, const ::onnx::ModelProto& model);

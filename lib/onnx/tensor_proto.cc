@@ -1,12 +1,10 @@
 #include "onnx/tensor_proto.h"
 
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "base/error.h"
-#include "base/file_util.h"
+#include "onnx/model_file.h"
 
 namespace mx::onnx {
 using ::onnx::TensorProto;
@@ -124,14 +122,8 @@ void array_to_tensor(const NDArray& array, const std::string& name, TensorProto*
 }
 
 TensorProto read_tensor_file(const std::string& path) {
-  const uint64_t size = file_size(path);
-  if (size > static_cast<uint64_t>(std::numeric_limits<int>::max()))
-    throw InputError(path + ": larger than 2 GiB, protobuf's limit");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
   TensorProto tensor;
-  if (!in || !tensor.ParseFromString(bytes.str()))
+  if (!tensor.ParseFromString(read_protobuf_file(path)))
     throw InputError(path + ": not a serialized ONNX TensorProto");
   return tensor;
 }
