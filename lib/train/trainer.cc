@@ -143,15 +143,16 @@ struct Trainer::State {
   void open_run();
   void start_kvstore();
   std::optional<int64_t> agree_on_batches();
-  // An interrupt here or, in a distributed run, on any worker: all workers
-  // stop after the same batch.
-  bool stop_requested();
+  // Whether to stop within the epoch: Ctrl-C, or train.max_time used up,
+  // here or, in a distributed run, on any worker (one allreduce a batch, so
+  // that all workers stop after the same batch).
+  enum class StopCause { kNone, kInterrupt, kTimeUp };
+  StopCause stop_cause() const;
   void start_epoch(int epoch, int first_epoch);
   FedBatch feed_batch(const DataBatch& batch);
   void check_labels(const NDArray& label);
   void train_step(const FedBatch& batch);
   void update_parameters();
-  bool time_is_up(int64_t batches);
   void stop_within_epoch(int epoch, EpochProgress& progress, const std::string& why);
   // Returns true when train.early_stop ends the run after this epoch.
   bool end_epoch(int epoch, EpochProgress& progress);
@@ -296,31 +297,19 @@ void Trainer::State::train_epochs() {
         progress.trained(fed.real, *train_metric);
       else
         progress.skip();
-      if (stop_requested()) {
-        stop_within_epoch(epoch, progress, "interrupted");
-        interrupted = true;
-        return;
-      }
-      if (time_is_up(progress.batches())) {
-        stop_within_epoch(
-            epoch, progress,
-            str("train.max_time (", format_duration(*settings.stop.max_seconds), ") used up"));
+      if (const StopCause cause = stop_cause(); cause != StopCause::kNone) {
+        interrupted = cause == StopCause::kInterrupt;
+        stop_within_epoch(epoch, progress,
+                          interrupted
+                              ? "interrupted"
+                              : str("train.max_time (", format_duration(*settings.stop.max_seconds),
+                                    ") used up"));
         return;
       }
     }
     if (profile.on()) run->say(profile.report_and_reset());
     if (end_epoch(epoch, progress)) return;
   }
-}
-
-// train.max_time, at a batch boundary. The workers of a distributed run
-// agree (every log_interval batches), so that they stop after the same batch.
-bool Trainer::State::time_is_up(int64_t batches) {
-  if (!settings.stop.max_seconds) return false;
-  const bool mine = ProgressDisplay::steady_clock()() - started > *settings.stop.max_seconds;
-  if (!kv) return mine;
-  if (batches % settings.log_interval != 0) return false;
-  return kv->allreduce({mine ? 1.0 : 0.0}, kvstore::KVStore::Reduce::kMax)[0] > 0;
 }
 
 std::optional<int64_t> Trainer::State::agree_on_batches() {
@@ -333,10 +322,17 @@ std::optional<int64_t> Trainer::State::agree_on_batches() {
   return static_cast<int64_t>(least);
 }
 
-bool Trainer::State::stop_requested() {
-  const bool mine = interrupt_requested();
-  if (!kv) return mine;
-  return kv->allreduce({mine ? 1.0 : 0.0}, kvstore::KVStore::Reduce::kMax)[0] > 0;
+Trainer::State::StopCause Trainer::State::stop_cause() const {
+  bool interrupt = interrupt_requested();
+  bool time_up = settings.stop.max_seconds &&
+                 ProgressDisplay::steady_clock()() - started > *settings.stop.max_seconds;
+  if (kv) {
+    const auto any =
+        kv->allreduce({interrupt ? 1.0 : 0.0, time_up ? 1.0 : 0.0}, kvstore::KVStore::Reduce::kMax);
+    interrupt = any[0] > 0;
+    time_up = any[1] > 0;
+  }
+  return interrupt ? StopCause::kInterrupt : time_up ? StopCause::kTimeUp : StopCause::kNone;
 }
 
 // The run directory, and for --resume the parameters, optimizer state and
