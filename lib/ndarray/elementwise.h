@@ -6,13 +6,8 @@
 #include <type_traits>
 
 #include "base/dtype.h"
+#include "base/host_device.h"
 #include "engine/engine.h"
-
-#if defined(__CUDACC__)
-#define MX_HOST_DEVICE __host__ __device__
-#else
-#define MX_HOST_DEVICE
-#endif
 
 namespace mx {
 

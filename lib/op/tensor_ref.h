@@ -7,6 +7,7 @@
 
 #include "base/dtype.h"
 #include "base/error.h"
+#include "base/host_device.h"
 #include "base/shape.h"
 
 namespace mx::op {
@@ -38,7 +39,7 @@ enum class OpReq { kNull, kWrite, kInplace, kAdd };
 
 // Stores `value` into *dst according to `req`.
 template <typename T>
-inline void assign(T* dst, OpReq req, T value) {
+MX_HOST_DEVICE inline void assign(T* dst, OpReq req, T value) {
   if (req == OpReq::kAdd)
     *dst += value;
   else if (req != OpReq::kNull)
