@@ -1,6 +1,13 @@
 #include "engine/var.h"
 
+#include <atomic>
+
 namespace mx {
+
+uint64_t Var::next_uid() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
 
 bool Var::append_read(Operation* op) {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -28,6 +28,10 @@ class Var {
   std::exception_ptr exception() const;
   // Number of completed writes (a version, as in the paper's tagged queue).
   uint64_t version() const;
+  // Unique among all variables of the process (addresses are reused), so
+  // (uid, version) names one content of an array: kernels key caches of
+  // derived data on it (op/dnnl's reordered weights).
+  uint64_t uid() const { return uid_; }
 
  private:
   struct Pending {
@@ -41,6 +45,8 @@ class Var {
   int running_reads_ = 0;
   bool running_write_ = false;
   uint64_t version_ = 0;
+  const uint64_t uid_ = next_uid();
+  static uint64_t next_uid();
   std::exception_ptr exception_;
 };
 

@@ -17,7 +17,7 @@ using graph::StepKind;
 
 namespace {
 
-op::TensorRef ref_of(const NDArray& a) { return {a.raw_data(), a.shape(), a.dtype()}; }
+op::TensorRef ref_of(const NDArray& a) { return {a.raw_data(), a.shape(), a.dtype(), a.var()}; }
 
 void add_resources(const op::OpDef& def, Context ctx, op::OpResources& res,
                    std::vector<Var*>& writes) {

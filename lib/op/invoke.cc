@@ -15,7 +15,7 @@ std::vector<Var*> vars_of(const std::vector<NDArray>& arrays) {
 
 std::vector<TensorRef> refs_of(const std::vector<NDArray>& arrays) {
   std::vector<TensorRef> refs;
-  for (const auto& a : arrays) refs.push_back({a.raw_data(), a.shape(), a.dtype()});
+  for (const auto& a : arrays) refs.push_back({a.raw_data(), a.shape(), a.dtype(), a.var()});
   return refs;
 }
 

@@ -10,12 +10,20 @@
 #include "base/host_device.h"
 #include "base/shape.h"
 
+namespace mx {
+class Var;
+}
+
 namespace mx::op {
 
 struct TensorRef {
   void* data = nullptr;
   Shape shape;
   DType dtype = DType::kFloat32;
+  // The array's engine variable when the caller knows it (the executor and
+  // op::invoke do): a kernel may cache data derived from an input under its
+  // (uid, version), e.g. oneDNN's reordered weights in inference.
+  const Var* var = nullptr;
 
   int64_t size() const { return shape.size(); }
   template <typename T>

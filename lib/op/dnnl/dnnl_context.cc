@@ -8,6 +8,7 @@
 #include "base/logging.h"
 #include "base/parallel.h"
 #include "base/threads.h"
+#include "engine/var.h"
 
 namespace mx::op::dnnl_impl {
 namespace {
@@ -24,7 +25,88 @@ void* thread_scratch(size_t bytes) {
   return buffer.data() + (aligned(address) - address);
 }
 
+// Inputs reordered once per content (ContentStamp): per variable uid, the
+// layouts it was reordered to, with the version they hold. Bounded in bytes:
+// entries of arrays that are gone are never hit again (uids are unique), so
+// the whole cache starts over when the bound is passed.
+class ReorderedInputs {
+ public:
+  static ReorderedInputs& get() {
+    static auto* cache = new ReorderedInputs;  // never destroyed: kernels may run at exit
+    return *cache;
+  }
+
+  // The buffer holding `user` (at `data`, content `stamp`) in layout `want`.
+  std::shared_ptr<const std::vector<std::byte>> find_or_make(const ContentStamp& stamp,
+                                                             const dnnl::memory::desc& want,
+                                                             const dnnl::reorder& to_want,
+                                                             dnnl::memory& user,
+                                                             dnnl::stream& stream) {
+    {
+      std::lock_guard lock(mutex_);
+      auto found = entries_.find(stamp.var_uid);
+      if (found != entries_.end()) {
+        for (const Entry& e : found->second)
+          if (e.version == stamp.version && e.want == want) return e.buffer;
+      }
+    }
+    // Reorder outside the lock; two threads may both do it, one result is kept.
+    auto buffer = std::make_shared<std::vector<std::byte>>(want.get_size() + kAlign);
+    dnnl::memory reordered(want, cpu_engine(), aligned_in(*buffer));
+    to_want.execute(stream, user, reordered);
+    stream.wait();
+    std::lock_guard lock(mutex_);
+    ++made_;
+    bytes_ += buffer->size();
+    if (bytes_ > kMaxBytes) {
+      entries_.clear();
+      bytes_ = buffer->size();
+    }
+    auto& list = entries_[stamp.var_uid];
+    for (auto it = list.begin(); it != list.end();) {
+      // An older content in the same layout is dead: its array was written.
+      if (it->want == want) {
+        bytes_ -= it->buffer->size();
+        it = list.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    list.push_back({stamp.version, want, buffer});
+    return buffer;
+  }
+
+  uint64_t made() {
+    std::lock_guard lock(mutex_);
+    return made_;
+  }
+
+  static void* aligned_in(const std::vector<std::byte>& buffer) {
+    auto address = reinterpret_cast<uintptr_t>(buffer.data());
+    return const_cast<std::byte*>(buffer.data()) + (aligned(address) - address);
+  }
+
+ private:
+  static constexpr size_t kMaxBytes = size_t{1} << 30;
+  struct Entry {
+    uint64_t version;
+    dnnl::memory::desc want;
+    std::shared_ptr<const std::vector<std::byte>> buffer;
+  };
+  std::mutex mutex_;
+  std::unordered_map<uint64_t, std::vector<Entry>> entries_;
+  size_t bytes_ = 0;
+  uint64_t made_ = 0;
+};
+
 }  // namespace
+
+std::optional<ContentStamp> content_stamp(const TensorRef& t) {
+  if (t.var == nullptr) return std::nullopt;
+  return ContentStamp{t.var->uid(), t.var->version()};
+}
+
+uint64_t stamped_reorders_made() { return ReorderedInputs::get().made(); }
 
 const dnnl::engine& cpu_engine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -81,12 +163,17 @@ DnnlStep make_step(dnnl::primitive primitive, const dnnl::primitive_desc_base& p
 }
 
 void run(const DnnlStep& step, const std::vector<const void*>& buffers,
-         const std::vector<OpReq>& req, const OpResources& resources) {
+         const std::vector<OpReq>& req, const OpResources& resources,
+         const std::vector<std::optional<ContentStamp>>& stamps) {
+  auto stamp_of = [&](size_t i) -> const std::optional<ContentStamp>& {
+    static const std::optional<ContentStamp> none;
+    return i < stamps.size() && !step.args[i].output ? stamps[i] : none;
+  };
   // Plan the temporary buffers, then take them in one piece.
   size_t total = aligned(step.scratchpad.get_size());
   for (size_t i = 0; i < step.args.size(); ++i) {
     const StepArg& a = step.args[i];
-    const bool reordered = a.to_want || a.to_user;
+    const bool reordered = (a.to_want && !stamp_of(i)) || a.to_user;
     const bool scratch_output = a.output && req[i] != OpReq::kWrite && req[i] != OpReq::kInplace;
     if (reordered) total += aligned(a.want.get_size());
     if (scratch_output) total += aligned(a.user.get_size());
@@ -115,12 +202,18 @@ void run(const DnnlStep& step, const std::vector<const void*>& buffers,
     float* target;
   };
   std::vector<Pending> outputs;
+  // Keeps the reordered inputs taken from the cache alive until the primitive ran.
+  std::vector<std::shared_ptr<const std::vector<std::byte>>> kept;
   for (size_t i = 0; i < step.args.size(); ++i) {
     const StepArg& a = step.args[i];
     void* given = const_cast<void*>(buffers[i]);
     if (!a.output) {
       dnnl::memory user(a.user, engine, given);
-      if (a.to_want) {
+      if (a.to_want && stamp_of(i)) {
+        kept.push_back(
+            ReorderedInputs::get().find_or_make(*stamp_of(i), a.want, *a.to_want, user, stream));
+        exec_args[a.arg] = dnnl::memory(a.want, engine, ReorderedInputs::aligned_in(*kept.back()));
+      } else if (a.to_want) {
         dnnl::memory want(a.want, engine, take(a.want.get_size()));
         a.to_want->execute(stream, user, want);
         exec_args[a.arg] = want;

@@ -69,11 +69,27 @@ struct ArgSpec {
 DnnlStep make_step(dnnl::primitive primitive, const dnnl::primitive_desc_base& pd,
                    const std::vector<ArgSpec>& args);
 
+// Names one content of an input array: its engine variable's uid and
+// version (TensorRef::var). Inputs that carry one and need a reorder are
+// reordered once per content and kept (weights in inference, where they
+// never change), instead of once per call.
+struct ContentStamp {
+  uint64_t var_uid = 0;
+  uint64_t version = 0;
+};
+// The stamp of `t`, when its variable is known.
+std::optional<ContentStamp> content_stamp(const TensorRef& t);
+// How many stamped inputs were reordered into the cache so far (tests check
+// that a second call with the same content reorders nothing).
+uint64_t stamped_reorders_made();
+
 // Runs a step on buffers given in the order of its arguments; `req` is per
 // argument (read only for outputs: kWrite/kInplace overwrite, kAdd adds,
-// kNull computes into scratch and drops the result).
+// kNull computes into scratch and drops the result). `stamps`, when given,
+// is per argument (see ContentStamp; ignored for outputs).
 void run(const DnnlStep& step, const std::vector<const void*>& buffers,
-         const std::vector<OpReq>& req, const OpResources& resources);
+         const std::vector<OpReq>& req, const OpResources& resources,
+         const std::vector<std::optional<ContentStamp>>& stamps = {});
 
 // The step cached under `key`, made by `make` on the first request.
 std::shared_ptr<const DnnlStep> cached_step(const std::string& key,

@@ -78,7 +78,7 @@ bool supported(const ConvGeom& g) {
 }  // namespace
 
 bool conv_forward(const ConvGeom& g, const float* x, const float* w, const float* bias, float* y,
-                  OpReq req, const OpResources& res) {
+                  OpReq req, const OpResources& res, std::optional<ContentStamp> w_stamp) {
   if (!supported(g)) return false;
   if (req == OpReq::kNull) return true;
   const bool with_bias = bias != nullptr;
@@ -99,7 +99,7 @@ bool conv_forward(const ConvGeom& g, const float* x, const float* w, const float
   }
   buffers.push_back(y);
   reqs.push_back(req);
-  run(*step, buffers, reqs, res);
+  run(*step, buffers, reqs, res, {std::nullopt, w_stamp});
   return true;
 }
 

@@ -4,13 +4,18 @@
 // not take the case (the caller then runs the reference kernel).
 #pragma once
 
+#include <optional>
+
+#include "op/dnnl/dnnl_context.h"
 #include "op/nn/conv_util.h"
 
 namespace mx::op::dnnl_impl {
 
-// y (req) = conv(x, w) + bias (bias may be null).
+// y (req) = conv(x, w) + bias (bias may be null). With `w_stamp` (inference)
+// the weights are reordered to oneDNN's layout once per content, not per call.
 bool conv_forward(const ConvGeom& g, const float* x, const float* w, const float* bias, float* y,
-                  OpReq req, const OpResources& res);
+                  OpReq req, const OpResources& res,
+                  std::optional<ContentStamp> w_stamp = std::nullopt);
 
 // dx (req) = the data gradient of conv from dy and w (not taken for fewer
 // than 4 input channels per group).

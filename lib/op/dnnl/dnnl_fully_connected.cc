@@ -33,7 +33,7 @@ std::string geom_key(const char* pass, const FcGeom& g) {
 }  // namespace
 
 void fc_forward(const FcGeom& g, const float* x, const float* w, const float* bias, float* y,
-                OpReq req, const OpResources& res) {
+                OpReq req, const OpResources& res, std::optional<ContentStamp> w_stamp) {
   if (req == OpReq::kNull) return;
   const bool with_bias = bias != nullptr;
   auto step = cached_step(geom_key(with_bias ? "fc_fwd_b" : "fc_fwd", g), [&] {
@@ -45,9 +45,10 @@ void fc_forward(const FcGeom& g, const float* x, const float* w, const float* bi
     return make_step(dnnl::inner_product_forward(pd), pd, args);
   });
   if (with_bias)
-    run(*step, {x, w, bias, y}, {OpReq::kNull, OpReq::kNull, OpReq::kNull, req}, res);
+    run(*step, {x, w, bias, y}, {OpReq::kNull, OpReq::kNull, OpReq::kNull, req}, res,
+        {std::nullopt, w_stamp});
   else
-    run(*step, {x, w, y}, {OpReq::kNull, OpReq::kNull, req}, res);
+    run(*step, {x, w, y}, {OpReq::kNull, OpReq::kNull, req}, res, {std::nullopt, w_stamp});
 }
 
 void fc_backward(const FcGeom& g, const float* x, const float* w, const float* dy, float* dx,

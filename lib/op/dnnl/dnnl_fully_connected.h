@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
+#include "op/dnnl/dnnl_context.h"
 #include "op/resources.h"
 #include "op/tensor_ref.h"
 
@@ -13,9 +15,11 @@ struct FcGeom {
   int64_t rows = 0, features = 0, hidden = 0;
 };
 
-// y (req) = x w^T + bias (bias may be null).
+// y (req) = x w^T + bias (bias may be null). With `w_stamp` (inference) the
+// weights are reordered once per content, not per call.
 void fc_forward(const FcGeom& g, const float* x, const float* w, const float* bias, float* y,
-                OpReq req, const OpResources& res);
+                OpReq req, const OpResources& res,
+                std::optional<ContentStamp> w_stamp = std::nullopt);
 
 // dx (dx_req) = dy w; dw (dw_req) = dy^T x; db (db_req; may be null) = column sums of dy.
 void fc_backward(const FcGeom& g, const float* x, const float* w, const float* dy, float* dx,

@@ -328,9 +328,12 @@ void convolution_forward(const ConvolutionParam& p, const ForwardCall& c) {
   const ConvGeom g = convolution_geom(p, c.inputs[0].shape, c.outputs[0].shape);
 #if MX_USE_DNNL
   if constexpr (std::is_same_v<T, float>)
-    if (dnnl_enabled() && dnnl_impl::conv_forward(g, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(),
-                                                  bias_of<T>(p.no_bias, c.inputs),
-                                                  c.outputs[0].ptr<T>(), c.req[0], c.resources))
+    if (dnnl_enabled() &&
+        dnnl_impl::conv_forward(
+            g, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), bias_of<T>(p.no_bias, c.inputs),
+            c.outputs[0].ptr<T>(), c.req[0], c.resources,
+            // Weights change every training step; in inference their reorder is kept.
+            c.is_train ? std::nullopt : dnnl_impl::content_stamp(c.inputs[1])))
       return;
 #endif
   conv_forward(g, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), bias_of<T>(p.no_bias, c.inputs),

@@ -74,7 +74,8 @@ void forward(const FullyConnectedParam& p, const ForwardCall& c) {
   if constexpr (std::is_same_v<T, float>)
     if (dnnl_enabled()) {
       dnnl_impl::fc_forward({rows, k, h}, x, w, p.no_bias ? nullptr : c.inputs[2].ptr<T>(), y,
-                            c.req[0], c.resources);
+                            c.req[0], c.resources,
+                            c.is_train ? std::nullopt : dnnl_impl::content_stamp(c.inputs[1]));
       return;
     }
 #endif
