@@ -27,7 +27,8 @@ template <typename F>
 void run_elements(int64_t n, OpReq req, const F& kernel) {
   if (req == OpReq::kNull) return;
   parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) kernel(i);
+    const F k = kernel;  // a local copy: its fields become loop invariants
+    for (int64_t i = begin; i < end; ++i) k(i);
   });
 }
 
