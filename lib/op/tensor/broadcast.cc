@@ -6,11 +6,15 @@
 #include "op/infer_util.h"
 #include "op/registry.h"
 #include "op/tensor/broadcast_util.h"
+#if MX_USE_CUDA
+#include "op/cuda/broadcast_gpu.h"
+#include "op/cuda/reduce_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
 
-enum class Kind { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum };
+using Kind = BroadcastKind;
 
 void infer_broadcast(const NoParams&, ShapeVector& in, ShapeVector&, ShapeVector& out) {
   const Shape& l = in[0];
@@ -35,45 +39,6 @@ void infer_broadcast(const NoParams&, ShapeVector& in, ShapeVector&, ShapeVector
 }
 
 template <typename T>
-T apply(Kind kind, T a, T b) {
-  switch (kind) {
-    case Kind::kAdd: return a + b;
-    case Kind::kSub: return a - b;
-    case Kind::kMul: return a * b;
-    case Kind::kDiv: return a / b;
-    case Kind::kMaximum: return a > b ? a : b;
-    case Kind::kMinimum: return a < b ? a : b;
-  }
-  return a;
-}
-
-// d(out)/d(lhs) and d(out)/d(rhs); ties of maximum/minimum go to lhs, as in MXNet.
-template <typename T>
-T d_lhs(Kind kind, T a, T b) {
-  switch (kind) {
-    case Kind::kAdd:
-    case Kind::kSub: return T(1);
-    case Kind::kMul: return b;
-    case Kind::kDiv: return T(1) / b;
-    case Kind::kMaximum: return a >= b ? T(1) : T(0);
-    case Kind::kMinimum: return a <= b ? T(1) : T(0);
-  }
-  return T(0);
-}
-template <typename T>
-T d_rhs(Kind kind, T a, T b) {
-  switch (kind) {
-    case Kind::kAdd: return T(1);
-    case Kind::kSub: return T(-1);
-    case Kind::kMul: return a;
-    case Kind::kDiv: return -a / (b * b);
-    case Kind::kMaximum: return a < b ? T(1) : T(0);
-    case Kind::kMinimum: return a > b ? T(1) : T(0);
-  }
-  return T(0);
-}
-
-template <typename T>
 void forward(Kind kind, const ForwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
   const TensorRef& out = c.outputs[0];
@@ -86,7 +51,7 @@ void forward(Kind kind, const ForwardCall& c) {
     const T* pa = a + off[0];
     const T* pb = b + off[1];
     for (int64_t j = 0; j < len; ++j)
-      store(y + o + j, req, apply(kind, pa[j * st[0]], pb[j * st[1]]));
+      store(y + o + j, req, broadcast_apply(kind, pa[j * st[0]], pb[j * st[1]]));
   });
 }
 
@@ -121,12 +86,55 @@ void backward(Kind kind, const BackwardCall& c) {
       const T* pb = b + off[2];
       for (int64_t j = 0; j < len; ++j) {
         const T x = pa[j * st[1]], z = pb[j * st[2]];
-        store(dst + o + j, dst_req, gy[o + j] * (k == 0 ? d_lhs(kind, x, z) : d_rhs(kind, x, z)));
+        store(dst + o + j, dst_req,
+              gy[o + j] * (k == 0 ? broadcast_d_lhs(kind, x, z) : broadcast_d_rhs(kind, x, z)));
       }
     });
     if (!full) reduce_to(dst, out_shape, grad.ptr<T>(), grad.shape, req, SumReducer<T>{});
   }
 }
+
+#if MX_USE_CUDA
+template <typename T>
+void forward_gpu(const char* name, Kind kind, const ForwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const TensorRef& out = c.outputs[0];
+  const BroadcastLayout<2> layout(out.shape, {c.inputs[0].shape, c.inputs[1].shape});
+  cuda::broadcast_forward_gpu<T>(name, kind, layout, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(),
+                                 out.ptr<T>(), out.size(), c.req[0], c.rctx.stream);
+}
+
+// As backward(): the element-wise gradient (in scratch memory where the input
+// was broadcast), then its sum over the broadcast axes.
+template <typename T>
+void backward_gpu(const char* name, Kind kind, const BackwardCall& c) {
+  const TensorRef& g = c.out_grads[0];
+  const Shape& out_shape = g.shape;
+  for (int k = 0; k < 2; ++k) {
+    const OpReq req = c.req[static_cast<size_t>(k)];
+    if (req == OpReq::kNull) continue;
+    const TensorRef& grad = c.in_grads[static_cast<size_t>(k)];
+    const ReduceIndex to_grad = make_reduce_index(out_shape, grad.shape);
+    if (kind == Kind::kAdd || kind == Kind::kSub) {
+      const double scale = kind == Kind::kSub && k == 1 ? -1.0 : 1.0;
+      cuda::reduce_gpu<T>(name, cuda::ReduceOp::kSum, scale, to_grad, g.ptr<T>(), grad.ptr<T>(),
+                          req, c.rctx.stream);
+      continue;
+    }
+    const bool full = pad_left(grad.shape, out_shape.ndim()) == out_shape;
+    T* dst =
+        full ? grad.ptr<T>()
+             : static_cast<T*>(c.resources.temp_space(sizeof(T) * static_cast<size_t>(g.size())));
+    const BroadcastLayout<2> layout(out_shape, {c.inputs[0].shape, c.inputs[1].shape});
+    cuda::broadcast_grad_gpu<T>(name, kind, k, layout, g.ptr<T>(), c.inputs[0].ptr<T>(),
+                                c.inputs[1].ptr<T>(), dst, g.size(), full ? req : OpReq::kWrite,
+                                c.rctx.stream);
+    if (!full)
+      cuda::reduce_gpu<T>(name, cuda::ReduceOp::kSum, 1.0, to_grad, dst, grad.ptr<T>(), req,
+                          c.rctx.stream);
+  }
+}
+#endif
 
 void add(OpRegistry& r, const char* name, Kind kind, const char* what,
          const char* alias = nullptr) {
@@ -146,6 +154,15 @@ void add(OpRegistry& r, const char* name, Kind kind, const char* what,
         dispatch_real(c.out_grads[0].dtype, name,
                       [&](auto tag) { backward<typename decltype(tag)::type>(kind, c); });
       });
+#if MX_USE_CUDA
+  b.forward(DeviceKind::kGPU, [kind, name](const NoParams&, const ForwardCall& c) {
+     dispatch_real(c.inputs[0].dtype, name,
+                   [&](auto tag) { forward_gpu<typename decltype(tag)::type>(name, kind, c); });
+   }).backward(DeviceKind::kGPU, [kind, name](const NoParams&, const BackwardCall& c) {
+    dispatch_real(c.out_grads[0].dtype, name,
+                  [&](auto tag) { backward_gpu<typename decltype(tag)::type>(name, kind, c); });
+  });
+#endif
 }
 
 }  // namespace

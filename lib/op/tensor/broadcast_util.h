@@ -15,6 +15,8 @@
 #include "base/parallel.h"
 #include "base/shape.h"
 #include "op/kernel_util.h"
+#include "op/tensor/broadcast_kernels.h"
+#include "op/tensor/reduce_kernels.h"
 #include "op/tensor/tensor_util.h"
 
 namespace mx::op {
@@ -26,14 +28,15 @@ inline Shape pad_left(const Shape& shape, int ndim) {
   return Shape(dims);
 }
 
-// An element-wise map from N operands that broadcast to the output's shape.
+// An element-wise map from N operands that broadcast to the output's shape:
+// the merged axes and strides (BroadcastIndex, which the GPU kernels get)
+// and the CPU's loop over runs of the innermost axis.
 template <int N>
-struct BroadcastLayout {
-  int ndim = 1;
+struct BroadcastLayout : BroadcastIndex<N> {
+  using BroadcastIndex<N>::ndim;
+  using BroadcastIndex<N>::dims;
+  using BroadcastIndex<N>::strides;
   int64_t size = 0;
-  std::array<int64_t, Shape::kMaxNdim> dims{};
-  // Per operand, the stride of each merged axis (0 where it broadcasts).
-  std::array<std::array<int64_t, Shape::kMaxNdim>, N> strides{};
 
   BroadcastLayout(const Shape& out, const std::array<Shape, N>& operands) {
     size = out.size();
@@ -118,43 +121,11 @@ struct BroadcastLayout {
   }
 };
 
-// Reducers for reduce_to: an accumulator type, its start, adding one value,
-// merging two partial results, and the value it ends as.
-template <typename T>
-struct SumReducer {
-  // float32 sums accumulate in float64, as accurate as MXNet's Kahan sums.
-  using Acc = std::conditional_t<std::is_same_v<T, float>, double, T>;
-  double scale = 1.0;  // mean: 1 / count
-  Acc init() const { return Acc(0); }
-  void add(Acc& acc, T v) const { acc += static_cast<Acc>(v); }
-  void merge(Acc& acc, Acc other) const { acc += other; }
-  T finish(Acc acc) const { return static_cast<T>(acc * static_cast<Acc>(scale)); }
-};
-
-// Max (or min with kMax false); NaN wins, as in MXNet.
-template <typename T, bool kMax>
-struct ExtremumReducer {
-  using Acc = T;
-  Acc init() const {
-    return kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-  }
-  void add(Acc& acc, T v) const {
-    if (acc != acc) return;  // already NaN
-    if (kMax ? !(acc >= v) : !(acc <= v)) acc = v;
-  }
-  void merge(Acc& acc, Acc other) const { add(acc, other); }
-  T finish(Acc acc) const { return acc; }
-};
-
-// Reduces `in` (shape in_shape) to `out` (shape out_shape: in_shape with 1 on
-// the reduced axes, possibly with fewer leading axes). Each output element
-// is reduced in a fixed order by one thread, so results are reproducible.
-template <typename T, typename Reducer>
-void reduce_to(const T* in, const Shape& in_shape, T* out, const Shape& out_shape, OpReq req,
-               const Reducer& r) {
-  using Acc = typename Reducer::Acc;
-  if (req == OpReq::kNull) return;
+// The ReduceIndex of reducing `in_shape` to `out_shape` (in_shape with 1 on
+// the reduced axes, possibly with fewer leading axes).
+inline ReduceIndex make_reduce_index(const Shape& in_shape, const Shape& out_shape) {
   const int nd = in_shape.ndim();
+  MX_CHECK(out_shape.ndim() <= nd, "cannot reduce ", in_shape, " to ", out_shape);
   const Shape small = pad_left(out_shape, nd);
   // Merged axes, alternating kept and reduced.
   std::array<int64_t, Shape::kMaxNdim> dims{};
@@ -165,58 +136,61 @@ void reduce_to(const T* in, const Shape& in_shape, T* out, const Shape& out_shap
     MX_CHECK(small[i] == in_shape[i] || small[i] == 1, "cannot reduce ", in_shape, " to ",
              out_shape);
     const bool red = small[i] == 1;
-    if (n > 0 && reduced[n - 1] == red) {
-      dims[n - 1] *= in_shape[i];
+    if (n > 0 && reduced[static_cast<size_t>(n - 1)] == red) {
+      dims[static_cast<size_t>(n - 1)] *= in_shape[i];
     } else {
-      dims[n] = in_shape[i];
-      reduced[n] = red;
+      dims[static_cast<size_t>(n)] = in_shape[i];
+      reduced[static_cast<size_t>(n)] = red;
       ++n;
     }
   }
+  ReduceIndex index;
+  int64_t stride = 1;
+  std::array<int64_t, Shape::kMaxNdim> strides{};
+  for (int i = n - 1; i >= 0; --i) {
+    strides[static_cast<size_t>(i)] = stride;
+    stride *= dims[static_cast<size_t>(i)];
+  }
+  for (int i = 0; i < n; ++i) {
+    const auto u = static_cast<size_t>(i);
+    if (reduced[u]) {
+      index.reduced_dims[index.n_reduced] = dims[u];
+      index.reduced_strides[index.n_reduced++] = strides[u];
+    } else {
+      index.kept_dims[index.n_kept] = dims[u];
+      index.kept_strides[index.n_kept++] = strides[u];
+    }
+  }
+  index.out_size = out_shape.size();
+  index.count = index.out_size == 0 ? 0 : in_shape.size() / index.out_size;
+  return index;
+}
+
+// Reduces `in` (shape in_shape) to `out` (shape out_shape, as for
+// make_reduce_index). Each output element is reduced in a fixed order by one
+// thread, so results are reproducible.
+template <typename T, typename Reducer>
+void reduce_to(const T* in, const Shape& in_shape, T* out, const Shape& out_shape, OpReq req,
+               const Reducer& r) {
+  using Acc = typename Reducer::Acc;
+  if (req == OpReq::kNull) return;
+  const ReduceIndex index = make_reduce_index(in_shape, out_shape);
   const int64_t total = in_shape.size();
-  const int64_t out_size = out_shape.size();
+  const int64_t out_size = index.out_size;
   if (total == 0) {
     for (int64_t o = 0; o < out_size; ++o) store(out + o, req, r.finish(r.init()));
     return;
   }
-  if (n == 0) {  // one element
+  if (index.n_kept == 0 && index.n_reduced == 0) {  // one element
     Acc acc = r.init();
     r.add(acc, in[0]);
     store(out, req, r.finish(acc));
     return;
   }
-  std::array<int64_t, Shape::kMaxNdim> stride{};
-  for (int64_t i = n - 1, s = 1; i >= 0; --i) {
-    stride[static_cast<size_t>(i)] = s;
-    s *= dims[static_cast<size_t>(i)];
-  }
-  const bool inner_reduced = reduced[n - 1];
-  const int64_t inner = dims[n - 1];
-  // Offsets of every combination of the reduced axes (the innermost one
-  // excluded when it is reduced: it is the contiguous run).
-  std::vector<int64_t> red_offsets{0};
-  for (int i = 0; i < (inner_reduced ? n - 1 : n); ++i) {
-    if (!reduced[i]) continue;
-    std::vector<int64_t> next;
-    next.reserve(red_offsets.size() * static_cast<size_t>(dims[i]));
-    for (int64_t base : red_offsets)
-      for (int64_t j = 0; j < dims[i]; ++j) next.push_back(base + j * stride[i]);
-    red_offsets = std::move(next);
-  }
-  // Offset in `in` of the first element that output position `o` of the
-  // kept axes (the innermost excluded when kept: it is the run) reads.
-  auto kept_base = [&](int64_t o) {
-    int64_t base = 0;
-    for (int i = (inner_reduced ? n - 1 : n - 2); i >= 0; --i) {
-      if (reduced[i]) continue;
-      base += (o % dims[i]) * stride[i];
-      o /= dims[i];
-    }
-    return base;
-  };
-  const int64_t count = total / out_size;
-  if (inner_reduced) {
-    if (n == 1) {
+  const int64_t count = index.count;
+  if (index.reduces_contiguously()) {
+    const int64_t inner = index.reduced_dims[index.n_reduced - 1];
+    if (index.n_kept == 0 && index.n_reduced == 1) {
       // Everything into one value: fixed blocks summed in parallel, then
       // merged in order (the same result on any number of threads).
       const int64_t block = kParallelGrain;
@@ -235,13 +209,17 @@ void reduce_to(const T* in, const Shape& in_shape, T* out, const Shape& out_shap
       store(out, req, r.finish(acc));
       return;
     }
+    // Offsets of the contiguous runs of each output's elements.
+    std::vector<int64_t> runs(static_cast<size_t>(count / inner));
+    for (size_t k = 0; k < runs.size(); ++k)
+      runs[k] = index.reduced_offset(static_cast<int64_t>(k) * inner);
     parallel_for(out_size, std::max<int64_t>(1, kParallelGrain / count),
                  [&](int64_t o0, int64_t o1) {
                    for (int64_t o = o0; o < o1; ++o) {
-                     const int64_t base = kept_base(o);
+                     const T* base = in + index.kept_offset(o);
                      Acc acc = r.init();
-                     for (int64_t off : red_offsets) {
-                       const T* p = in + base + off;
+                     for (int64_t off : runs) {
+                       const T* p = base + off;
                        for (int64_t j = 0; j < inner; ++j) r.add(acc, p[j]);
                      }
                      store(out + o, req, r.finish(acc));
@@ -250,6 +228,10 @@ void reduce_to(const T* in, const Shape& in_shape, T* out, const Shape& out_shap
     return;
   }
   // The innermost axis is kept: accumulate runs of it as vectors.
+  const int64_t inner = index.kept_dims[index.n_kept - 1];
+  std::vector<int64_t> offsets(static_cast<size_t>(count));
+  for (size_t k = 0; k < offsets.size(); ++k)
+    offsets[k] = index.reduced_offset(static_cast<int64_t>(k));
   const int64_t piece = std::min<int64_t>(inner, 1024);
   const int64_t pieces = (inner + piece - 1) / piece;
   const int64_t outer = out_size / inner;
@@ -261,9 +243,9 @@ void reduce_to(const T* in, const Shape& in_shape, T* out, const Shape& out_shap
                    const int64_t first = (w % pieces) * piece;
                    const int64_t len = std::min(piece, inner - first);
                    std::fill(acc.begin(), acc.end(), r.init());
-                   const int64_t base = kept_base(p) + first;
-                   for (int64_t off : red_offsets) {
-                     const T* src = in + base + off;
+                   const T* base = in + index.kept_offset(p * inner + first);
+                   for (int64_t off : offsets) {
+                     const T* src = base + off;
                      for (int64_t j = 0; j < len; ++j) r.add(acc[static_cast<size_t>(j)], src[j]);
                    }
                    T* dst = out + p * inner + first;

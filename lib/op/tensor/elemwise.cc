@@ -8,7 +8,11 @@
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/registry.h"
+#include "op/tensor/elemwise_kernels.h"
 #include "op/vmath/vmath.h"
+#if MX_USE_CUDA
+#include "op/cuda/elemwise_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -17,73 +21,90 @@ void same_shape(const NoParams&, ShapeVector& in, ShapeVector&, ShapeVector& out
   infer_same_shape(in, out);
 }
 
+// kernel(i) for i in [0, n) over the thread budget (a functor of
+// elemwise_kernels.h, the GPU's per-element code); nothing for kNull.
+template <typename F>
+void run_elements(int64_t n, OpReq req, const F& kernel) {
+  if (req == OpReq::kNull) return;
+  parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+    const F k = kernel;  // a local copy: its fields become loop invariants
+    for (int64_t i = begin; i < end; ++i) k(i);
+  });
+}
+
+// Calls fn(std::integral_constant<Binary, kind>{}): the binary kernels are
+// compiled per operation.
+template <typename Fn>
+void with_binary(Binary kind, Fn&& fn) {
+  switch (kind) {
+    case Binary::kAdd: return fn(std::integral_constant<Binary, Binary::kAdd>{});
+    case Binary::kSub: return fn(std::integral_constant<Binary, Binary::kSub>{});
+    case Binary::kMul: return fn(std::integral_constant<Binary, Binary::kMul>{});
+    case Binary::kDiv: return fn(std::integral_constant<Binary, Binary::kDiv>{});
+  }
+}
+
 // ---- binary -------------------------------------------------------------
 
-enum class Binary { kAdd, kSub, kMul, kDiv };
-
 void register_binary(OpRegistry& r, const char* name, Binary kind, const char* what) {
-  r.add<NoParams>(name)
-      .describe(what)
+  const bool uses_inputs = kind == Binary::kMul || kind == Binary::kDiv;
+  auto b = r.add<NoParams>(name);
+  b.describe(what)
       .inputs({"lhs", "rhs"})
       .infer_shape(same_shape)
       .inplace({{0, 0}, {1, 0}})
       .forward_cpu([kind, name](const NoParams&, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;
-          const T* a = c.inputs[0].ptr<T>();
-          const T* b = c.inputs[1].ptr<T>();
-          T* out = c.outputs[0].ptr<T>();
-          const int64_t n = c.outputs[0].size();
-          switch (kind) {
-            case Binary::kAdd:
-              map_index(out, n, c.req[0], [=](int64_t i) { return a[i] + b[i]; });
-              break;
-            case Binary::kSub:
-              map_index(out, n, c.req[0], [=](int64_t i) { return a[i] - b[i]; });
-              break;
-            case Binary::kMul:
-              map_index(out, n, c.req[0], [=](int64_t i) { return a[i] * b[i]; });
-              break;
-            case Binary::kDiv:
-              map_index(out, n, c.req[0], [=](int64_t i) { return a[i] / b[i]; });
-              break;
-          }
+          with_binary(kind, [&](auto k) {
+            run_elements(
+                c.outputs[0].size(), c.req[0],
+                BinaryForwardKernel<decltype(k)::value, T>{
+                    c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), c.outputs[0].ptr<T>(), c.req[0]});
+          });
         });
       })
-      .backward_uses(kind == Binary::kMul || kind == Binary::kDiv, false)
-      .backward_cpu([kind, name](const NoParams&, const BackwardCall& c) {
+      .backward_uses(uses_inputs, false)
+      .backward_cpu([kind, name, uses_inputs](const NoParams&, const BackwardCall& c) {
         dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;
-          const T* g = c.out_grads[0].ptr<T>();
-          const int64_t n = c.out_grads[0].size();
-          T* ga = c.req[0] == OpReq::kNull ? nullptr : c.in_grads[0].ptr<T>();
-          T* gb = c.req[1] == OpReq::kNull ? nullptr : c.in_grads[1].ptr<T>();
-          switch (kind) {
-            case Binary::kAdd:
-              map_index(ga, n, c.req[0], [=](int64_t i) { return g[i]; });
-              map_index(gb, n, c.req[1], [=](int64_t i) { return g[i]; });
-              break;
-            case Binary::kSub:
-              map_index(ga, n, c.req[0], [=](int64_t i) { return g[i]; });
-              map_index(gb, n, c.req[1], [=](int64_t i) { return -g[i]; });
-              break;
-            case Binary::kMul: {
-              const T* a = c.inputs[0].ptr<T>();
-              const T* b = c.inputs[1].ptr<T>();
-              map_index(ga, n, c.req[0], [=](int64_t i) { return g[i] * b[i]; });
-              map_index(gb, n, c.req[1], [=](int64_t i) { return g[i] * a[i]; });
-              break;
-            }
-            case Binary::kDiv: {
-              const T* a = c.inputs[0].ptr<T>();
-              const T* b = c.inputs[1].ptr<T>();
-              map_index(ga, n, c.req[0], [=](int64_t i) { return g[i] / b[i]; });
-              map_index(gb, n, c.req[1], [=](int64_t i) { return -g[i] * a[i] / (b[i] * b[i]); });
-              break;
-            }
+          const T* a = uses_inputs ? c.inputs[0].ptr<T>() : nullptr;
+          const T* bv = uses_inputs ? c.inputs[1].ptr<T>() : nullptr;
+          for (int side = 0; side < 2; ++side) {
+            const OpReq req = c.req[static_cast<size_t>(side)];
+            if (req == OpReq::kNull) continue;
+            T* grad = c.in_grads[static_cast<size_t>(side)].ptr<T>();
+            with_binary(kind, [&](auto k) {
+              run_elements(c.out_grads[0].size(), req,
+                           BinaryBackwardKernel<decltype(k)::value, T>{c.out_grads[0].ptr<T>(), a,
+                                                                       bv, grad, req, side});
+            });
           }
         });
       });
+#if MX_USE_CUDA
+  b.forward(DeviceKind::kGPU, [kind, name](const NoParams&, const ForwardCall& c) {
+     dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
+       using T = typename decltype(tag)::type;
+       cuda::binary_forward_gpu<T>(name, kind, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(),
+                                   c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
+                                   c.rctx.stream);
+     });
+   }).backward(DeviceKind::kGPU, [kind, name, uses_inputs](const NoParams&, const BackwardCall& c) {
+    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* a = uses_inputs ? c.inputs[0].ptr<T>() : nullptr;
+      const T* bv = uses_inputs ? c.inputs[1].ptr<T>() : nullptr;
+      for (int side = 0; side < 2; ++side) {
+        const OpReq req = c.req[static_cast<size_t>(side)];
+        if (req == OpReq::kNull) continue;
+        cuda::binary_backward_gpu<T>(name, kind, side, c.out_grads[0].ptr<T>(), a, bv,
+                                     c.in_grads[static_cast<size_t>(side)].ptr<T>(),
+                                     c.out_grads[0].size(), req, c.rctx.stream);
+      }
+    });
+  });
+#endif
 }
 
 // ---- with a scalar ------------------------------------------------------
@@ -99,57 +120,9 @@ struct ScalarParam : Params<ScalarParam> {
   }
 };
 
-enum class WithScalar {
-  kPlus,
-  kMinus,
-  kRMinus,
-  kMul,
-  kDiv,
-  kRDiv,
-  kPower,
-  kRPower,
-  kMaximum,
-  kMinimum
-};
-
-template <typename T>
-T scalar_forward(WithScalar kind, T x, T s) {
-  switch (kind) {
-    case WithScalar::kPlus: return x + s;
-    case WithScalar::kMinus: return x - s;
-    case WithScalar::kRMinus: return s - x;
-    case WithScalar::kMul: return x * s;
-    case WithScalar::kDiv: return x / s;
-    case WithScalar::kRDiv: return s / x;
-    case WithScalar::kPower: return std::pow(x, s);
-    case WithScalar::kRPower: return std::pow(s, x);
-    case WithScalar::kMaximum: return x > s ? x : s;
-    case WithScalar::kMinimum: return x < s ? x : s;
-  }
-  return x;
-}
-
-// d(out)/d(x) at x (y = forward(x)).
-template <typename T>
-T scalar_derivative(WithScalar kind, T x, T y, T s) {
-  switch (kind) {
-    case WithScalar::kPlus:
-    case WithScalar::kMinus: return T(1);
-    case WithScalar::kRMinus: return T(-1);
-    case WithScalar::kMul: return s;
-    case WithScalar::kDiv: return T(1) / s;
-    case WithScalar::kRDiv: return -s / (x * x);
-    case WithScalar::kPower: return s * std::pow(x, s - T(1));
-    case WithScalar::kRPower: return y * std::log(s);
-    case WithScalar::kMaximum: return x > s ? T(1) : T(0);
-    case WithScalar::kMinimum: return x < s ? T(1) : T(0);
-  }
-  return T(0);
-}
-
 void register_scalar(OpRegistry& r, const char* name, WithScalar kind, const char* what) {
-  r.add<ScalarParam>(name)
-      .describe(what)
+  auto b = r.add<ScalarParam>(name);
+  b.describe(what)
       .inputs({"data"})
       .infer_shape([](const ScalarParam&, ShapeVector& in, ShapeVector&, ShapeVector& out) {
         infer_same_shape(in, out);
@@ -158,77 +131,44 @@ void register_scalar(OpRegistry& r, const char* name, WithScalar kind, const cha
       .forward_cpu([kind, name](const ScalarParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;
-          const T* x = c.inputs[0].ptr<T>();
-          const T s = static_cast<T>(p.scalar);
-          map_index(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
-                    [=](int64_t i) { return scalar_forward(kind, x[i], s); });
+          run_elements(c.outputs[0].size(), c.req[0],
+                       ScalarForwardKernel<T>{kind, static_cast<T>(p.scalar), c.inputs[0].ptr<T>(),
+                                              c.outputs[0].ptr<T>(), c.req[0]});
         });
       })
       .backward_cpu([kind, name](const ScalarParam& p, const BackwardCall& c) {
         if (c.req[0] == OpReq::kNull) return;
         dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;
-          const T* g = c.out_grads[0].ptr<T>();
-          const T* x = c.inputs[0].ptr<T>();
-          const T* y = c.outputs[0].ptr<T>();
-          const T s = static_cast<T>(p.scalar);
-          map_index(c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
-                    [=](int64_t i) { return g[i] * scalar_derivative(kind, x[i], y[i], s); });
+          run_elements(
+              c.in_grads[0].size(), c.req[0],
+              ScalarBackwardKernel<T>{kind, static_cast<T>(p.scalar), c.out_grads[0].ptr<T>(),
+                                      c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
+                                      c.in_grads[0].ptr<T>(), c.req[0]});
         });
       });
+#if MX_USE_CUDA
+  b.forward(DeviceKind::kGPU, [kind, name](const ScalarParam& p, const ForwardCall& c) {
+     dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
+       using T = typename decltype(tag)::type;
+       cuda::scalar_forward_gpu<T>(name, kind, static_cast<T>(p.scalar), c.inputs[0].ptr<T>(),
+                                   c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
+                                   c.rctx.stream);
+     });
+   }).backward(DeviceKind::kGPU, [kind, name](const ScalarParam& p, const BackwardCall& c) {
+    if (c.req[0] == OpReq::kNull) return;
+    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      cuda::scalar_backward_gpu<T>(name, kind, static_cast<T>(p.scalar), c.out_grads[0].ptr<T>(),
+                                   c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
+                                   c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
+                                   c.rctx.stream);
+    });
+  });
+#endif
 }
 
 // ---- unary math ---------------------------------------------------------
-
-enum class Unary {
-  kRelu,
-  kSigmoid,
-  kTanh,
-  kExp,
-  kLog,
-  kSqrt,
-  kSquare,
-  kAbs,
-  kNegative,
-  kReciprocal,
-  kIdentity
-};
-
-template <typename T>
-T unary_forward(Unary kind, T x) {
-  switch (kind) {
-    case Unary::kRelu: return x > T(0) ? x : T(0);
-    case Unary::kSigmoid: return T(1) / (T(1) + std::exp(-x));
-    case Unary::kTanh: return std::tanh(x);
-    case Unary::kExp: return std::exp(x);
-    case Unary::kLog: return std::log(x);
-    case Unary::kSqrt: return std::sqrt(x);
-    case Unary::kSquare: return x * x;
-    case Unary::kAbs: return std::abs(x);
-    case Unary::kNegative: return -x;
-    case Unary::kReciprocal: return T(1) / x;
-    case Unary::kIdentity: return x;
-  }
-  return x;
-}
-
-template <typename T>
-T unary_derivative(Unary kind, T x, T y) {
-  switch (kind) {
-    case Unary::kRelu: return x > T(0) ? T(1) : T(0);
-    case Unary::kSigmoid: return y * (T(1) - y);
-    case Unary::kTanh: return T(1) - y * y;
-    case Unary::kExp: return y;
-    case Unary::kLog: return T(1) / x;
-    case Unary::kSqrt: return T(0.5) / y;
-    case Unary::kSquare: return T(2) * x;
-    case Unary::kAbs: return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
-    case Unary::kNegative: return T(-1);
-    case Unary::kReciprocal: return -y * y;
-    case Unary::kIdentity: return T(1);
-  }
-  return T(0);
-}
 
 // The vectorised float32 kernel of kind, if it has one.
 vmath::UnaryFn vector_kernel(Unary kind) {
@@ -260,21 +200,37 @@ void register_unary(OpRegistry& r, const char* name, Unary kind, const char* wha
               return;
             }
           }
-          map_index(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
-                    [=](int64_t i) { return unary_forward(kind, x[i]); });
+          run_elements(c.outputs[0].size(), c.req[0],
+                       UnaryForwardKernel<T>{kind, x, c.outputs[0].ptr<T>(), c.req[0]});
         });
       })
       .backward_cpu([kind, name](const NoParams&, const BackwardCall& c) {
         if (c.req[0] == OpReq::kNull) return;
         dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;
-          const T* g = c.out_grads[0].ptr<T>();
-          const T* x = c.inputs[0].ptr<T>();
-          const T* y = c.outputs[0].ptr<T>();
-          map_index(c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
-                    [=](int64_t i) { return g[i] * unary_derivative(kind, x[i], y[i]); });
+          run_elements(
+              c.in_grads[0].size(), c.req[0],
+              UnaryBackwardKernel<T>{kind, c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
+                                     c.outputs[0].ptr<T>(), c.in_grads[0].ptr<T>(), c.req[0]});
         });
       });
+#if MX_USE_CUDA
+  b.forward(DeviceKind::kGPU, [kind, name](const NoParams&, const ForwardCall& c) {
+     dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
+       using T = typename decltype(tag)::type;
+       cuda::unary_forward_gpu<T>(name, kind, c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
+                                  c.outputs[0].size(), c.req[0], c.rctx.stream);
+     });
+   }).backward(DeviceKind::kGPU, [kind, name](const NoParams&, const BackwardCall& c) {
+    if (c.req[0] == OpReq::kNull) return;
+    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      cuda::unary_backward_gpu<T>(name, kind, c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
+                                  c.outputs[0].ptr<T>(), c.in_grads[0].ptr<T>(),
+                                  c.in_grads[0].size(), c.req[0], c.rctx.stream);
+    });
+  });
+#endif
 }
 
 // ---- add_n, clip, BlockGrad, zeros_like/ones_like ------------------------
@@ -297,8 +253,8 @@ struct ClipParam : Params<ClipParam> {
 };
 
 void register_misc(OpRegistry& r) {
-  r.add<AddNParam>("ElementWiseSum")
-      .alias("add_n")
+  auto add_n = r.add<AddNParam>("ElementWiseSum");
+  add_n.alias("add_n")
       .alias("_sum")
       .describe("Adds all inputs element-wise.")
       .inputs([](const AddNParam& p) {
@@ -327,16 +283,35 @@ void register_misc(OpRegistry& r) {
         dispatch_real(c.out_grads[0].dtype, "ElementWiseSum", [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* g = c.out_grads[0].ptr<T>();
-          for (size_t k = 0; k < c.in_grads.size(); ++k) {
-            if (c.req[k] == OpReq::kNull) continue;
-            map_index(c.in_grads[k].ptr<T>(), c.in_grads[k].size(), c.req[k],
-                      [=](int64_t i) { return g[i]; });
-          }
+          for (size_t k = 0; k < c.in_grads.size(); ++k)
+            run_elements(c.in_grads[k].size(), c.req[k],
+                         CopyKernel<T>{g, c.in_grads[k].ptr<T>(), c.req[k]});
         });
       });
+#if MX_USE_CUDA
+  add_n
+      .forward(DeviceKind::kGPU,
+               [](const AddNParam&, const ForwardCall& c) {
+                 dispatch_real(c.outputs[0].dtype, "ElementWiseSum", [&](auto tag) {
+                   using T = typename decltype(tag)::type;
+                   std::vector<const T*> xs;
+                   for (const auto& in : c.inputs) xs.push_back(in.ptr<T>());
+                   cuda::add_n_gpu<T>("ElementWiseSum", xs, c.outputs[0].ptr<T>(),
+                                      c.outputs[0].size(), c.req[0], c.rctx.stream);
+                 });
+               })
+      .backward(DeviceKind::kGPU, [](const AddNParam&, const BackwardCall& c) {
+        dispatch_real(c.out_grads[0].dtype, "ElementWiseSum", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          for (size_t k = 0; k < c.in_grads.size(); ++k)
+            cuda::copy_gpu<T>("ElementWiseSum", c.out_grads[0].ptr<T>(), c.in_grads[k].ptr<T>(),
+                              c.in_grads[k].size(), c.req[k], c.rctx.stream);
+        });
+      });
+#endif
 
-  r.add<ClipParam>("clip")
-      .describe("Clips values to [a_min, a_max].")
+  auto clip = r.add<ClipParam>("clip");
+  clip.describe("Clips values to [a_min, a_max].")
       .inputs({"data"})
       .infer_shape([](const ClipParam&, ShapeVector& in, ShapeVector&, ShapeVector& out) {
         infer_same_shape(in, out);
@@ -345,10 +320,9 @@ void register_misc(OpRegistry& r) {
       .forward_cpu([](const ClipParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "clip", [&](auto tag) {
           using T = typename decltype(tag)::type;
-          const T* x = c.inputs[0].ptr<T>();
-          const T lo = static_cast<T>(p.a_min), hi = static_cast<T>(p.a_max);
-          map_index(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
-                    [=](int64_t i) { return x[i] < lo ? lo : (x[i] > hi ? hi : x[i]); });
+          run_elements(c.outputs[0].size(), c.req[0],
+                       ClipForwardKernel<T>{static_cast<T>(p.a_min), static_cast<T>(p.a_max),
+                                            c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(), c.req[0]});
         });
       })
       .backward_uses(true, false)
@@ -356,17 +330,38 @@ void register_misc(OpRegistry& r) {
         if (c.req[0] == OpReq::kNull) return;
         dispatch_real(c.out_grads[0].dtype, "clip", [&](auto tag) {
           using T = typename decltype(tag)::type;
-          const T* g = c.out_grads[0].ptr<T>();
-          const T* x = c.inputs[0].ptr<T>();
-          const T lo = static_cast<T>(p.a_min), hi = static_cast<T>(p.a_max);
-          map_index(c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
-                    [=](int64_t i) { return x[i] >= lo && x[i] <= hi ? g[i] : T(0); });
+          run_elements(c.in_grads[0].size(), c.req[0],
+                       ClipBackwardKernel<T>{static_cast<T>(p.a_min), static_cast<T>(p.a_max),
+                                             c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
+                                             c.in_grads[0].ptr<T>(), c.req[0]});
         });
       });
+#if MX_USE_CUDA
+  clip.forward(DeviceKind::kGPU,
+               [](const ClipParam& p, const ForwardCall& c) {
+                 dispatch_real(c.inputs[0].dtype, "clip", [&](auto tag) {
+                   using T = typename decltype(tag)::type;
+                   cuda::clip_forward_gpu<T>("clip", static_cast<T>(p.a_min),
+                                             static_cast<T>(p.a_max), c.inputs[0].ptr<T>(),
+                                             c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
+                                             c.rctx.stream);
+                 });
+               })
+      .backward(DeviceKind::kGPU, [](const ClipParam& p, const BackwardCall& c) {
+        if (c.req[0] == OpReq::kNull) return;
+        dispatch_real(c.out_grads[0].dtype, "clip", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          cuda::clip_backward_gpu<T>("clip", static_cast<T>(p.a_min), static_cast<T>(p.a_max),
+                                     c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
+                                     c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
+                                     c.rctx.stream);
+        });
+      });
+#endif
 
   // BlockGrad: identity forward, zero gradient.
-  r.add<NoParams>("BlockGrad")
-      .alias("stop_gradient")
+  auto block_grad = r.add<NoParams>("BlockGrad");
+  block_grad.alias("stop_gradient")
       .describe("Passes the input through and stops the gradient.")
       .inputs({"data"})
       .infer_shape(same_shape)
@@ -374,9 +369,8 @@ void register_misc(OpRegistry& r) {
       .forward_cpu([](const NoParams&, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "BlockGrad", [&](auto tag) {
           using T = typename decltype(tag)::type;
-          const T* x = c.inputs[0].ptr<T>();
-          map_index(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
-                    [=](int64_t i) { return x[i]; });
+          run_elements(c.outputs[0].size(), c.req[0],
+                       CopyKernel<T>{c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(), c.req[0]});
         });
       })
       .backward_uses(false, false)
@@ -384,22 +378,41 @@ void register_misc(OpRegistry& r) {
         if (c.req[0] == OpReq::kNull || c.req[0] == OpReq::kAdd) return;
         dispatch_real(c.in_grads[0].dtype, "BlockGrad", [&](auto tag) {
           using T = typename decltype(tag)::type;
-          map_index(c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
-                    [](int64_t) { return T(0); });
+          run_elements(c.in_grads[0].size(), c.req[0],
+                       FillKernel<T>{T(0), c.in_grads[0].ptr<T>(), c.req[0]});
         });
       });
+#if MX_USE_CUDA
+  block_grad
+      .forward(DeviceKind::kGPU,
+               [](const NoParams&, const ForwardCall& c) {
+                 dispatch_real(c.inputs[0].dtype, "BlockGrad", [&](auto tag) {
+                   using T = typename decltype(tag)::type;
+                   cuda::copy_gpu<T>("BlockGrad", c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
+                                     c.outputs[0].size(), c.req[0], c.rctx.stream);
+                 });
+               })
+      .backward(DeviceKind::kGPU, [](const NoParams&, const BackwardCall& c) {
+        if (c.req[0] == OpReq::kNull || c.req[0] == OpReq::kAdd) return;
+        dispatch_real(c.in_grads[0].dtype, "BlockGrad", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          cuda::fill_gpu<T>("BlockGrad", T(0), c.in_grads[0].ptr<T>(), c.in_grads[0].size(),
+                            c.req[0], c.rctx.stream);
+        });
+      });
+#endif
 
   for (auto [name, value] : {std::pair{"zeros_like", 0.0}, std::pair{"ones_like", 1.0}}) {
-    r.add<NoParams>(name)
-        .describe(value == 0.0 ? "An array of zeros shaped like the input."
+    auto like = r.add<NoParams>(name);
+    like.describe(value == 0.0 ? "An array of zeros shaped like the input."
                                : "An array of ones shaped like the input.")
         .inputs({"data"})
         .infer_shape(same_shape)
         .forward_cpu([value = value, name = name](const NoParams&, const ForwardCall& c) {
           dispatch_real(c.outputs[0].dtype, name, [&](auto tag) {
             using T = typename decltype(tag)::type;
-            map_index(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
-                      [=](int64_t) { return static_cast<T>(value); });
+            run_elements(c.outputs[0].size(), c.req[0],
+                         FillKernel<T>{static_cast<T>(value), c.outputs[0].ptr<T>(), c.req[0]});
           });
         })
         .backward_uses(false, false)
@@ -407,10 +420,28 @@ void register_misc(OpRegistry& r) {
           if (c.req[0] == OpReq::kNull || c.req[0] == OpReq::kAdd) return;
           dispatch_real(c.in_grads[0].dtype, name, [&](auto tag) {
             using T = typename decltype(tag)::type;
-            map_index(c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
-                      [](int64_t) { return T(0); });
+            run_elements(c.in_grads[0].size(), c.req[0],
+                         FillKernel<T>{T(0), c.in_grads[0].ptr<T>(), c.req[0]});
           });
         });
+#if MX_USE_CUDA
+    like.forward(DeviceKind::kGPU,
+                 [value = value, name = name](const NoParams&, const ForwardCall& c) {
+                   dispatch_real(c.outputs[0].dtype, name, [&](auto tag) {
+                     using T = typename decltype(tag)::type;
+                     cuda::fill_gpu<T>(name, static_cast<T>(value), c.outputs[0].ptr<T>(),
+                                       c.outputs[0].size(), c.req[0], c.rctx.stream);
+                   });
+                 })
+        .backward(DeviceKind::kGPU, [name = name](const NoParams&, const BackwardCall& c) {
+          if (c.req[0] == OpReq::kNull || c.req[0] == OpReq::kAdd) return;
+          dispatch_real(c.in_grads[0].dtype, name, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            cuda::fill_gpu<T>(name, T(0), c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
+                              c.rctx.stream);
+          });
+        });
+#endif
   }
 }
 

@@ -9,6 +9,9 @@
 #include "op/infer_util.h"
 #include "op/registry.h"
 #include "op/tensor/broadcast_util.h"
+#if MX_USE_CUDA
+#include "op/cuda/reduce_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -131,6 +134,42 @@ void reduce_backward(Reduction kind, const ReduceParam& p, const BackwardCall& c
   });
 }
 
+#if MX_USE_CUDA
+template <typename T>
+void reduce_forward_gpu(const char* name, Reduction kind, const ReduceParam& p,
+                        const ForwardCall& c) {
+  const TensorRef& x = c.inputs[0];
+  const Shape small = kept_shape(x.shape, reduced_axes(p, x.shape));
+  const ReduceIndex index = make_reduce_index(x.shape, small);
+  const cuda::ReduceOp op = kind == Reduction::kMax   ? cuda::ReduceOp::kMax
+                            : kind == Reduction::kMin ? cuda::ReduceOp::kMin
+                                                      : cuda::ReduceOp::kSum;
+  // As reduce_forward: the mean of nothing is 0 * inf = NaN.
+  const double scale = kind == Reduction::kMean ? 1.0 / static_cast<double>(index.count) : 1.0;
+  cuda::reduce_gpu<T>(name, op, scale, index, x.ptr<T>(), c.outputs[0].ptr<T>(), c.req[0],
+                      c.rctx.stream);
+}
+
+template <typename T>
+void reduce_backward_gpu(const char* name, Reduction kind, const ReduceParam& p,
+                         const BackwardCall& c) {
+  const OpReq req = c.req[0];
+  if (req == OpReq::kNull) return;
+  const TensorRef& grad = c.in_grads[0];
+  const Shape small = kept_shape(grad.shape, reduced_axes(p, grad.shape));
+  const BroadcastLayout<1> layout(grad.shape, {small});
+  if (kind == Reduction::kSum || kind == Reduction::kMean) {
+    const int64_t count = small.size() == 0 ? 1 : grad.size() / small.size();
+    const T scale = kind == Reduction::kMean ? T(1) / static_cast<T>(count) : T(1);
+    cuda::spread_grad_gpu<T>(name, layout, scale, c.out_grads[0].ptr<T>(), grad.ptr<T>(),
+                             grad.size(), req, c.rctx.stream);
+    return;
+  }
+  cuda::extremum_grad_gpu<T>(name, layout, c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
+                             c.outputs[0].ptr<T>(), grad.ptr<T>(), grad.size(), req, c.rctx.stream);
+}
+#endif
+
 void add_reduction(OpRegistry& r, const char* name, Reduction kind, const char* what,
                    const char* alias) {
   const bool extremum = kind == Reduction::kMax || kind == Reduction::kMin;
@@ -148,6 +187,17 @@ void add_reduction(OpRegistry& r, const char* name, Reduction kind, const char* 
         dispatch_real(c.in_grads[0].dtype, name,
                       [&](auto tag) { reduce_backward<typename decltype(tag)::type>(kind, p, c); });
       });
+#if MX_USE_CUDA
+  b.forward(DeviceKind::kGPU, [kind, name](const ReduceParam& p, const ForwardCall& c) {
+     dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
+       reduce_forward_gpu<typename decltype(tag)::type>(name, kind, p, c);
+     });
+   }).backward(DeviceKind::kGPU, [kind, name](const ReduceParam& p, const BackwardCall& c) {
+    dispatch_real(c.in_grads[0].dtype, name, [&](auto tag) {
+      reduce_backward_gpu<typename decltype(tag)::type>(name, kind, p, c);
+    });
+  });
+#endif
 }
 
 // ---- argmax ----------------------------------------------------------------
@@ -245,14 +295,28 @@ void register_reduce_ops(OpRegistry& r) {
   add_reduction(r, "min", Reduction::kMin, "The minimum over the given axes.", "min_axis");
 
   // MXNet defines no gradient for argmax.
-  r.add<ArgmaxParam>("argmax")
-      .describe("Indices of the largest values along an axis (in the input's type).")
+  auto argmax = r.add<ArgmaxParam>("argmax");
+  argmax.describe("Indices of the largest values along an axis (in the input's type).")
       .inputs({"data"})
       .infer_shape(infer_argmax)
       .forward_cpu([](const ArgmaxParam& p, const ForwardCall& c) {
         dispatch_dtype(c.inputs[0].dtype,
                        [&](auto tag) { argmax_kernel<typename decltype(tag)::type>(p, c); });
       });
+#if MX_USE_CUDA
+  argmax.forward(DeviceKind::kGPU, [](const ArgmaxParam& p, const ForwardCall& c) {
+    const TensorRef& x = c.inputs[0];
+    const int axis = p.axis ? normalize_axis(*p.axis, x.shape) : 0;
+    const int64_t outer = p.axis ? x.shape.prod(0, axis) : 1;
+    const int64_t size = p.axis ? x.shape[axis] : x.size();
+    const int64_t inner = p.axis ? x.shape.prod(axis + 1, x.shape.ndim()) : 1;
+    dispatch_dtype(x.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      cuda::argmax_gpu<T>("argmax", x.ptr<T>(), c.outputs[0].ptr<T>(), outer, size, inner, c.req[0],
+                          c.rctx.stream);
+    });
+  });
+#endif
 }
 
 }  // namespace mx::op

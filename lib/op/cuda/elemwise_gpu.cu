@@ -1,0 +1,137 @@
+// GPU kernels of the element-wise operators: each launches one functor of
+// tensor/elemwise_kernels.h over the elements.
+#include <type_traits>
+
+#include "op/cuda/elemwise_gpu.h"
+#include "op/cuda/launch.cuh"
+
+namespace mx::op::cuda {
+namespace {
+
+// Calls fn(std::integral_constant<Binary, kind>{}): the binary kernels are
+// compiled per operation, as on the CPU.
+template <typename Fn>
+void with_binary(Binary kind, Fn&& fn) {
+  switch (kind) {
+    case Binary::kAdd: return fn(std::integral_constant<Binary, Binary::kAdd>{});
+    case Binary::kSub: return fn(std::integral_constant<Binary, Binary::kSub>{});
+    case Binary::kMul: return fn(std::integral_constant<Binary, Binary::kMul>{});
+    case Binary::kDiv: return fn(std::integral_constant<Binary, Binary::kDiv>{});
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void binary_forward_gpu(const char* op, Binary kind, const T* a, const T* b, T* out, int64_t n,
+                        OpReq req, void* stream) {
+  if (req == OpReq::kNull) return;
+  with_binary(kind, [&](auto k) {
+    launch_elements(n, stream_of(stream), op,
+                    BinaryForwardKernel<decltype(k)::value, T>{a, b, out, req});
+  });
+}
+
+template <typename T>
+void binary_backward_gpu(const char* op, Binary kind, int side, const T* g, const T* a, const T* b,
+                         T* grad, int64_t n, OpReq req, void* stream) {
+  if (req == OpReq::kNull) return;
+  with_binary(kind, [&](auto k) {
+    launch_elements(n, stream_of(stream), op,
+                    BinaryBackwardKernel<decltype(k)::value, T>{g, a, b, grad, req, side});
+  });
+}
+
+template <typename T>
+void scalar_forward_gpu(const char* op, WithScalar kind, T s, const T* x, T* out, int64_t n,
+                        OpReq req, void* stream) {
+  if (req == OpReq::kNull) return;
+  launch_elements(n, stream_of(stream), op, ScalarForwardKernel<T>{kind, s, x, out, req});
+}
+
+template <typename T>
+void scalar_backward_gpu(const char* op, WithScalar kind, T s, const T* g, const T* x, const T* y,
+                         T* grad, int64_t n, OpReq req, void* stream) {
+  if (req == OpReq::kNull) return;
+  launch_elements(n, stream_of(stream), op, ScalarBackwardKernel<T>{kind, s, g, x, y, grad, req});
+}
+
+template <typename T>
+void unary_forward_gpu(const char* op, Unary kind, const T* x, T* out, int64_t n, OpReq req,
+                       void* stream) {
+  if (req == OpReq::kNull) return;
+  launch_elements(n, stream_of(stream), op, UnaryForwardKernel<T>{kind, x, out, req});
+}
+
+template <typename T>
+void unary_backward_gpu(const char* op, Unary kind, const T* g, const T* x, const T* y, T* grad,
+                        int64_t n, OpReq req, void* stream) {
+  if (req == OpReq::kNull) return;
+  launch_elements(n, stream_of(stream), op, UnaryBackwardKernel<T>{kind, g, x, y, grad, req});
+}
+
+template <typename T>
+void clip_forward_gpu(const char* op, T lo, T hi, const T* x, T* out, int64_t n, OpReq req,
+                      void* stream) {
+  if (req == OpReq::kNull) return;
+  launch_elements(n, stream_of(stream), op, ClipForwardKernel<T>{lo, hi, x, out, req});
+}
+
+template <typename T>
+void clip_backward_gpu(const char* op, T lo, T hi, const T* g, const T* x, T* grad, int64_t n,
+                       OpReq req, void* stream) {
+  if (req == OpReq::kNull) return;
+  launch_elements(n, stream_of(stream), op, ClipBackwardKernel<T>{lo, hi, g, x, grad, req});
+}
+
+template <typename T>
+void fill_gpu(const char* op, T value, T* out, int64_t n, OpReq req, void* stream) {
+  if (req == OpReq::kNull) return;
+  launch_elements(n, stream_of(stream), op, FillKernel<T>{value, out, req});
+}
+
+template <typename T>
+void copy_gpu(const char* op, const T* x, T* out, int64_t n, OpReq req, void* stream) {
+  if (req == OpReq::kNull) return;
+  launch_elements(n, stream_of(stream), op, CopyKernel<T>{x, out, req});
+}
+
+template <typename T>
+void add_n_gpu(const char* op, const std::vector<const T*>& xs, T* out, int64_t n, OpReq req,
+               void* stream) {
+  if (req == OpReq::kNull) return;
+  // One launch per chunk of inputs, in order on the stream.
+  for (size_t first = 0; first < xs.size(); first += kAddNChunk) {
+    AddNKernel<T> f{};
+    f.count = static_cast<int>(std::min<size_t>(kAddNChunk, xs.size() - first));
+    for (int k = 0; k < f.count; ++k) f.xs[k] = xs[first + static_cast<size_t>(k)];
+    f.first = first == 0;
+    f.out = out;
+    f.req = req;
+    launch_elements(n, stream_of(stream), op, f);
+  }
+}
+
+#define MX_ELEMWISE_GPU_INSTANTIATE(T)                                                             \
+  template void binary_forward_gpu<T>(const char*, Binary, const T*, const T*, T*, int64_t, OpReq, \
+                                      void*);                                                      \
+  template void binary_backward_gpu<T>(const char*, Binary, int, const T*, const T*, const T*, T*, \
+                                       int64_t, OpReq, void*);                                     \
+  template void scalar_forward_gpu<T>(const char*, WithScalar, T, const T*, T*, int64_t, OpReq,    \
+                                      void*);                                                      \
+  template void scalar_backward_gpu<T>(const char*, WithScalar, T, const T*, const T*, const T*,   \
+                                       T*, int64_t, OpReq, void*);                                 \
+  template void unary_forward_gpu<T>(const char*, Unary, const T*, T*, int64_t, OpReq, void*);     \
+  template void unary_backward_gpu<T>(const char*, Unary, const T*, const T*, const T*, T*,        \
+                                      int64_t, OpReq, void*);                                      \
+  template void clip_forward_gpu<T>(const char*, T, T, const T*, T*, int64_t, OpReq, void*);       \
+  template void clip_backward_gpu<T>(const char*, T, T, const T*, const T*, T*, int64_t, OpReq,    \
+                                     void*);                                                       \
+  template void fill_gpu<T>(const char*, T, T*, int64_t, OpReq, void*);                            \
+  template void copy_gpu<T>(const char*, const T*, T*, int64_t, OpReq, void*);                     \
+  template void add_n_gpu<T>(const char*, const std::vector<const T*>&, T*, int64_t, OpReq, void*);
+
+MX_ELEMWISE_GPU_INSTANTIATE(float)
+MX_ELEMWISE_GPU_INSTANTIATE(double)
+
+}  // namespace mx::op::cuda

@@ -1,0 +1,291 @@
+// Per-element logic of the element-wise operators (tensor/elemwise.cc): each
+// math function with its derivative, and one functor per kernel taking an
+// element index. The CPU kernels run the functors through parallel_for (the
+// float32 vmath paths aside), the GPU kernels (op/cuda/elemwise_gpu.cu)
+// through launch_elements, so both compute exactly the same expressions.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "base/host_device.h"
+#include "op/tensor_ref.h"
+
+namespace mx::op {
+
+enum class Binary { kAdd, kSub, kMul, kDiv };
+
+enum class WithScalar {
+  kPlus,
+  kMinus,
+  kRMinus,
+  kMul,
+  kDiv,
+  kRDiv,
+  kPower,
+  kRPower,
+  kMaximum,
+  kMinimum
+};
+
+enum class Unary {
+  kRelu,
+  kSigmoid,
+  kTanh,
+  kExp,
+  kLog,
+  kSqrt,
+  kSquare,
+  kAbs,
+  kNegative,
+  kReciprocal,
+  kIdentity
+};
+
+// ---- the math -------------------------------------------------------------
+
+template <Binary K, typename T>
+MX_HOST_DEVICE inline T binary_forward(T a, T b) {
+  if constexpr (K == Binary::kAdd)
+    return a + b;
+  else if constexpr (K == Binary::kSub)
+    return a - b;
+  else if constexpr (K == Binary::kMul)
+    return a * b;
+  else
+    return a / b;
+}
+
+// The gradient of lhs (side 0) or rhs (side 1) from the output's gradient g;
+// add and sub read neither a nor b.
+template <Binary K, typename T>
+MX_HOST_DEVICE inline T binary_grad(int side, T g, T a, T b) {
+  if constexpr (K == Binary::kAdd)
+    return g;
+  else if constexpr (K == Binary::kSub)
+    return side == 0 ? g : -g;
+  else if constexpr (K == Binary::kMul)
+    return side == 0 ? g * b : g * a;
+  else
+    return side == 0 ? g / b : -g * a / (b * b);
+}
+
+template <typename T>
+MX_HOST_DEVICE inline T scalar_forward(WithScalar kind, T x, T s) {
+  switch (kind) {
+    case WithScalar::kPlus: return x + s;
+    case WithScalar::kMinus: return x - s;
+    case WithScalar::kRMinus: return s - x;
+    case WithScalar::kMul: return x * s;
+    case WithScalar::kDiv: return x / s;
+    case WithScalar::kRDiv: return s / x;
+    case WithScalar::kPower: return std::pow(x, s);
+    case WithScalar::kRPower: return std::pow(s, x);
+    case WithScalar::kMaximum: return x > s ? x : s;
+    case WithScalar::kMinimum: return x < s ? x : s;
+  }
+  return x;
+}
+
+// d(out)/d(x) at x (y = forward(x)).
+template <typename T>
+MX_HOST_DEVICE inline T scalar_derivative(WithScalar kind, T x, T y, T s) {
+  switch (kind) {
+    case WithScalar::kPlus:
+    case WithScalar::kMinus: return T(1);
+    case WithScalar::kRMinus: return T(-1);
+    case WithScalar::kMul: return s;
+    case WithScalar::kDiv: return T(1) / s;
+    case WithScalar::kRDiv: return -s / (x * x);
+    case WithScalar::kPower: return s * std::pow(x, s - T(1));
+    case WithScalar::kRPower: return y * std::log(s);
+    case WithScalar::kMaximum: return x > s ? T(1) : T(0);
+    case WithScalar::kMinimum: return x < s ? T(1) : T(0);
+  }
+  return T(0);
+}
+
+template <typename T>
+MX_HOST_DEVICE inline T unary_forward(Unary kind, T x) {
+  switch (kind) {
+    case Unary::kRelu: return x > T(0) ? x : T(0);
+    case Unary::kSigmoid: return T(1) / (T(1) + std::exp(-x));
+    case Unary::kTanh: return std::tanh(x);
+    case Unary::kExp: return std::exp(x);
+    case Unary::kLog: return std::log(x);
+    case Unary::kSqrt: return std::sqrt(x);
+    case Unary::kSquare: return x * x;
+    case Unary::kAbs: return std::abs(x);
+    case Unary::kNegative: return -x;
+    case Unary::kReciprocal: return T(1) / x;
+    case Unary::kIdentity: return x;
+  }
+  return x;
+}
+
+template <typename T>
+MX_HOST_DEVICE inline T unary_derivative(Unary kind, T x, T y) {
+  switch (kind) {
+    case Unary::kRelu: return x > T(0) ? T(1) : T(0);
+    case Unary::kSigmoid: return y * (T(1) - y);
+    case Unary::kTanh: return T(1) - y * y;
+    case Unary::kExp: return y;
+    case Unary::kLog: return T(1) / x;
+    case Unary::kSqrt: return T(0.5) / y;
+    case Unary::kSquare: return T(2) * x;
+    case Unary::kAbs: return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+    case Unary::kNegative: return T(-1);
+    case Unary::kReciprocal: return -y * y;
+    case Unary::kIdentity: return T(1);
+  }
+  return T(0);
+}
+
+// ---- the kernels: functor(i) handles element i ------------------------------
+// Each reads every input element it needs before writing its output element,
+// so an output may share an input's memory (kInplace).
+
+// out[i] (req) a[i] K b[i].
+template <Binary K, typename T>
+struct BinaryForwardKernel {
+  const T* a;
+  const T* b;
+  T* out;
+  OpReq req;
+  MX_HOST_DEVICE void operator()(int64_t i) const {
+    assign(out + i, req, binary_forward<K>(a[i], b[i]));
+  }
+};
+
+// grad[i] (req) the gradient of input `side`; a and b may be null for add/sub.
+template <Binary K, typename T>
+struct BinaryBackwardKernel {
+  const T* g;
+  const T* a;
+  const T* b;
+  T* grad;
+  OpReq req;
+  int side;
+  MX_HOST_DEVICE void operator()(int64_t i) const {
+    constexpr bool kReads = K == Binary::kMul || K == Binary::kDiv;
+    const T av = kReads ? a[i] : T(0);
+    const T bv = kReads ? b[i] : T(0);
+    assign(grad + i, req, binary_grad<K>(side, g[i], av, bv));
+  }
+};
+
+template <typename T>
+struct ScalarForwardKernel {
+  WithScalar kind;
+  T s;
+  const T* x;
+  T* out;
+  OpReq req;
+  MX_HOST_DEVICE void operator()(int64_t i) const {
+    assign(out + i, req, scalar_forward(kind, x[i], s));
+  }
+};
+
+template <typename T>
+struct ScalarBackwardKernel {
+  WithScalar kind;
+  T s;
+  const T* g;
+  const T* x;
+  const T* y;
+  T* grad;
+  OpReq req;
+  MX_HOST_DEVICE void operator()(int64_t i) const {
+    assign(grad + i, req, g[i] * scalar_derivative(kind, x[i], y[i], s));
+  }
+};
+
+template <typename T>
+struct UnaryForwardKernel {
+  Unary kind;
+  const T* x;
+  T* out;
+  OpReq req;
+  MX_HOST_DEVICE void operator()(int64_t i) const {
+    assign(out + i, req, unary_forward(kind, x[i]));
+  }
+};
+
+template <typename T>
+struct UnaryBackwardKernel {
+  Unary kind;
+  const T* g;
+  const T* x;
+  const T* y;
+  T* grad;
+  OpReq req;
+  MX_HOST_DEVICE void operator()(int64_t i) const {
+    assign(grad + i, req, g[i] * unary_derivative(kind, x[i], y[i]));
+  }
+};
+
+template <typename T>
+struct ClipForwardKernel {
+  T lo, hi;
+  const T* x;
+  T* out;
+  OpReq req;
+  MX_HOST_DEVICE void operator()(int64_t i) const {
+    const T v = x[i];
+    assign(out + i, req, v < lo ? lo : (v > hi ? hi : v));
+  }
+};
+
+// The gradient passes where lo <= x <= hi.
+template <typename T>
+struct ClipBackwardKernel {
+  T lo, hi;
+  const T* g;
+  const T* x;
+  T* grad;
+  OpReq req;
+  MX_HOST_DEVICE void operator()(int64_t i) const {
+    const T v = x[i];
+    assign(grad + i, req, v >= lo && v <= hi ? g[i] : T(0));
+  }
+};
+
+// out[i] (req) value: zeros_like, ones_like, BlockGrad's zero gradient.
+template <typename T>
+struct FillKernel {
+  T value;
+  T* out;
+  OpReq req;
+  MX_HOST_DEVICE void operator()(int64_t i) const { assign(out + i, req, value); }
+};
+
+// grad[i] (req) g[i]: the gradient of identity-like inputs (add_n).
+template <typename T>
+struct CopyKernel {
+  const T* x;
+  T* out;
+  OpReq req;
+  MX_HOST_DEVICE void operator()(int64_t i) const { assign(out + i, req, x[i]); }
+};
+
+// add_n in chunks of at most kAddNChunk inputs (a kernel argument holds a
+// fixed number of pointers). The first chunk starts from zero and stores with
+// the operator's req; each later chunk adds its inputs to the running sum in
+// out, so with kWrite the sum is ((x0 + x1) + x2) + ..., the CPU's order.
+inline constexpr int kAddNChunk = 8;
+
+template <typename T>
+struct AddNKernel {
+  const T* xs[kAddNChunk];
+  int count;
+  bool first;
+  T* out;
+  OpReq req;
+  MX_HOST_DEVICE void operator()(int64_t i) const {
+    T s = first ? T(0) : out[i];
+    for (int k = 0; k < count; ++k) s += xs[k][i];
+    assign(out + i, first || req == OpReq::kNull ? req : OpReq::kWrite, s);
+  }
+};
+
+}  // namespace mx::op
