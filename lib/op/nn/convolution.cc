@@ -60,8 +60,8 @@ void declare_common(ParamDecl<P>& d, int64_t workspace, bool no_bias) {
   d.field("cudnn_off", &P::cudnn_off)
       .set_default(false)
       .describe(
-          "Turn off cuDNN (accepted for compatibility and ignored: cuDNN is the only GPU "
-          "kernel, and the CPU has none).");
+          "Turn off cuDNN (accepted for compatibility and ignored: on a GPU this operator "
+          "runs on cuDNN only; the CPU does not use it).");
   d.field("layout", &P::layout)
       .set_default(ConvLayout::kNone)
       .add_enum("None", ConvLayout::kNone)
