@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/logging.h"
 #include "op/cuda/cuda_check.h"
 #include "op/cuda/cudnn_descriptors.h"
 #include "op/cuda/handles.h"
@@ -50,13 +51,13 @@ cudnnDataType_t compute_type(DType dtype) {
 struct Scale {
   double d;
   float f;
-  explicit Scale(double v) : d(v), f(static_cast<float>(v)) {}
+  constexpr explicit Scale(double v) : d(v), f(static_cast<float>(v)) {}
   const void* ptr(DType dtype) const {
     return dtype == DType::kFloat64 ? static_cast<const void*>(&d) : static_cast<const void*>(&f);
   }
 };
 
-const Scale kOne(1.0), kZero(0.0);
+constexpr Scale kOne(1.0), kZero(0.0);
 
 const void* beta_for(OpReq req, DType dtype) {
   return (req == OpReq::kAdd ? kOne : kZero).ptr(dtype);
@@ -115,12 +116,9 @@ struct ForwardPass {
                   op);
     return got;
   }
-  static int find(cudnnHandle_t h, const ConvDescs& d, int n, Perf* perf, const char* op) {
-    int got = 0;
-    MX_CUDA_CHECK(cudnnFindConvolutionForwardAlgorithm(h, d.x.get(), d.w.get(), d.conv.get(),
-                                                       d.y.get(), n, &got, perf),
-                  op);
-    return got;
+  static cudnnStatus_t find(cudnnHandle_t h, const ConvDescs& d, int n, Perf* perf, int* got) {
+    return cudnnFindConvolutionForwardAlgorithm(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), n,
+                                                got, perf);
   }
   static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescs& d, int algo, size_t* bytes) {
     return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
@@ -143,12 +141,9 @@ struct BackwardDataPass {
                   op);
     return got;
   }
-  static int find(cudnnHandle_t h, const ConvDescs& d, int n, Perf* perf, const char* op) {
-    int got = 0;
-    MX_CUDA_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(h, d.w.get(), d.y.get(), d.conv.get(),
-                                                            d.x.get(), n, &got, perf),
-                  op);
-    return got;
+  static cudnnStatus_t find(cudnnHandle_t h, const ConvDescs& d, int n, Perf* perf, int* got) {
+    return cudnnFindConvolutionBackwardDataAlgorithm(h, d.w.get(), d.y.get(), d.conv.get(),
+                                                     d.x.get(), n, got, perf);
   }
   static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescs& d, int algo, size_t* bytes) {
     return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.get(), d.y.get(), d.conv.get(),
@@ -198,12 +193,21 @@ template <typename Pass>
 AlgoChoice search(const CudnnConv& conv, ConvPass pass, cudnnHandle_t h, const ConvDescs& d) {
   const int n = std::max(1, Pass::max_count(h, conv.op));
   std::vector<typename Pass::Perf> perf(static_cast<size_t>(n));
-  const int got = conv.policy == AlgoPolicy::kHeuristic
-                      ? Pass::heuristic(h, d, n, perf.data(), conv.op)
-                      : Pass::find(h, d, n, perf.data(), conv.op);
+  int got = 0;
+  bool measured = false;
+  if (conv.policy != AlgoPolicy::kHeuristic) {
+    // The measured search allocates its own buffers; where it cannot (the
+    // memory pool holds the GPU's memory), cuDNN's heuristic order serves.
+    const cudnnStatus_t status = Pass::find(h, d, n, perf.data(), &got);
+    measured = status == CUDNN_STATUS_SUCCESS;
+    if (!measured)
+      MX_LOG(kWarning) << conv.op << ": cudnnFind for the " << pass_name(pass) << " pass failed ("
+                       << cudnnGetErrorString(status) << "); using cuDNN's heuristic choice";
+  }
+  if (!measured) got = Pass::heuristic(h, d, n, perf.data(), conv.op);
   std::vector<AlgoCandidate> candidates = candidates_of(perf.data(), got, conv.dtype);
   // The heuristic's memory estimate is not a measurement: ask for each size.
-  if (conv.policy == AlgoPolicy::kHeuristic)
+  if (!measured)
     for (AlgoCandidate& c : candidates)
       if (c.ok && Pass::workspace(h, d, c.algo, &c.memory) != CUDNN_STATUS_SUCCESS) c.ok = false;
   const std::optional<size_t> pick = pick_algo(candidates, conv.policy, conv.workspace_limit);
