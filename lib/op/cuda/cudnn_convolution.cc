@@ -166,12 +166,9 @@ struct BackwardFilterPass {
                   op);
     return got;
   }
-  static int find(cudnnHandle_t h, const ConvDescs& d, int n, Perf* perf, const char* op) {
-    int got = 0;
-    MX_CUDA_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(h, d.x.get(), d.y.get(), d.conv.get(),
-                                                              d.w.get(), n, &got, perf),
-                  op);
-    return got;
+  static cudnnStatus_t find(cudnnHandle_t h, const ConvDescs& d, int n, Perf* perf, int* got) {
+    return cudnnFindConvolutionBackwardFilterAlgorithm(h, d.x.get(), d.y.get(), d.conv.get(),
+                                                       d.w.get(), n, got, perf);
   }
   static cudnnStatus_t workspace(cudnnHandle_t h, const ConvDescs& d, int algo, size_t* bytes) {
     return cudnnGetConvolutionBackwardFilterWorkspaceSize(
@@ -200,9 +197,11 @@ AlgoChoice search(const CudnnConv& conv, ConvPass pass, cudnnHandle_t h, const C
     // memory pool holds the GPU's memory), cuDNN's heuristic order serves.
     const cudnnStatus_t status = Pass::find(h, d, n, perf.data(), &got);
     measured = status == CUDNN_STATUS_SUCCESS;
-    if (!measured)
+    if (!measured) {
+      cudaGetLastError();  // a failed allocation inside cuDNN must not fail a later launch check
       MX_LOG(kWarning) << conv.op << ": cudnnFind for the " << pass_name(pass) << " pass failed ("
                        << cudnnGetErrorString(status) << "); using cuDNN's heuristic choice";
+    }
   }
   if (!measured) got = Pass::heuristic(h, d, n, perf.data(), conv.op);
   std::vector<AlgoCandidate> candidates = candidates_of(perf.data(), got, conv.dtype);
