@@ -18,6 +18,7 @@
 #include "op/nn/conv_util.h"
 #include "op/nn/lrn_kernels.h"
 #include "op/nn/pooling_kernels.h"
+#include "op/registry.h"
 #if MX_USE_CUDA
 #include "op/cuda/conv_algo.h"
 #endif
@@ -187,6 +188,15 @@ TEST_CASE("GPU LRN kernels compute what the CPU LRN computes, with tmp_norm") {
 }
 
 #if MX_USE_CUDA
+TEST_CASE("the convolution family has GPU kernels, forward and backward") {
+  for (const char* name : {"Convolution", "Deconvolution", "Pooling", "LRN"}) {
+    INFO(name);
+    const op::OpDef& def = op::OpRegistry::get().find(name);
+    CHECK(def.has_kernel(DeviceKind::kGPU));
+    CHECK(static_cast<bool>(def.backward[static_cast<int>(DeviceKind::kGPU)]));
+  }
+}
+
 TEST_CASE("cuDNN sees a 1-D convolution as a 2-D one of height 1") {
   const op::Window2d win = op::make_window({Shape{3}, Shape{2}, Shape{2}, Shape{1}}, "Convolution");
   // data (4, 6, 11), 3 groups, 9 filters: output width (11 + 2 - 5) / 2 + 1 = 5.

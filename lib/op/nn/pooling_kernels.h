@@ -127,7 +127,11 @@ struct PoolBackward {
         const int64_t o = out_offset + ph * g.out_width + pw;
         const PoolWindowRange r = pool_window(g, ph, pw);
         if (g.kind == PoolKind::kMax) {
-          if (first_max_at(xp, r, y[o]) == h * g.width + w) grad += dy[o];
+          // Only an element equal to the maximum scans its window for an
+          // earlier tie (global max pooling would otherwise scan the whole
+          // plane once per element).
+          if (xp[h * g.width + w] == y[o] && first_max_at(xp, r, y[o]) == h * g.width + w)
+            grad += dy[o];
         } else if (g.kind == PoolKind::kSum) {
           grad += dy[o];
         } else if (r.divisor > 0) {
