@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/parallel.h"
 #include "op/blas.h"
+#include "op/infer_util.h"
 #include "op/kernel_util.h"
 
 namespace mx::op {
@@ -211,6 +212,59 @@ Window2d make_window(const WindowSpec& spec, const std::string& op) {
   take(spec.dilate, "dilate", 1, 1, w.dilate);
   take(spec.pad, "pad", 0, 0, w.pad);
   return w;
+}
+
+namespace {
+// Spatial dim d (0 = h, 1 = w of the 2-D view) of an N-C-spatial shape.
+int64_t spatial(const Shape& s, const Window2d& w, int d) {
+  if (w.ndim == 1 && d == 0) return 1;
+  return s[d + w.ndim];
+}
+}  // namespace
+
+ConvGeom conv_geom(const Window2d& win, int64_t groups, const Shape& image, int64_t channels,
+                   const Shape& result, int64_t filters) {
+  ConvGeom g;
+  g.win = win;
+  g.batch = image[0];
+  g.channels = channels;
+  g.height = spatial(image, win, 0);
+  g.width = spatial(image, win, 1);
+  g.filters = filters;
+  g.out_height = spatial(result, win, 0);
+  g.out_width = spatial(result, win, 1);
+  g.groups = groups;
+  return g;
+}
+
+DeconvPadAdj deconv_pad_adj(const Window2d& w, const Shape& adj, const Shape& target_shape,
+                            const Shape& data) {
+  DeconvPadAdj r;
+  r.pad = w.pad;
+  for (int d = 0; d < adj.ndim(); ++d) r.adj[static_cast<size_t>(d + 2 - w.ndim)] = adj[d];
+  bool uses_target = false;
+  for (int d = 0; d < target_shape.ndim(); ++d) uses_target |= target_shape[d] != 0;
+  if (!uses_target) return r;
+  for (int d = 0; d < w.ndim; ++d) {
+    const size_t k = static_cast<size_t>(d + 2 - w.ndim);
+    const int64_t size = data[2 + d];
+    if (size < 0) continue;
+    int64_t total = w.stride[k] * (size - 1) + w.dilated(static_cast<int>(k));
+    if (total < target_shape[d])
+      throw ShapeError(str("target_shape ", target_shape.to_string(),
+                           " is too big for input 'data' ", data.to_string()));
+    total -= target_shape[d];
+    r.adj[k] = total % 2;
+    r.pad[k] = (total + 1) / 2;
+  }
+  return r;
+}
+
+ConvGeom deconvolution_geom(Window2d win, const Shape& adj, const Shape& target_shape,
+                            int64_t groups, int64_t num_filter, const Shape& data,
+                            const Shape& out) {
+  win.pad = deconv_pad_adj(win, adj, target_shape, data).pad;
+  return conv_geom(win, groups, out, num_filter, data, data[1]);
 }
 
 size_t workspace_bytes(int64_t workspace_mb) {

@@ -54,6 +54,27 @@ struct ConvGeom {
   int64_t weight_size() const { return filters * group_rows(); }
 };
 
+// A convolution of `image` (N, channels, spatial) into `result` (N,
+// filters, spatial) over `win`; 1-D shapes get height 1.
+ConvGeom conv_geom(const Window2d& win, int64_t groups, const Shape& image, int64_t channels,
+                   const Shape& result, int64_t filters);
+
+// A deconvolution's pad and adj per dim of the 2-D window: from
+// target_shape when any of it is non-zero (MXNet's InferPad), else win.pad
+// and `adj`. `data` is the deconvolution's input (dims may be -1).
+struct DeconvPadAdj {
+  std::array<int64_t, 2> pad{0, 0}, adj{0, 0};
+};
+DeconvPadAdj deconv_pad_adj(const Window2d& win, const Shape& adj, const Shape& target_shape,
+                            const Shape& data);
+
+// The convolution whose transpose a deconvolution is: its input is the
+// deconvolution's output `out` and its output the deconvolution's `data`;
+// the weight (data channels, num_filter / groups, kernel) is its filter.
+ConvGeom deconvolution_geom(Window2d win, const Shape& adj, const Shape& target_shape,
+                            int64_t groups, int64_t num_filter, const Shape& data,
+                            const Shape& out);
+
 // Bytes of temporary space at most (MXNet's `workspace`, in MB).
 size_t workspace_bytes(int64_t workspace_mb);
 

@@ -10,6 +10,9 @@
 #if MX_USE_DNNL
 #include "op/dnnl/dnnl_convolution.h"
 #endif
+#if MX_USE_CUDA
+#include "op/cuda/cudnn_convolution.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -50,10 +53,15 @@ void declare_common(ParamDecl<P>& d, int64_t workspace, bool no_bias) {
       .add_enum("off", CudnnTune::kOff)
       .add_enum("limited_workspace", CudnnTune::kLimited)
       .add_enum("fastest", CudnnTune::kFastest)
-      .describe("cuDNN algorithm selection (accepted for compatibility; the CPU ignores it).");
+      .describe(
+          "cuDNN algorithm selection on a GPU: 'off' takes cuDNN's heuristic choice, 'None' and "
+          "'limited_workspace' the fastest measured algorithm within 'workspace', 'fastest' the "
+          "fastest measured one. The CPU ignores it.");
   d.field("cudnn_off", &P::cudnn_off)
       .set_default(false)
-      .describe("Turn off cuDNN (accepted for compatibility; the CPU ignores it).");
+      .describe(
+          "Turn off cuDNN (accepted for compatibility and ignored: on a GPU this operator "
+          "runs on cuDNN only; the CPU does not use it).");
   d.field("layout", &P::layout)
       .set_default(ConvLayout::kNone)
       .add_enum("None", ConvLayout::kNone)
@@ -146,12 +154,6 @@ std::vector<std::string> data_weight_bias(bool no_bias) {
   return {"data", "weight", "bias"};
 }
 
-// Spatial dim d (0 = h, 1 = w of the 2-D view) of an N-C-spatial shape.
-int64_t spatial(const Shape& s, const Window2d& w, int d) {
-  if (w.ndim == 1 && d == 0) return 1;
-  return s[d + w.ndim];
-}
-
 // The shape of `data` as far as it is known: rank from the window, channels
 // and batch from the weight and the output.
 Shape partial_data(const Shape& data, int rank) {
@@ -231,27 +233,10 @@ void infer_convolution(const ConvolutionParam& p, ShapeVector& in, ShapeVector&,
   assign_output_and_data(in, out, o, data);
 }
 
-// pad and adj per dim of the 2-D window: from target_shape when set (MXNet's
-// InferPad), else the parameters. `in` is the data shape (dims may be -1).
 std::pair<std::array<int64_t, 2>, std::array<int64_t, 2>> deconv_pad_adj(
     const DeconvolutionParam& p, const Window2d& w, const Shape& in) {
-  std::array<int64_t, 2> pad = w.pad, adj{0, 0};
-  for (int d = 0; d < p.adj.ndim(); ++d) adj[static_cast<size_t>(d + 2 - w.ndim)] = p.adj[d];
-  if (p.uses_target()) {
-    for (int d = 0; d < w.ndim; ++d) {
-      const size_t k = static_cast<size_t>(d + 2 - w.ndim);
-      const int64_t size = in[2 + d];
-      if (size < 0) continue;
-      int64_t total = w.stride[k] * (size - 1) + w.dilated(static_cast<int>(k));
-      if (total < p.target_shape[d])
-        throw ShapeError(str("target_shape ", p.target_shape.to_string(),
-                             " is too big for input 'data' ", in.to_string()));
-      total -= p.target_shape[d];
-      adj[k] = total % 2;
-      pad[k] = (total + 1) / 2;
-    }
-  }
-  return {pad, adj};
+  const DeconvPadAdj r = op::deconv_pad_adj(w, p.adj, p.target_shape, in);
+  return {r.pad, r.adj};
 }
 
 void infer_deconvolution(const DeconvolutionParam& p, ShapeVector& in, ShapeVector&,
@@ -283,32 +268,13 @@ void infer_deconvolution(const DeconvolutionParam& p, ShapeVector& in, ShapeVect
   assign_output_and_data(in, out, o, data);
 }
 
-// A convolution of `image` (channels) into `result` (filters) over `win`.
-ConvGeom conv_geom(const Window2d& win, int64_t groups, const Shape& image, int64_t channels,
-                   const Shape& result, int64_t filters) {
-  ConvGeom g;
-  g.win = win;
-  g.batch = image[0];
-  g.channels = channels;
-  g.height = spatial(image, win, 0);
-  g.width = spatial(image, win, 1);
-  g.filters = filters;
-  g.out_height = spatial(result, win, 0);
-  g.out_width = spatial(result, win, 1);
-  g.groups = groups;
-  return g;
-}
-
 ConvGeom convolution_geom(const ConvolutionParam& p, const Shape& data, const Shape& out) {
   return conv_geom(check_window(p, "Convolution"), p.num_group, data, data[1], out, p.num_filter);
 }
 
-// The convolution whose transpose the deconvolution is: its input is the
-// deconvolution's output and its output the deconvolution's input.
 ConvGeom deconvolution_geom(const DeconvolutionParam& p, const Shape& data, const Shape& out) {
-  Window2d win = check_window(p, "Deconvolution");
-  win.pad = deconv_pad_adj(p, win, data).first;
-  return conv_geom(win, p.num_group, out, p.num_filter, data, data[1]);
+  return op::deconvolution_geom(check_window(p, "Deconvolution"), p.adj, p.target_shape,
+                                p.num_group, p.num_filter, data, out);
 }
 
 template <typename T>
@@ -413,6 +379,92 @@ void deconvolution_backward(const DeconvolutionParam& p, const BackwardCall& c) 
   if (!p.no_bias) bias_gradient(dy, g.batch, g.channels, g.in_plane(), grad_of<T>(c, 2), c.req[2]);
 }
 
+#if MX_USE_CUDA
+cuda::AlgoPolicy algo_policy(CudnnTune tune) {
+  switch (tune) {
+    case CudnnTune::kOff: return cuda::AlgoPolicy::kHeuristic;
+    case CudnnTune::kFastest: return cuda::AlgoPolicy::kFastest;
+    case CudnnTune::kNone:
+    case CudnnTune::kLimited: break;
+  }
+  return cuda::AlgoPolicy::kFitWorkspace;
+}
+
+// The cuDNN convolution of `g` for operator `op` with P's tuning parameters.
+template <typename P>
+cuda::CudnnConv cudnn_conv(const P& p, const ConvGeom& g, DType dtype, const char* op) {
+  // The CPU's dtypes (float32, float64); others fail with the CPU's message.
+  dispatch_real(dtype, op, [](auto) {});
+  return {g, dtype, algo_policy(p.cudnn_tune), workspace_bytes(p.workspace), op};
+}
+
+void* grad_ptr(const BackwardCall& c, size_t i) {
+  return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].data;
+}
+
+void convolution_forward_gpu(const ConvolutionParam& p, const ForwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const ConvGeom g = convolution_geom(p, c.inputs[0].shape, c.outputs[0].shape);
+  const DType dtype = c.inputs[0].dtype;
+  const cuda::CudnnConv conv = cudnn_conv(p, g, dtype, "Convolution");
+  void* y = c.outputs[0].data;
+  cuda::cudnn_conv_forward(conv, c.rctx, c.resources, c.inputs[0].data, c.inputs[1].data, y,
+                           c.req[0]);
+  if (!p.no_bias)
+    cuda::cudnn_add_bias("Convolution", dtype, c.rctx, c.inputs[2].data, y, g.batch, g.filters,
+                         g.out_plane());
+}
+
+void convolution_backward_gpu(const ConvolutionParam& p, const BackwardCall& c) {
+  const ConvGeom g = convolution_geom(p, c.inputs[0].shape, c.out_grads[0].shape);
+  const DType dtype = c.inputs[0].dtype;
+  const cuda::CudnnConv conv = cudnn_conv(p, g, dtype, "Convolution");
+  const void* dy = c.out_grads[0].data;
+  cuda::cudnn_conv_reserve(conv, {cuda::ConvPass::kBackwardData, cuda::ConvPass::kBackwardFilter},
+                           c.rctx, c.resources);
+  cuda::cudnn_conv_backward_data(conv, c.rctx, c.resources, dy, c.inputs[1].data, grad_ptr(c, 0),
+                                 c.req[0]);
+  cuda::cudnn_conv_backward_filter(conv, c.rctx, c.resources, c.inputs[0].data, dy, grad_ptr(c, 1),
+                                   c.req[1]);
+  if (!p.no_bias)
+    cuda::cudnn_bias_gradient("Convolution", dtype, c.rctx, dy, g.batch, g.filters, g.out_plane(),
+                              grad_ptr(c, 2), c.req[2]);
+}
+
+// The deconvolution's output is the data gradient of the transposed convolution.
+void deconvolution_forward_gpu(const DeconvolutionParam& p, const ForwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const ConvGeom g = deconvolution_geom(p, c.inputs[0].shape, c.outputs[0].shape);
+  const DType dtype = c.inputs[0].dtype;
+  const cuda::CudnnConv conv = cudnn_conv(p, g, dtype, "Deconvolution");
+  void* y = c.outputs[0].data;
+  cuda::cudnn_conv_backward_data(conv, c.rctx, c.resources, c.inputs[0].data, c.inputs[1].data, y,
+                                 c.req[0]);
+  if (!p.no_bias)
+    cuda::cudnn_add_bias("Deconvolution", dtype, c.rctx, c.inputs[2].data, y, g.batch, g.channels,
+                         g.in_plane());
+}
+
+// Its data gradient is the transposed convolution's forward pass, its
+// weight gradient that convolution's weight gradient with the roles of
+// input and output swapped.
+void deconvolution_backward_gpu(const DeconvolutionParam& p, const BackwardCall& c) {
+  const ConvGeom g = deconvolution_geom(p, c.inputs[0].shape, c.out_grads[0].shape);
+  const DType dtype = c.inputs[0].dtype;
+  const cuda::CudnnConv conv = cudnn_conv(p, g, dtype, "Deconvolution");
+  const void* dy = c.out_grads[0].data;
+  cuda::cudnn_conv_reserve(conv, {cuda::ConvPass::kForward, cuda::ConvPass::kBackwardFilter},
+                           c.rctx, c.resources);
+  cuda::cudnn_conv_forward(conv, c.rctx, c.resources, dy, c.inputs[1].data, grad_ptr(c, 0),
+                           c.req[0]);
+  cuda::cudnn_conv_backward_filter(conv, c.rctx, c.resources, dy, c.inputs[0].data, grad_ptr(c, 1),
+                                   c.req[1]);
+  if (!p.no_bias)
+    cuda::cudnn_bias_gradient("Deconvolution", dtype, c.rctx, dy, g.batch, g.channels, g.in_plane(),
+                              grad_ptr(c, 2), c.req[2]);
+}
+#endif
+
 // Each output element: (input channels / groups) * kernel multiply-adds.
 double convolution_flops(const ConvolutionParam&, const ShapeVector& in, const ShapeVector& out) {
   if (in[1].ndim() < 3) return known_elements(out[0]);
@@ -428,7 +480,8 @@ double deconvolution_flops(const DeconvolutionParam&, const ShapeVector& in, con
 }  // namespace
 
 void register_convolution_ops(OpRegistry& r) {
-  r.add<ConvolutionParam>("Convolution")
+  auto convolution = r.add<ConvolutionParam>("Convolution");
+  convolution
       .describe("1-D or 2-D convolution (NCW/NCHW) with groups, stride, dilation and padding.")
       .inputs([](const ConvolutionParam& p) { return data_weight_bias(p.no_bias); })
       .infer_shape(infer_convolution)
@@ -445,7 +498,8 @@ void register_convolution_ops(OpRegistry& r) {
                       [&](auto tag) { convolution_backward<typename decltype(tag)::type>(p, c); });
       });
 
-  r.add<DeconvolutionParam>("Deconvolution")
+  auto deconvolution = r.add<DeconvolutionParam>("Deconvolution");
+  deconvolution
       .describe("1-D or 2-D transposed convolution (the gradient of Convolution as a layer).")
       .inputs([](const DeconvolutionParam& p) { return data_weight_bias(p.no_bias); })
       .infer_shape(infer_deconvolution)
@@ -462,6 +516,12 @@ void register_convolution_ops(OpRegistry& r) {
           deconvolution_backward<typename decltype(tag)::type>(p, c);
         });
       });
+#if MX_USE_CUDA
+  convolution.forward(DeviceKind::kGPU, convolution_forward_gpu)
+      .backward(DeviceKind::kGPU, convolution_backward_gpu);
+  deconvolution.forward(DeviceKind::kGPU, deconvolution_forward_gpu)
+      .backward(DeviceKind::kGPU, deconvolution_backward_gpu);
+#endif
 }
 
 }  // namespace mx::op

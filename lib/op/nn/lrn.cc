@@ -12,9 +12,13 @@
 #include "op/dnnl/dnnl_switch.h"
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
+#include "op/nn/lrn_kernels.h"
 #include "op/registry.h"
 #if MX_USE_DNNL
 #include "op/dnnl/dnnl_lrn.h"
+#endif
+#if MX_USE_CUDA
+#include "op/cuda/lrn_gpu.h"
 #endif
 
 namespace mx::op {
@@ -140,11 +144,30 @@ void lrn_backward(const LRNParam& p, const BackwardCall& c) {
   });
 }
 
+// The geometry of the shared per-element kernels (lrn_kernels.h).
+LrnKernelGeom kernel_geom(const LRNParam& p, const Shape& s) {
+  const LRNGeom g = lrn_geom(p, s);
+  LrnKernelGeom k;
+  k.batch = g.batch;
+  k.channels = g.channels;
+  k.plane = g.plane;
+  k.radius = g.radius;
+  k.alpha = p.alpha;
+  k.beta = p.beta;
+  k.knorm = p.knorm;
+  k.nsize = p.nsize;
+  return k;
+}
+
 }  // namespace
 
+LrnKernelGeom lrn_kernel_geom(const AttrMap& attrs, const Shape& data) {
+  return kernel_geom(LRNParam::from_strings(attrs, "LRN"), data);
+}
+
 void register_lrn_ops(OpRegistry& r) {
-  r.add<LRNParam>("LRN")
-      .describe("Local response normalization across channels of NCHW data.")
+  auto lrn = r.add<LRNParam>("LRN");
+  lrn.describe("Local response normalization across channels of NCHW data.")
       .inputs({"data"})
       .outputs({"output", "tmp_norm"})
       .visible_outputs([](const LRNParam&) { return 1; })
@@ -157,6 +180,19 @@ void register_lrn_ops(OpRegistry& r) {
         dispatch_real(c.inputs[0].dtype, "LRN",
                       [&](auto tag) { lrn_backward<typename decltype(tag)::type>(p, c); });
       });
+#if MX_USE_CUDA
+  lrn.forward(DeviceKind::kGPU,
+              [](const LRNParam& p, const ForwardCall& c) {
+                cuda::lrn_forward_gpu(kernel_geom(p, c.inputs[0].shape), c.inputs[0].dtype,
+                                      c.inputs[0].data, c.outputs[0].data, c.outputs[1].data,
+                                      c.req[0], c.rctx.stream);
+              })
+      .backward(DeviceKind::kGPU, [](const LRNParam& p, const BackwardCall& c) {
+        cuda::lrn_backward_gpu(kernel_geom(p, c.inputs[0].shape), c.inputs[0].dtype,
+                               c.inputs[0].data, c.outputs[0].data, c.outputs[1].data,
+                               c.out_grads[0].data, c.in_grads[0].data, c.req[0], c.rctx.stream);
+      });
+#endif
 }
 
 }  // namespace mx::op

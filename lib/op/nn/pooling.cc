@@ -12,9 +12,13 @@
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/nn/conv_util.h"
+#include "op/nn/pooling_kernels.h"
 #include "op/registry.h"
 #if MX_USE_DNNL
 #include "op/dnnl/dnnl_pooling.h"
+#endif
+#if MX_USE_CUDA
+#include "op/cuda/pooling_gpu.h"
 #endif
 
 namespace mx::op {
@@ -49,7 +53,9 @@ struct PoolingParam : Params<PoolingParam> {
         .describe("Pool over the whole spatial extent (kernel, stride and pad are ignored).");
     d.field("cudnn_off", &PoolingParam::cudnn_off)
         .set_default(false)
-        .describe("Turn off cuDNN (accepted for compatibility; the CPU ignores it).");
+        .describe(
+            "Turn off cuDNN (accepted for compatibility and ignored: the GPU runs mx's own "
+            "pooling kernels, which follow the CPU's rules exactly).");
     d.field("pooling_convention", &PoolingParam::pooling_convention)
         .set_default(PoolingConvention::kValid)
         .add_enum("valid", PoolingConvention::kValid)
@@ -307,11 +313,42 @@ void pooling_backward(const PoolingParam& p, const BackwardCall& c) {
   });
 }
 
+// The geometry of the shared per-element kernels (pooling_kernels.h).
+PoolKernelGeom kernel_geom(const PoolingParam& p, const Shape& data, const Shape& out) {
+  const PoolGeom g = pool_geom(p, data, out);
+  PoolKernelGeom k;
+  k.planes = data[0] * data[1];
+  k.height = g.height;
+  k.width = g.width;
+  k.out_height = g.out_height;
+  k.out_width = g.out_width;
+  k.kernel_h = g.win.kernel[0];
+  k.kernel_w = g.win.kernel[1];
+  k.stride_h = g.win.stride[0];
+  k.stride_w = g.win.stride[1];
+  k.pad_h = g.win.pad[0];
+  k.pad_w = g.win.pad[1];
+  k.kind = p.pool_type == PoolType::kMax   ? PoolKind::kMax
+           : p.pool_type == PoolType::kAvg ? PoolKind::kAvg
+                                           : PoolKind::kSum;
+  k.include_pad = p.count_include_pad.value_or(true);
+  return k;
+}
+
 }  // namespace
 
+// For the host tests of the GPU kernels: the kernel geometry of a Pooling
+// with attributes `attrs` on data of shape `data`.
+PoolKernelGeom pooling_kernel_geom(const AttrMap& attrs, const Shape& data) {
+  const PoolingParam p = PoolingParam::from_strings(attrs, "Pooling");
+  ShapeVector in{data}, aux, out{Shape()};
+  infer_pooling(p, in, aux, out);
+  return kernel_geom(p, data, out[0]);
+}
+
 void register_pooling_ops(OpRegistry& r) {
-  r.add<PoolingParam>("Pooling")
-      .describe("1-D or 2-D max, average or sum pooling, optionally over the whole plane.")
+  auto pooling = r.add<PoolingParam>("Pooling");
+  pooling.describe("1-D or 2-D max, average or sum pooling, optionally over the whole plane.")
       .inputs({"data"})
       .infer_shape(infer_pooling)
       .forward_cpu([](const PoolingParam& p, const ForwardCall& c) {
@@ -322,6 +359,21 @@ void register_pooling_ops(OpRegistry& r) {
         dispatch_real(c.inputs[0].dtype, "Pooling",
                       [&](auto tag) { pooling_backward<typename decltype(tag)::type>(p, c); });
       });
+#if MX_USE_CUDA
+  pooling
+      .forward(DeviceKind::kGPU,
+               [](const PoolingParam& p, const ForwardCall& c) {
+                 cuda::pooling_forward_gpu(kernel_geom(p, c.inputs[0].shape, c.outputs[0].shape),
+                                           c.inputs[0].dtype, c.inputs[0].data, c.outputs[0].data,
+                                           c.req[0], c.rctx.stream);
+               })
+      .backward(DeviceKind::kGPU, [](const PoolingParam& p, const BackwardCall& c) {
+        cuda::pooling_backward_gpu(kernel_geom(p, c.inputs[0].shape, c.outputs[0].shape),
+                                   c.inputs[0].dtype, c.inputs[0].data, c.outputs[0].data,
+                                   c.out_grads[0].data, c.in_grads[0].data, c.req[0],
+                                   c.rctx.stream);
+      });
+#endif
 }
 
 }  // namespace mx::op
