@@ -148,8 +148,8 @@ void check_gradient(const std::string& name, const op::AttrMap& attrs,
                     const std::vector<Shape>& input_shapes, const GradientCheckOptions& o) {
 #if MX_OP_HARNESS_GPU
   // The GPU harness: the case on gpu:0 against the CPU, for operators with a GPU kernel.
-  if (has_device_kernel(name, Context::gpu(0)))
-    check_device(name, attrs, input_shapes, Context::gpu(0), o);
+  if (has_device_kernel(name, harness_device()))
+    check_device(name, attrs, input_shapes, harness_device(), o);
   return;
 #endif
   op::OpInstance op(name, attrs);
@@ -510,6 +510,11 @@ void check_reference_on(const ReferenceCase& c, Context device, double rtol, dou
   check_reference_once(c, device, rtol, atol);
 }
 
+Context harness_device() {
+  const char* env = std::getenv("MX_HARNESS_DEVICE");
+  return env != nullptr && *env != 0 ? Context::parse(env) : Context::gpu(0);
+}
+
 bool gpu_present() { return gpu::compiled_with_cuda() && gpu::device_count() > 0; }
 
 bool has_device_kernel(const std::string& op, Context device) {
@@ -526,13 +531,21 @@ void check_device(const std::string& name, const op::AttrMap& attrs,
   REQUIRE(input_shapes.size() == op.input_names().size());
   // float32 inputs where the operator takes them; the outputs in the dtypes
   // it gives (Cast, argmax, one_hot may give others).
-  op::DTypeVector in_types(input_shapes.size(), DType::kFloat32);
-  op::DTypeVector aux_types(o.aux_shapes.size(), DType::kFloat32);
-  op::DTypeVector out_types(op.output_names().size());
-  try {
-    op.infer_type(in_types, aux_types, out_types);
-  } catch (const std::exception& e) {
-    MESSAGE("not compared on ", device.to_string(), ": does not run in float32 (", e.what(), ")");
+  op::DTypeVector in_types, aux_types, out_types;
+  // float32, or float64 where the operator declares it (Embedding dtype=float64).
+  auto infer = [&](DType dtype) {
+    in_types.assign(input_shapes.size(), dtype);
+    aux_types.assign(o.aux_shapes.size(), dtype);
+    out_types.assign(op.output_names().size(), std::nullopt);
+    try {
+      op.infer_type(in_types, aux_types, out_types);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
+  if (!infer(DType::kFloat32) && !infer(DType::kFloat64)) {
+    FAIL_CHECK("the case runs in neither float32 nor float64");
     return;
   }
   std::mt19937_64 rng(o.seed + 3);
@@ -639,7 +652,8 @@ void check_device(const std::string& name, const op::AttrMap& attrs,
 void check_reference(const ReferenceCase& c, double rtol, double atol) {
 #if MX_OP_HARNESS_GPU
   // The GPU harness: the fixtures on gpu:0 for operators with a GPU kernel.
-  if (has_device_kernel(c.op, Context::gpu(0))) check_reference_on(c, Context::gpu(0), rtol, atol);
+  if (has_device_kernel(c.op, harness_device()))
+    check_reference_on(c, harness_device(), rtol, atol);
   return;
 #endif
   INFO("reference case ", c.id, " (", c.op, ")");

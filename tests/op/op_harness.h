@@ -17,6 +17,8 @@
 //   test files run unchanged: check_gradient becomes check_device on gpu:0
 //   and check_reference becomes check_reference_on gpu:0, for operators
 //   with a GPU kernel (others are left to test_gpu_kernel_coverage).
+//   MX_HARNESS_DEVICE=cpu:1 runs the same comparison on a second CPU
+//   context, which tests the harness where there is no GPU.
 //   - check_gradient and check_reference record the operator (by registered name) in
 //   $MX_OP_COVERAGE_FILE,
 //     which test_op_coverage reads to find operators without either check.
@@ -89,6 +91,10 @@ std::vector<ReferenceCase> load_reference_cases(const std::string& family);
 // has them, input gradients and updated auxiliary states) within tolerance,
 // on each CPU implementation (oneDNN when built in, and the reference).
 void check_reference(const ReferenceCase& c, double rtol = 1e-4, double atol = 1e-5);
+
+// The device test_ops_gpu compares with the CPU: gpu:0, or
+// $MX_HARNESS_DEVICE (cpu:1 runs the harness itself here, CPU against CPU).
+Context harness_device();
 
 // True when this build has CUDA and a GPU is present.
 bool gpu_present();

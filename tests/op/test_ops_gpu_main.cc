@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "base/gpu.h"
+#include "op_harness.h"
 
 namespace {
 
@@ -30,7 +31,8 @@ bool names_test_cases(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (!mx::gpu::compiled_with_cuda() || mx::gpu::device_count() == 0) {
+  // MX_HARNESS_DEVICE=cpu:1 tests the harness itself without a GPU.
+  if (mx::test::harness_device().is_gpu() && !mx::test::gpu_present()) {
     std::cout << "no GPU found (CUDA build: " << (mx::gpu::compiled_with_cuda() ? "yes" : "no")
               << "): GPU operator tests skipped\n";
     return kSkipped;
