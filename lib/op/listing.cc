@@ -187,12 +187,21 @@ void print_operators(std::ostream& out, ListingFormat format, const std::string&
         << "run oneDNN's kernels in float32 when mx is built with it (MX_USE_DNNL), and the\n"
         << "OpenBLAS/im2col reference kernels otherwise, with MX_DNNL=0, or for the cases\n"
         << "oneDNN does not take (docs/architecture.md, op).\n\n"
-        << "Each operator's \"Kernels\" line says which devices have kernels in the build\n"
-        << "this file was generated from (CUDA and oneDNN on): `cpu (reference, oneDNN)`\n"
-        << "where oneDNN's kernels are used, `gpu` where the operator runs on a GPU.\n"
-        << "A network that uses an operator without a kernel on the chosen device fails\n"
-        << "when it is bound, naming the node. " << count_gpu(defs) << " of " << defs.size()
-        << " operators have GPU kernels.\n\n";
+        << "Kernels per device, as a build with CUDA and oneDNN has them (`mx-ops` says\n"
+        << "what the build at hand has); a network that uses an operator without a kernel\n"
+        << "on the chosen device fails when it is bound, naming the node. " << count_gpu(defs)
+        << " of " << defs.size() << " operators have GPU kernels.\n\n"
+        << "| operator | CPU | GPU |\n| --- | --- | --- |\n";
+    for (const OpDef* def : defs) {
+      const Kernels k = kernels_of(*def);
+      const bool gpu = def->has_kernel(DeviceKind::kGPU);
+      out << "| " << def->name << " | " << join(k.cpu_implementations, ", ") << " | "
+          << (!gpu                     ? "—"
+              : k.gpu_backward_missing ? "forward only"
+                                       : "yes")
+          << " |\n";
+    }
+    out << "\n";
   }
   if (format == ListingFormat::kJson) out << "[";
   for (size_t i = 0; i < defs.size(); ++i) {
