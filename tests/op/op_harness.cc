@@ -568,15 +568,14 @@ void check_device(const std::string& name, const op::AttrMap& attrs,
   for (size_t i = 0; i < inputs.size(); ++i)
     req.push_back(contains(o.skip_inputs, static_cast<int>(i)) ? op::OpReq::kNull
                                                                : op::OpReq::kWrite);
-  // Random operators (Dropout in training) draw differently on each device:
-  // their outputs are not compared, and both backward passes get the
-  // device's forward outputs (its mask).
-  const bool random =
-      o.is_train && std::find(op.def().resources.begin(), op.def().resources.end(),
-                              op::ResourceKind::kRandom) != op.def().resources.end();
+  // Random operators (Dropout; mode=always draws at inference too) draw
+  // differently on each device: their outputs are not compared, and both
+  // backward passes get the device's forward outputs (its mask).
+  const bool random = std::find(op.def().resources.begin(), op.def().resources.end(),
+                                op::ResourceKind::kRandom) != op.def().resources.end();
 
   struct Result {
-    std::vector<NDArray> outputs, aux, grads, added, untouched;
+    std::vector<NDArray> outputs, aux, grads, added;
   };
   const Context cpu = Context::cpu();
   std::vector<NDArray> out_grads;

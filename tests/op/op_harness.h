@@ -106,8 +106,8 @@ bool has_device_kernel(const std::string& op, Context device);
 // compares the outputs, the auxiliary states after the forward pass and the
 // input gradients for req write (into NaN-filled buffers) and add (onto
 // random values); inputs in options.skip_inputs get req null and must keep
-// what their buffers held. Random operators in training are compared on
-// their gradients only (from the device's mask).
+// what their buffers held. Random operators (Dropout) are compared on their
+// gradients only (from the device's mask).
 void check_device(const std::string& op, const op::AttrMap& attrs,
                   const std::vector<Shape>& input_shapes, Context device,
                   const GradientCheckOptions& options = {});
