@@ -5,7 +5,7 @@
 #include "base/gpu.h"
 
 int main() {
-  std::cout << mx::gpu::device_count() << " GPU(s) (CUDA build: "
-            << (mx::gpu::compiled_with_cuda() ? "yes" : "no") << ")\n";
+  std::cout << mx::gpu::device_count()
+            << " GPU(s) (CUDA build: " << (mx::gpu::compiled_with_cuda() ? "yes" : "no") << ")\n";
   return 0;
 }
