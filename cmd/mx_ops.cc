@@ -1,5 +1,6 @@
 // mx-ops: lists the operators mx knows (MXNet's names), with their inputs,
-// outputs and parameters; the source of docs/operators.md.
+// outputs, parameters and kernels (devices, CPU implementations); the
+// source of docs/operators.md.
 #include <iostream>
 #include <string>
 
@@ -7,7 +8,8 @@
 #include "program.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"List mx's operators with their inputs, outputs and parameters", "mx-ops"};
+  CLI::App app{"List mx's operators with their inputs, outputs, parameters and kernels per device",
+               "mx-ops"};
   std::string name;
   bool markdown = false, json = false;
   app.add_option("operator", name, "show only this operator (MXNet name or alias)");

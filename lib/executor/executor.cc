@@ -32,6 +32,31 @@ void add_resources(const op::OpDef& def, Context ctx, op::OpResources& res,
   }
 }
 
+// Every operator the plan runs has a kernel on the bound device, so that a
+// network with an operator the device lacks fails here, naming the node,
+// before any memory is allocated or step queued.
+void check_kernels(const graph::IndexedGraph& graph, const graph::ExecPlan& plan, Context ctx) {
+  const DeviceKind device = ctx.kind();
+  const int d = static_cast<int>(device);
+  for (const auto* steps : {&plan.forward, &plan.backward}) {
+    for (const Step& s : *steps) {
+      if (s.kind == StepKind::kZero) continue;
+      if (s.kind == StepKind::kSum) {
+        if (!op::OpRegistry::get().find("ElementWiseSum").forward[d])
+          throw InputError(
+              str("the gradient sums (ElementWiseSum) have no kernel on ", ctx.to_string()));
+        continue;
+      }
+      const graph::Node& node = graph.node(s.node);
+      const op::OpDef& def = node.op->def();
+      const bool backward = s.kind == StepKind::kBackward;
+      if (backward ? !def.backward[d] : !def.forward[d])
+        throw InputError(str("node '", node.name, "' (", def.name, ") has no ",
+                             backward ? "backward kernel" : "kernel", " on ", ctx.to_string()));
+    }
+  }
+}
+
 }  // namespace
 
 Executor::Executor(const graph::Symbol& symbol, const std::map<std::string, NDArray>& args,
@@ -157,6 +182,7 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
   report_ = planned_report(planned);
   plan_ = std::move(planned.plan);
   check_bound_shapes();
+  check_kernels(*graph_, plan_, options_.ctx);
   allocate_blocks(planned.memory, reuse);
   bind_entry_arrays(planned.memory);
   for (int64_t e : plan_.outputs) outputs_.push_back(entry_arrays_[static_cast<size_t>(e)]);

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "base/strings.h"
+#include "op/dnnl/dnnl_switch.h"
 #include "op/registry.h"
 
 namespace mx::op {
@@ -19,11 +20,16 @@ Signature signature_of(const OpDef& def) {
   AttrMap attrs;
   for (const auto& p : def.param_infos) {
     if (!p.required) continue;
-    if (p.type == "int" || p.type == "float" || p.type == "double") attrs[p.name] = "1";
-    else if (p.type == "Shape(tuple)") attrs[p.name] = "(1, 1)";
-    else if (p.type == "boolean") attrs[p.name] = "False";
-    else if (p.type.size() > 2 && p.type.front() == '{') attrs[p.name] = p.type.substr(2, p.type.find('\'', 2) - 2);
-    else attrs[p.name] = "1";
+    if (p.type == "int" || p.type == "float" || p.type == "double")
+      attrs[p.name] = "1";
+    else if (p.type == "Shape(tuple)")
+      attrs[p.name] = "(1, 1)";
+    else if (p.type == "boolean")
+      attrs[p.name] = "False";
+    else if (p.type.size() > 2 && p.type.front() == '{')
+      attrs[p.name] = p.type.substr(2, p.type.find('\'', 2) - 2);
+    else
+      attrs[p.name] = "1";
   }
   Signature s;
   try {
@@ -37,6 +43,52 @@ Signature signature_of(const OpDef& def) {
     s.inputs = {"(depends on parameters)"};
   }
   return s;
+}
+
+// The operators whose CPU kernels call oneDNN's where it takes the case
+// (lib/op/dnnl), falling back to the reference kernels otherwise.
+bool has_dnnl_kernel(const OpDef& def) {
+  static const char* const kDnnl[] = {"BatchNorm",      "Convolution", "Deconvolution",
+                                      "FullyConnected", "LRN",         "Pooling"};
+  if (!dnnl_built()) return false;
+  for (const char* name : kDnnl)
+    if (def.name == name) return true;
+  return false;
+}
+
+// Which devices have kernels, and which CPU implementations exist.
+struct Kernels {
+  std::vector<std::string> devices;              // "cpu", "gpu"
+  std::vector<std::string> cpu_implementations;  // "reference", "oneDNN"
+  bool gpu_backward_missing = false;             // a GPU forward without the backward the CPU has
+};
+
+Kernels kernels_of(const OpDef& def) {
+  Kernels k;
+  if (def.has_kernel(DeviceKind::kCPU)) {
+    k.devices.push_back("cpu");
+    k.cpu_implementations.push_back("reference");
+    if (has_dnnl_kernel(def)) k.cpu_implementations.push_back("oneDNN");
+  }
+  if (def.has_kernel(DeviceKind::kGPU)) {
+    k.devices.push_back("gpu");
+    k.gpu_backward_missing = def.backward[static_cast<int>(DeviceKind::kCPU)] &&
+                             !def.backward[static_cast<int>(DeviceKind::kGPU)];
+  }
+  return k;
+}
+
+// "cpu (reference, oneDNN), gpu" for the text and Markdown listings.
+std::string kernels_text(const OpDef& def) {
+  const Kernels k = kernels_of(def);
+  std::vector<std::string> parts;
+  for (const auto& d : k.devices) {
+    if (d == "cpu")
+      parts.push_back("cpu (" + join(k.cpu_implementations, ", ") + ")");
+    else
+      parts.push_back(k.gpu_backward_missing ? d + " (forward only)" : d);
+  }
+  return parts.empty() ? "none" : join(parts, ", ");
 }
 
 std::string json_string(const std::string& text) {
@@ -62,9 +114,11 @@ void print_text(std::ostream& out, const OpDef& def) {
   out << "  inputs: " << join(s.inputs, ", ");
   if (!s.aux.empty()) out << "; auxiliary states: " << join(s.aux, ", ");
   out << "; outputs: " << join(s.outputs, ", ") << "\n";
+  out << "  kernels: " << kernels_text(def) << "\n";
   for (const auto& p : def.param_infos) {
     out << "  " << p.name << " : " << p.type
-        << (p.required ? ", required" : ", default " + (p.default_text.empty() ? "''" : p.default_text));
+        << (p.required ? ", required"
+                       : ", default " + (p.default_text.empty() ? "''" : p.default_text));
     if (!p.description.empty()) out << " — " << p.description;
     out << "\n";
   }
@@ -78,12 +132,13 @@ void print_markdown(std::ostream& out, const OpDef& def) {
   if (!s.aux.empty()) out << " Auxiliary states: " << join(s.aux, ", ") << ".";
   out << " Outputs: " << join(s.outputs, ", ") << ".";
   if (def.is_loss) out << " Loss layer: its gradient does not use the output gradient.";
-  out << "\n\n";
+  out << "\n\nKernels: " << kernels_text(def) << ".\n\n";
   if (def.param_infos.empty()) return;
   out << "| parameter | type | default | description |\n| --- | --- | --- | --- |\n";
   for (const auto& p : def.param_infos)
     out << "| `" << p.name << "` | " << p.type << " | "
-        << (p.required ? "required" : "`" + p.default_text + "`") << " | " << p.description << " |\n";
+        << (p.required ? "required" : "`" + p.default_text + "`") << " | " << p.description
+        << " |\n";
   out << "\n";
 }
 
@@ -92,11 +147,16 @@ void print_json(std::ostream& out, const OpDef& def) {
   out << "{\"name\": " << json_string(def.name) << ", \"aliases\": " << json_list(def.aliases)
       << ", \"description\": " << json_string(def.description)
       << ", \"inputs\": " << json_list(s.inputs) << ", \"aux\": " << json_list(s.aux)
-      << ", \"outputs\": " << json_list(s.outputs) << ", \"loss\": " << (def.is_loss ? "true" : "false")
-      << ", \"params\": [";
+      << ", \"outputs\": " << json_list(s.outputs)
+      << ", \"loss\": " << (def.is_loss ? "true" : "false")
+      << ", \"devices\": " << json_list(kernels_of(def).devices)
+      << ", \"cpu_implementations\": " << json_list(kernels_of(def).cpu_implementations)
+      << ", \"gpu_backward\": "
+      << (def.backward[static_cast<int>(DeviceKind::kGPU)] ? "true" : "false") << ", \"params\": [";
   for (size_t i = 0; i < def.param_infos.size(); ++i) {
     const auto& p = def.param_infos[i];
-    out << (i ? ", " : "") << "{\"name\": " << json_string(p.name) << ", \"type\": " << json_string(p.type)
+    out << (i ? ", " : "") << "{\"name\": " << json_string(p.name)
+        << ", \"type\": " << json_string(p.type)
         << ", \"required\": " << (p.required ? "true" : "false")
         << ", \"default\": " << json_string(p.default_text)
         << ", \"description\": " << json_string(p.description) << "}";
@@ -104,13 +164,21 @@ void print_json(std::ostream& out, const OpDef& def) {
   out << "]}";
 }
 
+size_t count_gpu(const std::vector<const OpDef*>& defs) {
+  size_t n = 0;
+  for (const OpDef* def : defs) n += def->has_kernel(DeviceKind::kGPU) ? 1 : 0;
+  return n;
+}
+
 }  // namespace
 
 void print_operators(std::ostream& out, ListingFormat format, const std::string& name) {
   const auto& registry = OpRegistry::get();
   std::vector<const OpDef*> defs;
-  if (name.empty()) defs = registry.list();
-  else defs = {&registry.find(name)};
+  if (name.empty())
+    defs = registry.list();
+  else
+    defs = {&registry.find(name)};
   if (format == ListingFormat::kMarkdown && name.empty()) {
     out << "# Operators\n\n"
         << "Generated from the operator registry by `scripts/gen_operator_docs.sh`; do not edit.\n"
@@ -118,7 +186,22 @@ void print_operators(std::ostream& out, ListingFormat format, const std::string&
         << "On the CPU, Convolution, Deconvolution, FullyConnected, Pooling, BatchNorm and LRN\n"
         << "run oneDNN's kernels in float32 when mx is built with it (MX_USE_DNNL), and the\n"
         << "OpenBLAS/im2col reference kernels otherwise, with MX_DNNL=0, or for the cases\n"
-        << "oneDNN does not take (docs/architecture.md, op).\n\n";
+        << "oneDNN does not take (docs/architecture.md, op).\n\n"
+        << "Kernels per device, as a build with CUDA and oneDNN has them (`mx-ops` says\n"
+        << "what the build at hand has); a network that uses an operator without a kernel\n"
+        << "on the chosen device fails when it is bound, naming the node. " << count_gpu(defs)
+        << " of " << defs.size() << " operators have GPU kernels.\n\n"
+        << "| operator | CPU | GPU |\n| --- | --- | --- |\n";
+    for (const OpDef* def : defs) {
+      const Kernels k = kernels_of(*def);
+      const bool gpu = def->has_kernel(DeviceKind::kGPU);
+      out << "| " << def->name << " | " << join(k.cpu_implementations, ", ") << " | "
+          << (!gpu                     ? "—"
+              : k.gpu_backward_missing ? "forward only"
+                                       : "yes")
+          << " |\n";
+    }
+    out << "\n";
   }
   if (format == ListingFormat::kJson) out << "[";
   for (size_t i = 0; i < defs.size(); ++i) {

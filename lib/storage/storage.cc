@@ -6,6 +6,25 @@
 #include "base/strings.h"
 
 namespace mx {
+namespace {
+
+// The error for a request the device refused after the retry; `cached`:
+// the pooled bytes given back before it.
+Error out_of_memory(Context ctx, size_t bytes, const std::string& what, int64_t live_bytes,
+                    int64_t cached) {
+  const std::string device = ctx.to_string();
+  return Error(str(
+      "out of memory on ", device, ": could not allocate ",
+      format_bytes(static_cast<double>(bytes)), what.empty() ? std::string() : " for " + what, " (",
+      device, " has ", format_bytes(static_cast<double>(live_bytes)), " in use by mx; ",
+      cached > 0 ? format_bytes(static_cast<double>(cached)) + " cached was given back and the "
+                                                               "allocation retried"
+                 : std::string("nothing cached to give back"),
+      "); try a smaller batch size, or train.mirror: cheap (or all) to recompute activations in "
+      "the backward pass instead of keeping them"));
+}
+
+}  // namespace
 
 Storage::Storage(Storage&& other) noexcept
     : pool_(std::move(other.pool_)),
@@ -75,17 +94,13 @@ Storage StoragePool::allocate(size_t bytes, const std::string& what) {
       stats_.pooled_bytes -= static_cast<int64_t>(rounded);
     } else {
       ptr = allocator_->allocate(rounded);
-      if (ptr == nullptr) {
+      const int64_t cached = stats_.pooled_bytes;
+      if (ptr == nullptr && cached > 0) {
         // Give the cached blocks back to the device and try once more.
         trim_locked();
         ptr = allocator_->allocate(rounded);
       }
-      if (ptr == nullptr)
-        throw Error(str("out of memory on ", context().to_string(), ": could not allocate ",
-                        format_bytes(static_cast<double>(bytes)),
-                        what.empty() ? std::string() : " for " + what, " (",
-                        format_bytes(static_cast<double>(stats_.live_bytes)),
-                        " already in use); try a smaller batch size or enable mirroring"));
+      if (ptr == nullptr) throw out_of_memory(context(), bytes, what, stats_.live_bytes, cached);
       ++stats_.device_allocations;
     }
     stats_.live_bytes += static_cast<int64_t>(rounded);

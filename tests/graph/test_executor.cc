@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "executor/executor.h"
+#include "op/registry.h"
 #include "storage/storage.h"
 
 using namespace mx;
@@ -253,6 +254,32 @@ TEST_CASE("binding errors name the array and both shapes") {
       Executor(net, args, {}, {}, o),
       "bind: no array for argument 'fc_bias'; arguments are: data, fc_weight, fc_bias", InputError);
   CHECK_THROWS_AS(Executor::simple_bind(net, {}, o), InputError);
+}
+
+TEST_CASE("binding on a device without an operator's kernel fails at bind time, naming the node") {
+  // An operator without a GPU kernel in this build (every one, without CUDA).
+  std::string missing;
+  for (const char* name : {"sigmoid", "tanh", "relu", "square", "exp", "abs", "negative"})
+    if (!op::OpRegistry::get().find(name).has_kernel(DeviceKind::kGPU)) {
+      missing = name;
+      break;
+    }
+  if (missing.empty()) {
+    MESSAGE("every candidate operator has a GPU kernel: nothing to fail");
+    return;
+  }
+  Symbol net = Symbol::create(missing, "layer1", {}, {var("data")});
+  std::map<std::string, NDArray> args{{"data", NDArray::zeros({2, 3})}};
+  BindOptions o;
+  o.ctx = Context::gpu(0);
+  o.for_training = false;
+  // Before any memory is allocated on the device (none may exist here).
+  CHECK_THROWS_WITH_AS(Executor(net, args, {}, {}, o),
+                       ("node 'layer1' (" + missing + ") has no kernel on gpu:0").c_str(),
+                       InputError);
+  o.for_training = true;
+  std::map<std::string, NDArray> grads{{"data", NDArray::zeros({2, 3})}};
+  CHECK_THROWS_AS(Executor(net, args, grads, {}, o), InputError);
 }
 
 TEST_CASE("measured memory matches the plan") {

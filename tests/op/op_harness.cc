@@ -13,11 +13,17 @@
 #include <set>
 #include <sstream>
 
+#include "base/gpu.h"
 #include "base/strings.h"
 #include "compare.h"
 #include "ndarray/params_io.h"
 #include "op/dnnl/dnnl_switch.h"
+#include "op/registry.h"
 #include "op/resources.h"
+
+#ifndef MX_OP_HARNESS_GPU
+#define MX_OP_HARNESS_GPU 0
+#endif
 
 namespace mx::test {
 namespace {
@@ -68,7 +74,19 @@ NDArray poisoned(const Shape& shape, DType dtype) {
 // What a buffer holds when the kernel must not touch it (req=null).
 constexpr double kUntouched = 12345.0;
 
-// Forward with every output poisoned and req=write.
+// `a` on `ctx` (itself when it is there already).
+NDArray on(const NDArray& a, Context ctx) {
+  if (a.is_none() || a.ctx() == ctx) return a;
+  return a.copy_to(ctx);
+}
+
+std::vector<NDArray> on(const std::vector<NDArray>& arrays, Context ctx) {
+  std::vector<NDArray> out;
+  for (const auto& a : arrays) out.push_back(on(a, ctx));
+  return out;
+}
+
+// Forward with every output poisoned and req=write, on the device of the inputs.
 std::vector<NDArray> forward_poisoned(const op::OpInstance& op, const std::vector<NDArray>& inputs,
                                       const std::vector<NDArray>& aux, bool is_train) {
   op::ShapeVector in_shapes, aux_shapes, out_shapes(op.output_names().size());
@@ -87,7 +105,8 @@ std::vector<NDArray> forward_poisoned(const op::OpInstance& op, const std::vecto
   for (size_t i = 0; i < out_shapes.size(); ++i) {
     REQUIRE(out_shapes[i].is_known());
     REQUIRE(out_types[i].has_value());
-    outputs.push_back(poisoned(out_shapes[i], *out_types[i]));
+    outputs.push_back(on(poisoned(out_shapes[i], *out_types[i]),
+                         inputs.empty() ? Context::cpu() : inputs[0].ctx()));
   }
   op::invoke_forward(op, inputs, aux, outputs,
                      std::vector<op::OpReq>(outputs.size(), op::OpReq::kWrite), is_train);
@@ -127,6 +146,12 @@ double closeness(const NDArray& a, const NDArray& b, double rtol, double atol) {
 
 void check_gradient(const std::string& name, const op::AttrMap& attrs,
                     const std::vector<Shape>& input_shapes, const GradientCheckOptions& o) {
+#if MX_OP_HARNESS_GPU
+  // The GPU harness: the case on gpu:0 against the CPU, for operators with a GPU kernel.
+  if (has_device_kernel(name, harness_device()))
+    check_device(name, attrs, input_shapes, harness_device(), o);
+  return;
+#endif
   op::OpInstance op(name, attrs);
   CoverageLog::get().add("gradient", op.def().name);
   INFO("gradient check of ", name, " ",
@@ -279,7 +304,7 @@ void check_gradient(const std::string& name, const op::AttrMap& attrs,
 
 void check_implementations(const std::string& name, const op::AttrMap& attrs,
                            const std::vector<Shape>& input_shapes, const GradientCheckOptions& o) {
-  if (!op::dnnl_built()) return;
+  if (!op::dnnl_built() || MX_OP_HARNESS_GPU) return;
   op::OpInstance op(name, attrs);
   // Only operators that run in float32 with these parameters (not, e.g.,
   // an Embedding declared float64).
@@ -419,13 +444,14 @@ std::vector<ReferenceCase> load_reference_cases(const std::string& family) {
 
 namespace {
 
-void check_reference_once(const ReferenceCase& c, double rtol, double atol) {
+void check_reference_once(const ReferenceCase& c, Context ctx, double rtol, double atol) {
   op::OpInstance op(c.op, c.attrs);
-  CoverageLog::get().add("reference", op.def().name);
+  CoverageLog::get().add(ctx.is_gpu() ? "gpu-reference" : "reference", op.def().name);
+  const std::vector<NDArray> inputs = on(c.inputs, ctx);
   std::vector<NDArray> aux;
-  for (const auto& a : c.aux) aux.push_back(a.copy());
+  for (const auto& a : c.aux) aux.push_back(a.copy_to(ctx));
   op::ResourceManager::get().seed(0);
-  std::vector<NDArray> outputs = forward_poisoned(op, c.inputs, aux, c.is_train);
+  std::vector<NDArray> outputs = forward_poisoned(op, inputs, aux, c.is_train);
   const size_t visible = static_cast<size_t>(op.num_visible_outputs());
   REQUIRE(c.outputs.size() <= outputs.size());
   for (size_t k = 0; k < std::min(visible, c.outputs.size()); ++k) {
@@ -443,11 +469,10 @@ void check_reference_once(const ReferenceCase& c, double rtol, double atol) {
   std::vector<NDArray> grads;
   std::vector<op::OpReq> req;
   for (size_t k = 0; k < c.inputs.size(); ++k) {
-    grads.push_back(poisoned(c.inputs[k].shape(), c.inputs[k].dtype()));
+    grads.push_back(on(poisoned(c.inputs[k].shape(), c.inputs[k].dtype()), ctx));
     req.push_back(c.in_grads[k].is_none() ? op::OpReq::kNull : op::OpReq::kWrite);
   }
-  std::vector<NDArray> ograds = c.out_grads;
-  op::invoke_backward(op, ograds, c.inputs, outputs, aux, grads, req);
+  op::invoke_backward(op, on(c.out_grads, ctx), inputs, outputs, aux, grads, req);
   for (size_t k = 0; k < grads.size(); ++k) {
     if (c.in_grads[k].is_none()) continue;
     INFO("gradient of input ", k, " (", op.input_names()[k], ")");
@@ -455,16 +480,188 @@ void check_reference_once(const ReferenceCase& c, double rtol, double atol) {
   }
 }
 
+std::string describe(const op::AttrMap& attrs) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : attrs) parts.push_back(k + "=" + v);
+  return join(parts, ", ");
+}
+
+// `a`'s values as `dtype` (on the CPU).
+NDArray with_dtype(const NDArray& a, DType dtype) {
+  const std::vector<double> values = host_values(a);
+  return dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::vector<T> converted;
+    converted.reserve(values.size());
+    for (double v : values) {
+      if constexpr (std::is_same_v<T, half_t>)
+        converted.push_back(T(static_cast<float>(v)));
+      else
+        converted.push_back(static_cast<T>(v));
+    }
+    return NDArray::from_vector<T>(a.shape(), std::move(converted));
+  });
+}
+
 }  // namespace
 
+void check_reference_on(const ReferenceCase& c, Context device, double rtol, double atol) {
+  INFO("reference case ", c.id, " (", c.op, ") on ", device.to_string());
+  check_reference_once(c, device, rtol, atol);
+}
+
+Context harness_device() {
+  const char* env = std::getenv("MX_HARNESS_DEVICE");
+  return env != nullptr && *env != 0 ? Context::parse(env) : Context::gpu(0);
+}
+
+bool gpu_present() { return gpu::compiled_with_cuda() && gpu::device_count() > 0; }
+
+bool has_device_kernel(const std::string& op, Context device) {
+  return op::OpRegistry::get().find(op).has_kernel(device.is_gpu() ? DeviceKind::kGPU
+                                                                   : DeviceKind::kCPU);
+}
+
+void check_device(const std::string& name, const op::AttrMap& attrs,
+                  const std::vector<Shape>& input_shapes, Context device,
+                  const GradientCheckOptions& o) {
+  op::OpInstance op(name, attrs);
+  CoverageLog::get().add(device.is_gpu() ? "gpu-gradient" : "device-gradient", op.def().name);
+  INFO(device.to_string(), " against the CPU: ", name, " ", describe(attrs));
+  REQUIRE(input_shapes.size() == op.input_names().size());
+  // float32 inputs where the operator takes them; the outputs in the dtypes
+  // it gives (Cast, argmax, one_hot may give others).
+  op::DTypeVector in_types, aux_types, out_types;
+  // float32, or float64 where the operator declares it (Embedding dtype=float64).
+  auto infer = [&](DType dtype) {
+    in_types.assign(input_shapes.size(), dtype);
+    aux_types.assign(o.aux_shapes.size(), dtype);
+    out_types.assign(op.output_names().size(), std::nullopt);
+    try {
+      op.infer_type(in_types, aux_types, out_types);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
+  if (!infer(DType::kFloat32) && !infer(DType::kFloat64)) {
+    FAIL_CHECK("the case runs in neither float32 nor float64");
+    return;
+  }
+  std::mt19937_64 rng(o.seed + 3);
+  std::vector<NDArray> inputs, add_base;
+  for (size_t i = 0; i < input_shapes.size(); ++i)
+    inputs.push_back(with_dtype(
+        random_array(input_shapes[i], rng, o, contains(o.integer_inputs, static_cast<int>(i))),
+        *in_types[i]));
+  for (size_t i = 0; i < input_shapes.size(); ++i)
+    add_base.push_back(with_dtype(random_array(input_shapes[i], rng, GradientCheckOptions{}, false),
+                                  *in_types[i]));
+  auto fresh_aux = [&](Context ctx) {
+    std::vector<NDArray> aux;
+    for (size_t k = 0; k < o.aux_shapes.size(); ++k)
+      aux.push_back(
+          on(NDArray::full(o.aux_shapes[k], o.aux_value, Context::cpu(), *aux_types[k]), ctx));
+    return aux;
+  };
+  std::vector<op::OpReq> req;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    req.push_back(contains(o.skip_inputs, static_cast<int>(i)) ? op::OpReq::kNull
+                                                               : op::OpReq::kWrite);
+  // Random operators (Dropout; mode=always draws at inference too) draw
+  // differently on each device: their outputs are not compared, and both
+  // backward passes get the device's forward outputs (its mask).
+  const bool random = std::find(op.def().resources.begin(), op.def().resources.end(),
+                                op::ResourceKind::kRandom) != op.def().resources.end();
+
+  struct Result {
+    std::vector<NDArray> outputs, aux, grads, added;
+  };
+  const Context cpu = Context::cpu();
+  std::vector<NDArray> out_grads;
+  auto backward = [&](Context ctx, const std::vector<NDArray>& outputs, op::OpReq kind,
+                      const std::vector<NDArray>& start) {
+    std::vector<NDArray> g;
+    std::vector<op::OpReq> requests = req;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      g.push_back(requests[i] == op::OpReq::kNull
+                      ? on(NDArray::full(input_shapes[i], kUntouched, cpu, *in_types[i]), ctx)
+                      : start[i].copy_to(ctx));
+      if (requests[i] != op::OpReq::kNull) requests[i] = kind;
+    }
+    op::ResourceManager::get().seed(o.seed);
+    op::invoke_backward(op, on(out_grads, ctx), on(inputs, ctx), on(outputs, ctx), fresh_aux(ctx),
+                        g, requests);
+    Engine::get().wait_all();
+    return g;
+  };
+  auto run = [&](Context ctx, const std::vector<NDArray>* forward_outputs) {
+    Result r;
+    r.aux = fresh_aux(ctx);
+    op::ResourceManager::get().seed(o.seed);
+    r.outputs = forward_poisoned(op, on(inputs, ctx), r.aux, o.is_train);
+    Engine::get().wait_all();
+    if (out_grads.empty())
+      for (int k = 0; k < op.num_visible_outputs(); ++k) {
+        const NDArray& y = r.outputs[static_cast<size_t>(k)];
+        out_grads.push_back(
+            with_dtype(random_array(y.shape(), rng, GradientCheckOptions{}, false), y.dtype()));
+      }
+    if (!op.def().has_backward()) return r;
+    const std::vector<NDArray>& outputs = forward_outputs ? *forward_outputs : r.outputs;
+    std::vector<NDArray> nan;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      nan.push_back(poisoned(input_shapes[i], *in_types[i]));
+    r.grads = backward(ctx, outputs, op::OpReq::kWrite, nan);
+    r.added = backward(ctx, outputs, op::OpReq::kAdd, add_base);
+    return r;
+  };
+  const Result on_device = run(device, nullptr);
+  const Result reference = run(cpu, random ? &on_device.outputs : nullptr);
+  const double rtol = 1e-4, atol = 1e-4;
+  if (random) {
+    MESSAGE(name, " draws random numbers: its ", device.to_string(),
+            " outputs are not compared with the CPU's; its gradients are, from the same mask");
+  } else {
+    for (size_t k = 0; k < static_cast<size_t>(op.num_visible_outputs()); ++k) {
+      INFO("output ", k);
+      CHECK(on_device.outputs[k].shape() == reference.outputs[k].shape());
+      CHECK(on_device.outputs[k].dtype() == reference.outputs[k].dtype());
+      CHECK(closeness(on_device.outputs[k], reference.outputs[k], rtol, atol) <= 1.0);
+    }
+    for (size_t k = 0; k < reference.aux.size(); ++k) {
+      INFO("auxiliary state ", k, " after the forward pass");
+      CHECK(closeness(on_device.aux[k], reference.aux[k], rtol, atol) <= 1.0);
+    }
+  }
+  for (size_t i = 0; i < reference.grads.size(); ++i) {
+    INFO("gradient of input '", op.input_names()[i], "'");
+    if (req[i] == op::OpReq::kNull) {
+      // req=null: the device's buffer keeps what it held, in both passes.
+      for (const auto* pass : {&on_device.grads, &on_device.added})
+        for (double v : host_values((*pass)[i])) REQUIRE(v == kUntouched);
+      continue;
+    }
+    INFO("req write (into NaN), then add (onto random values)");
+    CHECK(closeness(on_device.grads[i], reference.grads[i], rtol, atol) <= 1.0);
+    CHECK(closeness(on_device.added[i], reference.added[i], rtol, atol) <= 1.0);
+  }
+}
+
 void check_reference(const ReferenceCase& c, double rtol, double atol) {
+#if MX_OP_HARNESS_GPU
+  // The GPU harness: the fixtures on gpu:0 for operators with a GPU kernel.
+  if (has_device_kernel(c.op, harness_device()))
+    check_reference_on(c, harness_device(), rtol, atol);
+  return;
+#endif
   INFO("reference case ", c.id, " (", c.op, ")");
   for (bool dnnl : {true, false}) {
     if (dnnl && !op::dnnl_built()) continue;
     const char* kernels = dnnl ? "oneDNN kernels" : "reference kernels";
     INFO(kernels);
     op::ScopedDnnl use(dnnl);
-    check_reference_once(c, rtol, atol);
+    check_reference_once(c, Context::cpu(), rtol, atol);
   }
 }
 

@@ -9,6 +9,16 @@
 //     written into NaN-filled buffers;
 //   - check_implementations: the oneDNN kernels against the reference ones
 //     in float32 (called by check_gradient on every case);
+//   - check_device: the case on a device (gpu:0) against the CPU in float32:
+//     outputs, auxiliary states after the forward pass, and input gradients
+//     for req write (NaN-filled), add (random values) and null (untouched);
+//     check_reference_on: the MXNet fixtures on a device.
+//   Compiled with MX_OP_HARNESS_GPU=1 (test_ops_gpu, label gpu), the family
+//   test files run unchanged: check_gradient becomes check_device on gpu:0
+//   and check_reference becomes check_reference_on gpu:0, for operators
+//   with a GPU kernel (others are left to test_gpu_kernel_coverage).
+//   MX_HARNESS_DEVICE=cpu:1 runs the same comparison on a second CPU
+//   context, which tests the harness where there is no GPU.
 //   - check_gradient and check_reference record the operator (by registered name) in
 //   $MX_OP_COVERAGE_FILE,
 //     which test_op_coverage reads to find operators without either check.
@@ -81,6 +91,30 @@ std::vector<ReferenceCase> load_reference_cases(const std::string& family);
 // has them, input gradients and updated auxiliary states) within tolerance,
 // on each CPU implementation (oneDNN when built in, and the reference).
 void check_reference(const ReferenceCase& c, double rtol = 1e-4, double atol = 1e-5);
+
+// The device test_ops_gpu compares with the CPU: gpu:0, or
+// $MX_HARNESS_DEVICE (cpu:1 runs the harness itself here, CPU against CPU).
+Context harness_device();
+
+// True when this build has CUDA and a GPU is present.
+bool gpu_present();
+
+// True when `op` has a forward kernel on `device`'s kind.
+bool has_device_kernel(const std::string& op, Context device);
+
+// Runs the case on `device` and on the CPU (the reference) in float32 and
+// compares the outputs, the auxiliary states after the forward pass and the
+// input gradients for req write (into NaN-filled buffers) and add (onto
+// random values); inputs in options.skip_inputs get req null and must keep
+// what their buffers held. Random operators (Dropout) are compared on their
+// gradients only (from the device's mask).
+void check_device(const std::string& op, const op::AttrMap& attrs,
+                  const std::vector<Shape>& input_shapes, Context device,
+                  const GradientCheckOptions& options = {});
+
+// check_reference's comparison with MXNet's values, run on `device`.
+void check_reference_on(const ReferenceCase& c, Context device, double rtol = 1e-4,
+                        double atol = 1e-5);
 
 // Max |a - b| / (atol + rtol |b|) over elements; <= 1 means close. NaN
 // against a number is never close (support/compare.h).

@@ -113,6 +113,42 @@ TEST_CASE("a failed allocation releases pooled blocks and retries, then names th
   }
 }
 
+TEST_CASE("out of memory: the message gives use and cache, and the pool stays usable after") {
+  int64_t device_bytes = 0;
+  auto pool = std::make_shared<StoragePool>(std::make_unique<FlakyAllocator>(16384, &device_bytes));
+  Storage kept = pool->allocate(8192, "weights");
+  { Storage a = pool->allocate(4096); }  // cached in the 4 KiB class
+  CHECK(pool->stats().pooled_bytes == 4096);
+  try {
+    pool->allocate(12288, "the gradient of conv2");
+    FAIL("expected out of memory");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("could not allocate 12.00 KiB for the gradient of conv2") != std::string::npos);
+    CHECK(what.find("cpu:0 has 8.00 KiB in use") != std::string::npos);
+    CHECK(what.find("4.00 KiB cached was given back") != std::string::npos);
+    CHECK(what.find("smaller batch size") != std::string::npos);
+    CHECK(what.find("train.mirror") != std::string::npos);
+  }
+  // The cache went back to the device before the error; nothing leaked.
+  CHECK(pool->stats().pooled_bytes == 0);
+  CHECK(pool->stats().live_bytes == 8192);
+  CHECK(device_bytes == 8192);
+  // Still usable: what fits is allocated, and freeing makes room again.
+  Storage fits = pool->allocate(8192, "activations");
+  CHECK(fits);
+  CHECK(device_bytes == 16384);
+  kept.reset();
+  fits.reset();
+  Storage big = pool->allocate(12288, "the gradient of conv2");
+  CHECK(big);
+  // Nothing cached: the second failure says so.
+  Storage more = pool->allocate(4096);
+  CHECK_THROWS_WITH_AS(pool->allocate(4096), doctest::Contains("nothing cached to give back"),
+                       Error);
+}
+
 TEST_CASE("pool is safe to use from several threads") {
   auto pool = std::make_shared<StoragePool>(make_cpu_allocator());
   std::vector<std::thread> threads;
