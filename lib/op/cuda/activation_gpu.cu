@@ -2,16 +2,11 @@
 // activation_kernels.h and leaky_relu_kernels.h, one thread per element (the
 // prelu gamma gradient: one thread per channel, as the CPU sums it).
 #include "op/cuda/launch.cuh"
-#include "op/cuda/nn_gpu.h"
+#include "op/cuda/nn_elements.cuh"
 #include "op/nn/activation_kernels.h"
 #include "op/nn/leaky_relu_kernels.h"
 
 namespace mx::op::cuda {
-
-template <typename F>
-void run_elements(int64_t n, void* stream, const char* where, const F& f) {
-  launch_elements(n, stream_of(stream), where, f);
-}
 
 #define MX_NN_ELEMENTS(F)                                                             \
   template void run_elements<F<float>>(int64_t, void*, const char*, const F<float>&); \
