@@ -243,7 +243,8 @@ TEST_CASE_TEMPLATE("BatchNorm's per-(channel, thread) kernels equal the CPU oper
       {{4, 3, 5, 2}, 1, false, false, true}, {{4, 3, 5, 2}, 1, true, false, true},
       {{6, 4}, 1, false, false, true},       {{2, 3, 4}, -1, false, false, true},
       {{2, 3, 4}, 2, false, true, true},     {{5, 3, 2, 2}, 1, false, false, false},
-      {{1, 2, 1}, 1, false, false, true},  // one element per channel
+      {{1, 2, 1}, 1, false, false, true},    // one element per channel
+      {{2, 3, 300}, 1, false, false, true},  // rows longer than a block
   };
   uint64_t seed = 100;
   for (const BatchNormCase& bc : cases) {

@@ -1,6 +1,6 @@
 // BatchNorm's GPU kernels as functions of (channel, thread, threads): one
-// block per channel, each thread covering the channel's elements
-// e = thread, thread + threads, ...; the block sums the threads' partial
+// block per channel, each thread covering its share of the channel's
+// elements (BatchNormView::for_thread); the block sums the threads' partial
 // sums (batch_norm_gpu.cu) and every thread then applies the channel's
 // scale and shift. tests/op/test_nn_kernels_host.cc runs the same functions
 // over every (channel, thread) on the CPU against the CPU operator. The
@@ -22,6 +22,21 @@ struct BatchNormView {
   // The element index of the e-th element (e < count()) of channel ch.
   MX_HOST_DEVICE int64_t index(int64_t ch, int64_t e) const {
     return ((e / inner) * channels + ch) * inner + e % inner;
+  }
+  // fn(i) for the elements i of channel ch that thread `thread` of
+  // `threads` covers. With rows of at least `threads` elements the threads
+  // stride along each row (neighbours read neighbours, no division);
+  // shorter rows are covered as one list of count() elements.
+  template <typename Fn>
+  MX_HOST_DEVICE void for_thread(int64_t ch, int64_t thread, int64_t threads, Fn fn) const {
+    if (inner >= threads) {
+      for (int64_t o = 0; o < outer; ++o) {
+        const int64_t base = (o * channels + ch) * inner;
+        for (int64_t i = thread; i < inner; i += threads) fn(base + i);
+      }
+    } else {
+      for (int64_t e = thread; e < count(); e += threads) fn(index(ch, e));
+    }
   }
 };
 
@@ -49,7 +64,7 @@ struct BatchNormForwardChannel {
   // Phase 1 (batch_stats): a thread's part of the channel's sum.
   MX_HOST_DEVICE double partial_sum(int64_t ch, int64_t thread, int64_t threads) const {
     double s = 0;
-    for (int64_t e = thread; e < view.count(); e += threads) s += x[view.index(ch, e)];
+    view.for_thread(ch, thread, threads, [&](int64_t i) { s += x[i]; });
     return s;
   }
   MX_HOST_DEVICE double mean_of(double sum) const {
@@ -58,10 +73,7 @@ struct BatchNormForwardChannel {
   // Phase 2 (batch_stats): a thread's part of the sum of squared deviations.
   MX_HOST_DEVICE double partial_sq(int64_t ch, double mean, int64_t thread, int64_t threads) const {
     double s = 0;
-    for (int64_t e = thread; e < view.count(); e += threads) {
-      const T v = x[view.index(ch, e)];
-      s += (v - mean) * (v - mean);
-    }
+    view.for_thread(ch, thread, threads, [&](int64_t i) { s += (x[i] - mean) * (x[i] - mean); });
     return s;
   }
   // Every thread: the statistics (the batch's from the block sums, else the
@@ -91,10 +103,8 @@ struct BatchNormForwardChannel {
     if (req_y == OpReq::kNull) return;
     const T scale = static_cast<T>(s.invstd * (fix_gamma ? 1.0 : static_cast<double>(gamma[ch])));
     const T shift = static_cast<T>(beta[ch] - s.mean * static_cast<double>(scale));
-    for (int64_t e = thread; e < view.count(); e += threads) {
-      const int64_t i = view.index(ch, e);
-      assign(y + i, req_y, static_cast<T>(x[i] * scale + shift));
-    }
+    view.for_thread(ch, thread, threads,
+                    [&](int64_t i) { assign(y + i, req_y, static_cast<T>(x[i] * scale + shift)); });
   }
 };
 
@@ -127,11 +137,10 @@ struct BatchNormBackwardChannel {
                               double& sum_dy, double& dot) const {
     sum_dy = 0;
     dot = 0;
-    for (int64_t e = thread; e < view.count(); e += threads) {
-      const int64_t i = view.index(ch, e);
+    view.for_thread(ch, thread, threads, [&](int64_t i) {
       sum_dy += dy[i];
       dot += (x[i] - mean) * dy[i];
-    }
+    });
   }
   // A thread's elements of the data gradient.
   MX_HOST_DEVICE void apply(int64_t ch, const BatchNormStats& s, double sum_dy, double dot,
@@ -145,16 +154,13 @@ struct BatchNormBackwardChannel {
       const double n = static_cast<double>(count);
       const double k = dot * s.invstd * s.invstd / n, mean_dy = sum_dy / n;
       const double iw = s.invstd * w;
-      for (int64_t e = thread; e < count; e += threads) {
-        const int64_t i = view.index(ch, e);
+      view.for_thread(ch, thread, threads, [&](int64_t i) {
         assign(dx + i, req_dx, static_cast<T>((dy[i] - mean_dy - (x[i] - s.mean) * k) * iw));
-      }
+      });
     } else {
       const T iw = static_cast<T>(s.invstd * w);
-      for (int64_t e = thread; e < count; e += threads) {
-        const int64_t i = view.index(ch, e);
-        assign(dx + i, req_dx, static_cast<T>(dy[i] * iw));
-      }
+      view.for_thread(ch, thread, threads,
+                      [&](int64_t i) { assign(dx + i, req_dx, static_cast<T>(dy[i] * iw)); });
     }
   }
   // One thread per channel: the parameter gradients.
