@@ -255,14 +255,14 @@ void infer_regression(const RegressionOutputParam&, ShapeVector& in, ShapeVector
   if (!label.is_known() && label.ndim() == data.ndim()) assign_shape(label, data, "input 'label'");
 }
 
-// On the CPU, or (gpu) on the GPU.
+// On the CPU, or (gpu) on the GPU; `name` names the operator in errors.
 template <typename T>
-void regression_backward(Regression kind, const RegressionOutputParam& p, const BackwardCall& c,
-                         [[maybe_unused]] bool gpu) {
+void regression_backward(Regression kind, const char* name, const RegressionOutputParam& p,
+                         const BackwardCall& c, [[maybe_unused]] bool gpu) {
   if (c.req[1] != OpReq::kNull && c.req[1] != OpReq::kAdd) {  // labels get no gradient
 #if MX_USE_CUDA
     if (gpu)
-      cuda::fill_zero(c.in_grads[1], c.rctx.stream, "regression output");
+      cuda::fill_zero(c.in_grads[1], c.rctx.stream, name);
     else
 #endif
       std::fill(c.in_grads[1].ptr<T>(), c.in_grads[1].ptr<T>() + c.in_grads[1].size(), T(0));
@@ -278,7 +278,7 @@ void regression_backward(Regression kind, const RegressionOutputParam& p, const 
       kind, scale, c.outputs[0].ptr<T>(), label.ptr<T>(), c.in_grads[0].ptr<T>(), req};
 #if MX_USE_CUDA
   if (gpu) {
-    cuda::run_elements(c.in_grads[0].size(), c.rctx.stream, "regression output", f);
+    cuda::run_elements(c.in_grads[0].size(), c.rctx.stream, name, f);
     return;
   }
 #endif
@@ -303,7 +303,7 @@ void add_regression(OpRegistry& r, const char* name, Regression kind, const char
       })
       .backward_cpu([kind, name](const RegressionOutputParam& p, const BackwardCall& c) {
         dispatch_real(c.outputs[0].dtype, name, [&](auto tag) {
-          regression_backward<typename decltype(tag)::type>(kind, p, c, false);
+          regression_backward<typename decltype(tag)::type>(kind, name, p, c, false);
         });
       })
 #if MX_USE_CUDA
@@ -319,7 +319,7 @@ void add_regression(OpRegistry& r, const char* name, Regression kind, const char
       .backward(DeviceKind::kGPU,
                 [kind, name](const RegressionOutputParam& p, const BackwardCall& c) {
                   dispatch_real(c.outputs[0].dtype, name, [&](auto tag) {
-                    regression_backward<typename decltype(tag)::type>(kind, p, c, true);
+                    regression_backward<typename decltype(tag)::type>(kind, name, p, c, true);
                   });
                 })
 #endif
