@@ -190,6 +190,18 @@ TEST_CASE_TEMPLATE("LeakyReLU's functors equal the CPU operator", T, float, doub
                                   x.data(), dy.data(), dgamma.data(), OpReq::kAdd};
     op::for_each_element_host(f.size(), f);
     check_close(dgamma, dga, "backward gamma");
+    // The GPU's decomposition: one block per output, threads' shares summed.
+    for (int64_t threads : {kGpuThreads, kOddThreads}) {
+      std::vector<T> blocks = prior;
+      const op::PreluGammaGrad<T> fb{s[0],     s[1],      s[2],          slopes == 1,
+                                     x.data(), dy.data(), blocks.data(), OpReq::kAdd};
+      for (int64_t k = 0; k < fb.size(); ++k) {
+        double sum = 0;
+        for (int64_t t = 0; t < threads; ++t) sum += fb.partial(k, t, threads);
+        fb.store(k, sum);
+      }
+      check_close(blocks, dga, "backward gamma, by blocks", 1e-5, 1e-6);
+    }
   }
 }
 

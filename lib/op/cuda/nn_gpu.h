@@ -19,6 +19,8 @@ template <typename T>
 struct BatchNormBackwardChannel;
 template <typename T>
 struct ValidLabelCount;
+template <typename T>
+struct PreluGammaGrad;
 }  // namespace mx::op
 
 namespace mx::op::cuda {
@@ -26,6 +28,10 @@ namespace mx::op::cuda {
 // f(i) for every i in [0, n) (n <= 0: nothing is launched).
 template <typename F>
 void run_elements(int64_t n, void* stream, const char* where, const F& f);
+
+// LeakyReLU prelu's gamma gradient: one block per output.
+template <typename T>
+void prelu_gamma_grad(const PreluGammaGrad<T>& f, void* stream);
 
 // BatchNorm: one block per channel (batch_norm_kernels.h).
 template <typename T>

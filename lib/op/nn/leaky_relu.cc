@@ -242,7 +242,7 @@ void leaky_backward_gpu(const LeakyReLUParam& p, const BackwardCall& c) {
   const Shape& s = c.inputs[0].shape;
   const PreluGammaGrad<T> dgamma{
       s[0], s[1], ch.inner, ch.channels == 1, x, dy, c.in_grads[1].ptr<T>(), c.req[1]};
-  cuda::run_elements(dgamma.size(), c.rctx.stream, "LeakyReLU", dgamma);
+  cuda::prelu_gamma_grad(dgamma, c.rctx.stream);
 }
 #endif
 

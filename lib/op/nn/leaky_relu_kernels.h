@@ -112,8 +112,10 @@ struct PreluBackwardData {
 };
 
 // dgamma[k] (req) the sum of x * dy over the non-positive elements of
-// channel k of data (outer, channels, inner), in the CPU's order; with one
-// shared slope, index 0 sums every channel in turn. One call per output.
+// channel k of data (outer, channels, inner); with one shared slope, output
+// 0 sums every channel. The CPU calls operator()(k) per output (sums in T,
+// in order); the GPU runs one block per output, each thread summing its
+// share (partial, in float64) and thread 0 storing the block's sum.
 template <typename T>
 struct PreluGammaGrad {
   int64_t outer, channels, inner;
@@ -134,6 +136,22 @@ struct PreluGammaGrad {
   }
   // The number of outputs (calls).
   MX_HOST_DEVICE int64_t size() const { return shared ? 1 : channels; }
+  // Thread `thread` of `threads`' part of output k: the elements
+  // e = thread, thread + threads, ... of its channels' outer * inner each.
+  MX_HOST_DEVICE double partial(int64_t k, int64_t thread, int64_t threads) const {
+    const int64_t first = shared ? 0 : k, last = shared ? channels : k + 1;
+    double sum = 0;
+    for (int64_t c = first; c < last; ++c) {
+      for (int64_t e = thread; e < outer * inner; e += threads) {
+        const int64_t i = ((e / inner) * channels + c) * inner + e % inner;
+        if (!(x[i] > T(0))) sum += static_cast<double>(x[i] * dy[i]);
+      }
+    }
+    return sum;
+  }
+  MX_HOST_DEVICE void store(int64_t k, double sum) const {
+    assign(dgamma + k, req, static_cast<T>(sum));
+  }
   MX_HOST_DEVICE void operator()(int64_t k) const {
     if (!shared) {
       assign(dgamma + k, req, channel_sum(k));
