@@ -1,17 +1,20 @@
 // Activation (act_type relu, sigmoid, tanh, softrelu, softsign): MXNet's
-// activation layer, one element-wise function and its derivative.
+// activation layer, one element-wise function and its derivative (in
+// activation_kernels.h, shared with the GPU kernels).
 #include <cmath>
 #include <type_traits>
 
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
+#include "op/nn/activation_kernels.h"
 #include "op/registry.h"
 #include "op/vmath/vmath.h"
+#if MX_USE_CUDA
+#include "op/cuda/nn_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
-
-enum class ActType { kRelu, kSigmoid, kTanh, kSoftRelu, kSoftSign };
 
 struct ActivationParam : Params<ActivationParam> {
   ActType act_type = ActType::kRelu;
@@ -25,36 +28,6 @@ struct ActivationParam : Params<ActivationParam> {
         .describe("Activation function to apply.");
   }
 };
-
-template <typename T>
-T activate(ActType t, T x) {
-  switch (t) {
-    case ActType::kRelu: return x > T(0) ? x : T(0);
-    case ActType::kSigmoid: return T(1) / (T(1) + std::exp(-x));
-    case ActType::kTanh: return std::tanh(x);
-    // log(1 + e^x) without overflow for large x.
-    case ActType::kSoftRelu: return x > T(20) ? x : std::log1p(std::exp(x));
-    case ActType::kSoftSign: return x / (T(1) + std::abs(x));
-  }
-  return x;
-}
-
-// The derivative from the output alone, so the input need not be kept for
-// the backward pass and the activation can run in place (as MXNet's does).
-template <typename T>
-T derivative(ActType t, T y) {
-  switch (t) {
-    case ActType::kRelu: return y > T(0) ? T(1) : T(0);
-    case ActType::kSigmoid: return y * (T(1) - y);
-    case ActType::kTanh: return T(1) - y * y;
-    case ActType::kSoftRelu: return -std::expm1(-y);  // sigmoid(x) = 1 - e^-y for y = log(1 + e^x)
-    case ActType::kSoftSign: {
-      T d = T(1) - std::abs(y);  // 1 / (1 + |x|)
-      return d * d;
-    }
-  }
-  return T(0);
-}
 
 // Calls fn with a functor returning t as a compile-time constant, so that
 // each loop is specialised for one function (and the compiler vectorises
@@ -134,7 +107,30 @@ void register_activation_ops(OpRegistry& r) {
             map_index(gx, n, c.req[0], [=](int64_t i) { return g[i] * derivative(act(), y[i]); });
           });
         });
-      });
+      })
+#if MX_USE_CUDA
+      .forward(DeviceKind::kGPU,
+               [](const ActivationParam& p, const ForwardCall& c) {
+                 dispatch_real(c.inputs[0].dtype, "Activation", [&](auto tag) {
+                   using T = typename decltype(tag)::type;
+                   cuda::run_elements(c.outputs[0].size(), c.rctx.stream, "Activation",
+                                      ActivationForward<T>{p.act_type, c.inputs[0].ptr<T>(),
+                                                           c.outputs[0].ptr<T>(), c.req[0]});
+                 });
+               })
+      .backward(DeviceKind::kGPU,
+                [](const ActivationParam& p, const BackwardCall& c) {
+                  if (c.req[0] == OpReq::kNull) return;
+                  dispatch_real(c.out_grads[0].dtype, "Activation", [&](auto tag) {
+                    using T = typename decltype(tag)::type;
+                    cuda::run_elements(c.in_grads[0].size(), c.rctx.stream, "Activation",
+                                       ActivationBackward<T>{p.act_type, c.out_grads[0].ptr<T>(),
+                                                             c.outputs[0].ptr<T>(),
+                                                             c.in_grads[0].ptr<T>(), c.req[0]});
+                  });
+                })
+#endif
+      ;
 }
 
 }  // namespace mx::op

@@ -5,6 +5,9 @@
 // gradient. The hidden outputs hold the mean and, as in MXNet, the inverse
 // standard deviation 1/sqrt(var + eps) under the name 'var'.
 //
+// The GPU kernels (batch_norm_kernels.h, one block per channel) compute the
+// same, with the same float64 sums.
+//
 // One difference: MXNet moves the moving statistics in the backward pass;
 // here the training forward pass does it, so a forward-only training pass
 // updates them too. After forward + backward the values are the same.
@@ -15,9 +18,13 @@
 #include "op/dnnl/dnnl_switch.h"
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
+#include "op/nn/batch_norm_kernels.h"
 #include "op/registry.h"
 #if MX_USE_DNNL
 #include "op/dnnl/dnnl_batch_norm.h"
+#endif
+#if MX_USE_CUDA
+#include "op/cuda/nn_gpu.h"
 #endif
 
 namespace mx::op {
@@ -58,11 +65,6 @@ struct BatchNormParam : Params<BatchNormParam> {
   }
 };
 
-// The data seen as (outer, channels, inner) around the channel axis.
-struct ChannelView {
-  int64_t outer = 1, channels = 1, inner = 1;
-};
-
 int channel_axis(const BatchNormParam& p, int ndim) {
   const int axis = p.axis < 0 ? p.axis + ndim : p.axis;
   if (axis < 0 || axis >= ndim)
@@ -70,7 +72,7 @@ int channel_axis(const BatchNormParam& p, int ndim) {
   return axis;
 }
 
-ChannelView channel_view(const BatchNormParam& p, const Shape& s) {
+BatchNormView channel_view(const BatchNormParam& p, const Shape& s) {
   const int axis = channel_axis(p, s.ndim());
   return {s.prod(0, axis), s[axis], s.prod(axis + 1, s.ndim())};
 }
@@ -103,7 +105,7 @@ void infer_batch_norm(const BatchNormParam& p, ShapeVector& in, ShapeVector& aux
 }
 
 #if MX_USE_DNNL
-dnnl_impl::BatchNormSpec dnnl_spec(const BatchNormParam& p, const ChannelView& v, bool is_train) {
+dnnl_impl::BatchNormSpec dnnl_spec(const BatchNormParam& p, const BatchNormView& v, bool is_train) {
   dnnl_impl::BatchNormSpec s;
   s.outer = v.outer;
   s.channels = v.channels;
@@ -118,7 +120,7 @@ dnnl_impl::BatchNormSpec dnnl_spec(const BatchNormParam& p, const ChannelView& v
 
 template <typename T>
 void batch_norm_forward(const BatchNormParam& p, const ForwardCall& c) {
-  const ChannelView v = channel_view(p, c.inputs[0].shape);
+  const BatchNormView v = channel_view(p, c.inputs[0].shape);
   const T* x = c.inputs[0].ptr<T>();
   const T* gamma = c.inputs[1].ptr<T>();
   const T* beta = c.inputs[2].ptr<T>();
@@ -178,7 +180,7 @@ void batch_norm_forward(const BatchNormParam& p, const ForwardCall& c) {
 
 template <typename T>
 void batch_norm_backward(const BatchNormParam& p, const BackwardCall& c) {
-  const ChannelView v = channel_view(p, c.inputs[0].shape);
+  const BatchNormView v = channel_view(p, c.inputs[0].shape);
   const T* x = c.inputs[0].ptr<T>();
   const T* gamma = c.inputs[1].ptr<T>();
   const T* dy = c.out_grads[0].ptr<T>();
@@ -248,6 +250,31 @@ void batch_norm_backward(const BatchNormParam& p, const BackwardCall& c) {
                });
 }
 
+#if MX_USE_CUDA
+template <typename T>
+void batch_norm_forward_gpu(const BatchNormParam& p, const ForwardCall& c) {
+  cuda::batch_norm_forward(
+      BatchNormForwardChannel<T>{
+          channel_view(p, c.inputs[0].shape), c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(),
+          c.inputs[2].ptr<T>(), c.aux[0].ptr<T>(), c.aux[1].ptr<T>(), c.outputs[0].ptr<T>(),
+          c.outputs[1].ptr<T>(), c.outputs[2].ptr<T>(), c.req[0], c.req[1], c.req[2], p.eps,
+          static_cast<double>(p.momentum), p.fix_gamma, c.is_train && !p.use_global_stats},
+      c.rctx.stream);
+}
+
+template <typename T>
+void batch_norm_backward_gpu(const BatchNormParam& p, const BackwardCall& c) {
+  auto grad = [&](size_t i) { return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].ptr<T>(); };
+  cuda::batch_norm_backward(
+      BatchNormBackwardChannel<T>{channel_view(p, c.inputs[0].shape), c.inputs[0].ptr<T>(),
+                                  c.inputs[1].ptr<T>(), c.out_grads[0].ptr<T>(),
+                                  c.outputs[1].ptr<T>(), c.outputs[2].ptr<T>(), c.aux[0].ptr<T>(),
+                                  c.aux[1].ptr<T>(), grad(0), grad(1), grad(2), c.req[0], c.req[1],
+                                  c.req[2], p.eps, p.fix_gamma, c.is_train && !p.use_global_stats},
+      c.rctx.stream);
+}
+#endif
+
 }  // namespace
 
 void register_batch_norm_ops(OpRegistry& r) {
@@ -266,7 +293,22 @@ void register_batch_norm_ops(OpRegistry& r) {
       .backward_cpu([](const BatchNormParam& p, const BackwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "BatchNorm",
                       [&](auto tag) { batch_norm_backward<typename decltype(tag)::type>(p, c); });
-      });
+      })
+#if MX_USE_CUDA
+      .forward(DeviceKind::kGPU,
+               [](const BatchNormParam& p, const ForwardCall& c) {
+                 dispatch_real(c.inputs[0].dtype, "BatchNorm", [&](auto tag) {
+                   batch_norm_forward_gpu<typename decltype(tag)::type>(p, c);
+                 });
+               })
+      .backward(DeviceKind::kGPU,
+                [](const BatchNormParam& p, const BackwardCall& c) {
+                  dispatch_real(c.inputs[0].dtype, "BatchNorm", [&](auto tag) {
+                    batch_norm_backward_gpu<typename decltype(tag)::type>(p, c);
+                  });
+                })
+#endif
+      ;
 }
 
 }  // namespace mx::op

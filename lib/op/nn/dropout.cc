@@ -3,13 +3,19 @@
 // 1 - p and scaled by 1 / (1 - p). The hidden output 'mask' holds the scale
 // of every element (0 or 1 / (1 - p); 1 when dropout is off), so the
 // backward pass is dy * mask. Draws come from the RNG resource, in order,
-// so a seeded run is reproducible.
+// so a seeded run is reproducible. On a GPU the mask is drawn with Philox from
+// a seed drawn from the same generator (dropout_kernels.h), so a seeded run
+// is reproducible there too, with other masks than the CPU's.
 #include <optional>
 #include <random>
 
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/registry.h"
+#if MX_USE_CUDA
+#include "op/cuda/nn_gpu.h"
+#include "op/nn/dropout_kernels.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -133,6 +139,38 @@ void dropout_backward(const DropoutParam&, const BackwardCall& c) {
   }
 }
 
+#if MX_USE_CUDA
+template <typename T>
+void dropout_forward_gpu(const DropoutParam& p, const ForwardCall& c) {
+  const TensorRef& data = c.inputs[0];
+  T* mask = c.outputs[1].ptr<T>();
+  const int64_t mask_size = c.outputs[1].size();
+  const bool active = (c.is_train || p.mode == DropoutMode::kAlways) && p.p > 0;
+  if (!active) {
+    cuda::run_elements(mask_size, c.rctx.stream, "Dropout", DropoutMaskOnes<T>{mask});
+  } else {
+    const double keep = 1.0 - static_cast<double>(p.p);
+    const T scale = keep > 0 ? static_cast<T>(1.0 / keep) : T(0);
+    const uint64_t seed = c.resources.rng()();
+    cuda::run_elements(mask_size, c.rctx.stream, "Dropout",
+                       DropoutMaskDraw<T>{mask, seed, keep, scale});
+  }
+  cuda::run_elements(data.size(), c.rctx.stream, "Dropout",
+                     DropoutApply<T>{data.ptr<T>(), mask, c.outputs[0].ptr<T>(),
+                                     dropout_mask_index(data.shape, c.outputs[1].shape), c.req[0]});
+}
+
+template <typename T>
+void dropout_backward_gpu(const DropoutParam&, const BackwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const Shape& shape = c.out_grads[0].shape;
+  cuda::run_elements(
+      shape.size(), c.rctx.stream, "Dropout",
+      DropoutApply<T>{c.out_grads[0].ptr<T>(), c.outputs[1].ptr<T>(), c.in_grads[0].ptr<T>(),
+                      dropout_mask_index(shape, c.outputs[1].shape), c.req[0]});
+}
+#endif
+
 }  // namespace
 
 void register_dropout_ops(OpRegistry& r) {
@@ -154,7 +192,22 @@ void register_dropout_ops(OpRegistry& r) {
       .backward_cpu([](const DropoutParam& p, const BackwardCall& c) {
         dispatch_real(c.out_grads[0].dtype, "Dropout",
                       [&](auto tag) { dropout_backward<typename decltype(tag)::type>(p, c); });
-      });
+      })
+#if MX_USE_CUDA
+      .forward(DeviceKind::kGPU,
+               [](const DropoutParam& p, const ForwardCall& c) {
+                 dispatch_real(c.inputs[0].dtype, "Dropout", [&](auto tag) {
+                   dropout_forward_gpu<typename decltype(tag)::type>(p, c);
+                 });
+               })
+      .backward(DeviceKind::kGPU,
+                [](const DropoutParam& p, const BackwardCall& c) {
+                  dispatch_real(c.out_grads[0].dtype, "Dropout", [&](auto tag) {
+                    dropout_backward_gpu<typename decltype(tag)::type>(p, c);
+                  });
+                })
+#endif
+      ;
 }
 
 }  // namespace mx::op

@@ -4,6 +4,7 @@
 //   elu    x > 0 ? x : slope * (exp(x) - 1)
 //   selu   lambda * (x > 0 ? x : alpha * (exp(x) - 1)), the self-normalizing constants
 //   gelu   x * Phi(x) with the exact normal CDF (erf), as MXNet 1.9 computes it
+// (the scalar functions and the kernels' functors: leaky_relu_kernels.h).
 // rrelu (random slopes in training) is rejected with a message.
 #include <cmath>
 #include <numbers>
@@ -12,13 +13,15 @@
 #include "base/parallel.h"
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
+#include "op/nn/leaky_relu_kernels.h"
 #include "op/registry.h"
 #include "op/vmath/vmath.h"
+#if MX_USE_CUDA
+#include "op/cuda/nn_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
-
-enum class LeakyType { kRRelu, kLeaky, kPRelu, kElu, kSelu, kGelu };
 
 struct LeakyReLUParam : Params<LeakyReLUParam> {
   LeakyType act_type = LeakyType::kLeaky;
@@ -57,42 +60,6 @@ struct LeakyReLUParam : Params<LeakyReLUParam> {
   }
 };
 
-// SELU's constants (Klambauer et al. 2017), as in MXNet.
-constexpr double kSeluLambda = 1.0507009873554804934193349852946;
-constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
-
-template <typename T>
-T activate(LeakyType t, T slope, T x) {
-  switch (t) {
-    case LeakyType::kLeaky: return x > T(0) ? x : slope * x;
-    case LeakyType::kElu: return x > T(0) ? x : slope * std::expm1(x);
-    case LeakyType::kSelu:
-      return static_cast<T>(kSeluLambda) *
-             (x > T(0) ? x : static_cast<T>(kSeluAlpha) * std::expm1(x));
-    case LeakyType::kGelu:
-      return T(0.5) * x * (T(1) + std::erf(x * static_cast<T>(std::numbers::sqrt2 / 2)));
-    default: return x;
-  }
-}
-
-template <typename T>
-T derivative(LeakyType t, T slope, T x) {
-  switch (t) {
-    case LeakyType::kLeaky: return x > T(0) ? T(1) : slope;
-    case LeakyType::kElu: return x > T(0) ? T(1) : slope * std::exp(x);
-    case LeakyType::kSelu:
-      return static_cast<T>(kSeluLambda) *
-             (x > T(0) ? T(1) : static_cast<T>(kSeluAlpha) * std::exp(x));
-    case LeakyType::kGelu: {
-      const T cdf = T(0.5) * (T(1) + std::erf(x * static_cast<T>(std::numbers::sqrt2 / 2)));
-      const T pdf = std::exp(T(-0.5) * x * x) *
-                    static_cast<T>(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-      return cdf + x * pdf;
-    }
-    default: return T(1);
-  }
-}
-
 std::vector<std::string> input_names(const LeakyReLUParam& p) {
   if (p.act_type == LeakyType::kPRelu) return {"data", "gamma"};
   return {"data"};
@@ -114,13 +81,7 @@ void infer_leaky_relu(const LeakyReLUParam& p, ShapeVector& in, ShapeVector&, Sh
   }
 }
 
-// The channel of element i and the size of gamma (1: shared by all).
-struct ChannelMap {
-  int64_t channels, inner;
-  int64_t operator()(int64_t i) const { return channels == 1 ? 0 : (i / inner) % channels; }
-};
-
-ChannelMap channel_map(const Shape& data, const Shape& gamma) {
+PreluChannel channel_map(const Shape& data, const Shape& gamma) {
   return {gamma.size() == 1 ? 1 : data[1], data.prod(2, data.ndim())};
 }
 
@@ -204,7 +165,7 @@ void leaky_forward(const LeakyReLUParam& p, const ForwardCall& c) {
   const int64_t n = c.inputs[0].size();
   if (p.act_type == LeakyType::kPRelu) {
     const T* gamma = c.inputs[1].ptr<T>();
-    const ChannelMap ch = channel_map(c.inputs[0].shape, c.inputs[1].shape);
+    const PreluChannel ch = channel_map(c.inputs[0].shape, c.inputs[1].shape);
     map_index(y, n, c.req[0], [=](int64_t i) { return x[i] > T(0) ? x[i] : gamma[ch(i)] * x[i]; });
     return;
   }
@@ -212,7 +173,7 @@ void leaky_forward(const LeakyReLUParam& p, const ForwardCall& c) {
   const T slope = static_cast<T>(p.slope);
   if constexpr (std::is_same_v<T, float>)
     if (vector_forward(t, slope, x, y, n, c.req[0])) return;
-  map_index(y, n, c.req[0], [=](int64_t i) { return activate(t, slope, x[i]); });
+  map_index(y, n, c.req[0], [=](int64_t i) { return leaky_value(t, slope, x[i]); });
 }
 
 template <typename T>
@@ -227,38 +188,63 @@ void leaky_backward(const LeakyReLUParam& p, const BackwardCall& c) {
     const T slope = static_cast<T>(p.slope);
     if constexpr (std::is_same_v<T, float>)
       if (c.req[0] == OpReq::kNull || vector_backward(t, slope, x, dy, dx, n, c.req[0])) return;
-    map_index(dx, n, c.req[0], [=](int64_t i) { return dy[i] * derivative(t, slope, x[i]); });
+    map_index(dx, n, c.req[0], [=](int64_t i) { return dy[i] * leaky_derivative(t, slope, x[i]); });
     return;
   }
   const T* gamma = c.inputs[1].ptr<T>();
-  const ChannelMap ch = channel_map(c.inputs[0].shape, c.inputs[1].shape);
+  const PreluChannel ch = channel_map(c.inputs[0].shape, c.inputs[1].shape);
   map_index(dx, n, c.req[0], [=](int64_t i) { return x[i] > T(0) ? dy[i] : gamma[ch(i)] * dy[i]; });
   if (c.req[1] == OpReq::kNull) return;
-  // dgamma[c] = sum of x * dy over the negative elements of channel c, in a
-  // fixed order per channel.
-  T* dgamma = c.in_grads[1].ptr<T>();
   const Shape& s = c.inputs[0].shape;
-  const int64_t outer = s[0], channels = s[1], inner = ch.inner;
-  auto channel_sum = [&](int64_t k) {
-    T sum = 0;
-    for (int64_t o = 0; o < outer; ++o) {
-      const int64_t base = (o * channels + k) * inner;
-      for (int64_t i = base; i < base + inner; ++i)
-        if (!(x[i] > T(0))) sum += x[i] * dy[i];
-    }
-    return sum;
-  };
-  if (ch.channels == 1) {
-    T total = 0;
-    for (int64_t k = 0; k < channels; ++k) total += channel_sum(k);
-    assign(dgamma, c.req[1], total);
-    return;
-  }
-  parallel_for(channels, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, outer * inner)),
+  const PreluGammaGrad<T> dgamma{
+      s[0], s[1], ch.inner, ch.channels == 1, x, dy, c.in_grads[1].ptr<T>(), c.req[1]};
+  parallel_for(dgamma.size(),
+               std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, s[0] * ch.inner)),
                [&](int64_t begin, int64_t end) {
-                 for (int64_t k = begin; k < end; ++k) assign(dgamma + k, c.req[1], channel_sum(k));
+                 for (int64_t k = begin; k < end; ++k) dgamma(k);
                });
 }
+
+#if MX_USE_CUDA
+template <typename T>
+void leaky_forward_gpu(const LeakyReLUParam& p, const ForwardCall& c) {
+  const T* x = c.inputs[0].ptr<T>();
+  T* y = c.outputs[0].ptr<T>();
+  const int64_t n = c.inputs[0].size();
+  if (p.act_type == LeakyType::kPRelu) {
+    cuda::run_elements(n, c.rctx.stream, "LeakyReLU",
+                       PreluForward<T>{channel_map(c.inputs[0].shape, c.inputs[1].shape), x,
+                                       c.inputs[1].ptr<T>(), y, c.req[0]});
+    return;
+  }
+  cuda::run_elements(n, c.rctx.stream, "LeakyReLU",
+                     LeakyForward<T>{p.act_type, static_cast<T>(p.slope), x, y, c.req[0]});
+}
+
+template <typename T>
+void leaky_backward_gpu(const LeakyReLUParam& p, const BackwardCall& c) {
+  const T* x = c.inputs[0].ptr<T>();
+  const T* dy = c.out_grads[0].ptr<T>();
+  const int64_t n = c.inputs[0].size();
+  T* dx = c.req[0] == OpReq::kNull ? nullptr : c.in_grads[0].ptr<T>();
+  if (p.act_type != LeakyType::kPRelu) {
+    if (c.req[0] == OpReq::kNull) return;
+    cuda::run_elements(n, c.rctx.stream, "LeakyReLU",
+                       LeakyBackward<T>{p.act_type, static_cast<T>(p.slope), x, dy, dx, c.req[0]});
+    return;
+  }
+  const T* gamma = c.inputs[1].ptr<T>();
+  const PreluChannel ch = channel_map(c.inputs[0].shape, c.inputs[1].shape);
+  if (c.req[0] != OpReq::kNull)
+    cuda::run_elements(n, c.rctx.stream, "LeakyReLU",
+                       PreluBackwardData<T>{ch, x, gamma, dy, dx, c.req[0]});
+  if (c.req[1] == OpReq::kNull) return;
+  const Shape& s = c.inputs[0].shape;
+  const PreluGammaGrad<T> dgamma{
+      s[0], s[1], ch.inner, ch.channels == 1, x, dy, c.in_grads[1].ptr<T>(), c.req[1]};
+  cuda::prelu_gamma_grad(dgamma, c.rctx.stream);
+}
+#endif
 
 }  // namespace
 
@@ -275,7 +261,22 @@ void register_leaky_relu_ops(OpRegistry& r) {
       .backward_cpu([](const LeakyReLUParam& p, const BackwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "LeakyReLU",
                       [&](auto tag) { leaky_backward<typename decltype(tag)::type>(p, c); });
-      });
+      })
+#if MX_USE_CUDA
+      .forward(DeviceKind::kGPU,
+               [](const LeakyReLUParam& p, const ForwardCall& c) {
+                 dispatch_real(c.inputs[0].dtype, "LeakyReLU", [&](auto tag) {
+                   leaky_forward_gpu<typename decltype(tag)::type>(p, c);
+                 });
+               })
+      .backward(DeviceKind::kGPU,
+                [](const LeakyReLUParam& p, const BackwardCall& c) {
+                  dispatch_real(c.inputs[0].dtype, "LeakyReLU", [&](auto tag) {
+                    leaky_backward_gpu<typename decltype(tag)::type>(p, c);
+                  });
+                })
+#endif
+      ;
 }
 
 }  // namespace mx::op

@@ -1,13 +1,18 @@
 // Output (loss) layers: SoftmaxOutput and the regression outputs. Their
 // forward pass gives predictions; their backward pass gives the gradient of
 // the loss they stand for (cross entropy, squared error, ...) from the label
-// input, which itself gets no gradient.
+// input, which itself gets no gradient. The gradient functors
+// (output_kernels.h) are shared with the GPU kernels.
 #include <cmath>
 #include <limits>
 
 #include "op/infer_util.h"
+#include "op/nn/output_kernels.h"
 #include "op/nn/softmax.h"
 #include "op/registry.h"
+#if MX_USE_CUDA
+#include "op/cuda/nn_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -116,12 +121,60 @@ void infer_softmax_output(const SoftmaxOutputParam& p, ShapeVector& in, ShapeVec
                        flat.to_string(), " or ", squeezed.to_string()));
 }
 
-// A label as a class index (as MXNet's static_cast<int>), without undefined
-// behaviour for NaN or huge values: those match no class.
+// The output gradient SoftmaxOutput multiplies by (out_grad=True), else null.
 template <typename T>
-int class_of(T label) {
-  return label > T(-2147483648.0) && label < T(2147483647.0) ? static_cast<int>(label)
-                                                             : std::numeric_limits<int>::min();
+const T* softmax_output_og(const SoftmaxOutputParam& p, const BackwardCall& c) {
+  if (!p.out_grad) return nullptr;
+  if (c.out_grads.empty() || c.out_grads[0].data == nullptr)
+    throw Error("SoftmaxOutput with out_grad=True needs the gradient of its output");
+  return c.out_grads[0].ptr<T>();
+}
+
+// The layout of class labels, checked against their number.
+SoftmaxLayout class_label_layout(const SoftmaxOutputParam& p, const BackwardCall& c) {
+  const SoftmaxLayout l = output_layout(p, c.outputs[0].shape);
+  const int64_t labels = c.inputs[1].size();
+  // One label per (outer, inner) position; MXNet reads the first outer * inner.
+  if (labels < l.outer * l.inner)
+    throw Error(str("SoftmaxOutput: ", labels, " labels for ", l.outer * l.inner, " outputs"));
+  return l;
+}
+
+// The gradient functor for class labels. The normalization divides by a
+// count of labels, as MXNet counts them; for 'valid' that count is read
+// from *valid_count (where the kernel can read it).
+template <typename T>
+SoftmaxOutputGrad<T> class_label_grad(const SoftmaxOutputParam& p, const BackwardCall& c,
+                                      const int64_t* valid_count) {
+  const SoftmaxLayout l = class_label_layout(p, c);
+  const int64_t labels = c.inputs[1].size();
+  double count = 1.0;
+  if (p.normalization == Normalization::kBatch)
+    count = p.multi_output ? static_cast<double>(l.outer) : static_cast<double>(labels);
+  double scale = p.normalization == Normalization::kValid ? p.grad_scale : p.grad_scale / count;
+  if (p.multi_output && p.normalization != Normalization::kValid)
+    scale /= static_cast<double>(l.inner);
+  const double alpha = p.smooth_alpha;
+  return {c.outputs[0].ptr<T>(),
+          c.inputs[1].ptr<T>(),
+          softmax_output_og<T>(p, c),
+          c.in_grads[0].ptr<T>(),
+          l,
+          class_of(p.ignore_label),
+          p.use_ignore,
+          alpha,
+          l.size > 1 ? alpha / static_cast<double>(l.size - 1) : 0.0,
+          scale,
+          p.normalization == Normalization::kValid ? valid_count : nullptr,
+          c.req[0]};
+}
+
+// Runs f(i) for i in [0, n) on the CPU threads.
+template <typename F>
+void for_each_parallel(int64_t n, const F& f) {
+  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) f(i);
+  });
 }
 
 template <typename T>
@@ -131,66 +184,47 @@ void softmax_output_backward(const SoftmaxOutputParam& p, const BackwardCall& c)
   const OpReq req = c.req[0];
   if (req == OpReq::kNull) return;
   const TensorRef& out = c.outputs[0];
-  const T* y = out.ptr<T>();
-  const T* label = c.inputs[1].ptr<T>();
-  T* dx = c.in_grads[0].ptr<T>();
-  const T* og = nullptr;
-  if (p.out_grad) {
-    if (c.out_grads.empty() || c.out_grads[0].data == nullptr)
-      throw Error("SoftmaxOutput with out_grad=True needs the gradient of its output");
-    og = c.out_grads[0].ptr<T>();
-  }
-  const int64_t n = out.size();
   // Labels that are probabilities: (y - label) * grad_scale, nothing else.
   if (c.inputs[1].shape == out.shape) {
-    const T scale = static_cast<T>(p.grad_scale);
-    parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i)
-        store(dx + i, req, (y[i] - label[i]) * scale * (og ? og[i] : T(1)));
-    });
+    for_each_parallel(
+        out.size(),
+        SoftmaxOutputProbGrad<T>{out.ptr<T>(), c.inputs[1].ptr<T>(), softmax_output_og<T>(p, c),
+                                 c.in_grads[0].ptr<T>(), static_cast<T>(p.grad_scale), req});
     return;
   }
-  const SoftmaxLayout l = output_layout(p, out.shape);
-  const int64_t labels = c.inputs[1].size();
-  // One label per (outer, inner) position; MXNet reads the first outer * inner.
-  if (labels < l.outer * l.inner)
-    throw Error(str("SoftmaxOutput: ", labels, " labels for ", l.outer * l.inner, " outputs"));
-  const int ignore = class_of(p.ignore_label);
-  // The normalization divides by a count of labels, as MXNet counts them.
-  double count = 1.0;
-  if (p.normalization == Normalization::kBatch) {
-    count = p.multi_output ? static_cast<double>(l.outer) : static_cast<double>(labels);
-  } else if (p.normalization == Normalization::kValid) {
-    int64_t valid = 0;
-    for (int64_t i = 0; i < labels; ++i) valid += class_of(label[i]) != ignore ? 1 : 0;
-    count = static_cast<double>(std::max<int64_t>(valid, 1));
-  }
-  double scale = p.grad_scale / count;
-  if (p.multi_output && p.normalization != Normalization::kValid)
-    scale /= static_cast<double>(l.inner);
-  const double alpha = p.smooth_alpha;
-  const double off_target = l.size > 1 ? alpha / static_cast<double>(l.size - 1) : 0.0;
-  const int64_t block = l.size * l.inner;
-  parallel_for(l.outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(block, 1)),
-               [&](int64_t o0, int64_t o1) {
-                 for (int64_t o = o0; o < o1; ++o) {
-                   for (int64_t k = 0; k < l.size; ++k) {
-                     for (int64_t j = 0; j < l.inner; ++j) {
-                       const int64_t i = o * block + k * l.inner + j;
-                       const int hot = class_of(label[o * l.inner + j]);
-                       double g = 0.0;
-                       if (!(p.use_ignore && hot == ignore)) {
-                         // Target: 1 - alpha at the label, alpha / (k - 1) elsewhere.
-                         const double target = k == hot ? 1.0 - alpha : off_target;
-                         g = (static_cast<double>(y[i]) - target) * scale;
-                       }
-                       if (og) g *= static_cast<double>(og[i]);
-                       store(dx + i, req, static_cast<T>(g));
-                     }
-                   }
-                 }
-               });
+  int64_t valid = 0;
+  if (p.normalization == Normalization::kValid)
+    valid = ValidLabelCount<T>{c.inputs[1].ptr<T>(), c.inputs[1].size(), class_of(p.ignore_label)}
+                .partial(0, 1);
+  for_each_parallel(out.size(), class_label_grad<T>(p, c, &valid));
 }
+
+#if MX_USE_CUDA
+template <typename T>
+void softmax_output_backward_gpu(const SoftmaxOutputParam& p, const BackwardCall& c) {
+  if (c.req[1] != OpReq::kNull && c.req[1] != OpReq::kAdd)  // labels get no gradient
+    cuda::fill_zero(c.in_grads[1], c.rctx.stream, "SoftmaxOutput");
+  const OpReq req = c.req[0];
+  if (req == OpReq::kNull) return;
+  const TensorRef& out = c.outputs[0];
+  if (c.inputs[1].shape == out.shape) {
+    cuda::run_elements(
+        out.size(), c.rctx.stream, "SoftmaxOutput",
+        SoftmaxOutputProbGrad<T>{out.ptr<T>(), c.inputs[1].ptr<T>(), softmax_output_og<T>(p, c),
+                                 c.in_grads[0].ptr<T>(), static_cast<T>(p.grad_scale), req});
+    return;
+  }
+  int64_t* valid = nullptr;
+  if (p.normalization == Normalization::kValid) {
+    class_label_layout(p, c);  // the label count is checked before any launch
+    valid = static_cast<int64_t*>(c.resources.temp_space(sizeof(int64_t)));
+    cuda::count_valid_labels(
+        ValidLabelCount<T>{c.inputs[1].ptr<T>(), c.inputs[1].size(), class_of(p.ignore_label)},
+        valid, c.rctx.stream);
+  }
+  cuda::run_elements(out.size(), c.rctx.stream, "SoftmaxOutput", class_label_grad<T>(p, c, valid));
+}
+#endif
 
 // ---- regression outputs ----------------------------------------------------------------
 
@@ -202,8 +236,6 @@ struct RegressionOutputParam : Params<RegressionOutputParam> {
         .describe("Scales the gradient (which is also divided by the outputs per sample).");
   }
 };
-
-enum class Regression { kLinear, kLogistic, kMAE };
 
 void infer_regression(const RegressionOutputParam&, ShapeVector& in, ShapeVector&,
                       ShapeVector& out) {
@@ -223,10 +255,18 @@ void infer_regression(const RegressionOutputParam&, ShapeVector& in, ShapeVector
   if (!label.is_known() && label.ndim() == data.ndim()) assign_shape(label, data, "input 'label'");
 }
 
+// On the CPU, or (gpu) on the GPU; `name` names the operator in errors.
 template <typename T>
-void regression_backward(Regression kind, const RegressionOutputParam& p, const BackwardCall& c) {
-  if (c.req[1] != OpReq::kNull && c.req[1] != OpReq::kAdd)  // labels get no gradient
-    std::fill(c.in_grads[1].ptr<T>(), c.in_grads[1].ptr<T>() + c.in_grads[1].size(), T(0));
+void regression_backward(Regression kind, const char* name, const RegressionOutputParam& p,
+                         const BackwardCall& c, [[maybe_unused]] bool gpu) {
+  if (c.req[1] != OpReq::kNull && c.req[1] != OpReq::kAdd) {  // labels get no gradient
+#if MX_USE_CUDA
+    if (gpu)
+      cuda::fill_zero(c.in_grads[1], c.rctx.stream, name);
+    else
+#endif
+      std::fill(c.in_grads[1].ptr<T>(), c.in_grads[1].ptr<T>() + c.in_grads[1].size(), T(0));
+  }
   const OpReq req = c.req[0];
   if (req == OpReq::kNull) return;
   const TensorRef& label = c.inputs[1];
@@ -234,13 +274,15 @@ void regression_backward(Regression kind, const RegressionOutputParam& p, const 
   const int64_t per_sample =
       label.shape.ndim() > 0 && label.shape[0] > 0 ? label.size() / label.shape[0] : 1;
   const T scale = static_cast<T>(p.grad_scale / static_cast<double>(per_sample));
-  const T* y = c.outputs[0].ptr<T>();
-  const T* t = label.ptr<T>();
-  map_index(c.in_grads[0].ptr<T>(), c.in_grads[0].size(), req, [=](int64_t i) {
-    const T d = y[i] - t[i];
-    if (kind == Regression::kMAE) return scale * (d > T(0) ? T(1) : (d < T(0) ? T(-1) : T(0)));
-    return scale * d;
-  });
+  const RegressionBackward<T> f{
+      kind, scale, c.outputs[0].ptr<T>(), label.ptr<T>(), c.in_grads[0].ptr<T>(), req};
+#if MX_USE_CUDA
+  if (gpu) {
+    cuda::run_elements(c.in_grads[0].size(), c.rctx.stream, name, f);
+    return;
+  }
+#endif
+  for_each_parallel(c.in_grads[0].size(), f);
 }
 
 void add_regression(OpRegistry& r, const char* name, Regression kind, const char* what) {
@@ -255,16 +297,33 @@ void add_regression(OpRegistry& r, const char* name, Regression kind, const char
         dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* x = c.inputs[0].ptr<T>();
-          map_index(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0], [=](int64_t i) {
-            return kind == Regression::kLogistic ? T(1) / (T(1) + std::exp(-x[i])) : x[i];
-          });
+          map_index(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
+                    [=](int64_t i) { return regression_value(kind, x[i]); });
         });
       })
       .backward_cpu([kind, name](const RegressionOutputParam& p, const BackwardCall& c) {
         dispatch_real(c.outputs[0].dtype, name, [&](auto tag) {
-          regression_backward<typename decltype(tag)::type>(kind, p, c);
+          regression_backward<typename decltype(tag)::type>(kind, name, p, c, false);
         });
-      });
+      })
+#if MX_USE_CUDA
+      .forward(DeviceKind::kGPU,
+               [kind, name](const RegressionOutputParam&, const ForwardCall& c) {
+                 dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
+                   using T = typename decltype(tag)::type;
+                   cuda::run_elements(c.outputs[0].size(), c.rctx.stream, name,
+                                      RegressionForward<T>{kind, c.inputs[0].ptr<T>(),
+                                                           c.outputs[0].ptr<T>(), c.req[0]});
+                 });
+               })
+      .backward(DeviceKind::kGPU,
+                [kind, name](const RegressionOutputParam& p, const BackwardCall& c) {
+                  dispatch_real(c.outputs[0].dtype, name, [&](auto tag) {
+                    regression_backward<typename decltype(tag)::type>(kind, name, p, c, true);
+                  });
+                })
+#endif
+      ;
 }
 
 }  // namespace
@@ -280,6 +339,8 @@ void register_output_ops(OpRegistry& r) {
       .inplace({{0, 0}})
       .loss()
       .backward_uses(true, true)
+      // The GPU kernel counts the valid labels (normalization 'valid') into it.
+      .resource(ResourceKind::kTempSpace)
       .forward_cpu([](const SoftmaxOutputParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "SoftmaxOutput", [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -291,7 +352,30 @@ void register_output_ops(OpRegistry& r) {
         dispatch_real(c.outputs[0].dtype, "SoftmaxOutput", [&](auto tag) {
           softmax_output_backward<typename decltype(tag)::type>(p, c);
         });
-      });
+      })
+#if MX_USE_CUDA
+      .forward(DeviceKind::kGPU,
+               [](const SoftmaxOutputParam& p, const ForwardCall& c) {
+                 dispatch_real(c.inputs[0].dtype, "SoftmaxOutput", [&](auto tag) {
+                   using T = typename decltype(tag)::type;
+                   const SoftmaxRowForward<T, T> f{c.inputs[0].ptr<T>(),
+                                                   c.outputs[0].ptr<T>(),
+                                                   output_layout(p, c.inputs[0].shape),
+                                                   1.0,
+                                                   false,
+                                                   c.req[0],
+                                                   {}};
+                   cuda::run_elements(f.rows(), c.rctx.stream, "SoftmaxOutput", f);
+                 });
+               })
+      .backward(DeviceKind::kGPU,
+                [](const SoftmaxOutputParam& p, const BackwardCall& c) {
+                  dispatch_real(c.outputs[0].dtype, "SoftmaxOutput", [&](auto tag) {
+                    softmax_output_backward_gpu<typename decltype(tag)::type>(p, c);
+                  });
+                })
+#endif
+      ;
 
   add_regression(r, "LinearRegressionOutput", Regression::kLinear,
                  "Identity in the forward pass; the gradient of squared error in the backward "

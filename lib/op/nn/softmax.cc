@@ -7,6 +7,9 @@
 #include "op/axes.h"
 #include "op/infer_util.h"
 #include "op/registry.h"
+#if MX_USE_CUDA
+#include "op/cuda/nn_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -83,6 +86,15 @@ std::vector<int64_t> lengths_of(const TensorRef& t) {
   return v;
 }
 
+#if MX_USE_CUDA
+// The length input where a kernel on its device reads it.
+LengthRef length_ref(const TensorRef& t) {
+  if (is_floating(t.dtype))
+    throw Error(str("input 'length' must have an integer type, not ", dtype_name(t.dtype)));
+  return {t.data, t.dtype};
+}
+#endif
+
 // Calls fn(TypeTag<TI>, TypeTag<TO>) for the input and output types.
 template <typename Fn>
 void dispatch_io(DType in, DType out, const char* op, Fn&& fn) {
@@ -134,7 +146,49 @@ void add(OpRegistry& r, const char* name, bool log, const char* what) {
           softmax_backward(c.outputs[0].ptr<TO>(), c.out_grads[0].ptr<TO>(), dx.ptr<TI>(), l, p.t(),
                            log, c.req[0], lengths.empty() ? nullptr : lengths.data());
         });
-      });
+      })
+#if MX_USE_CUDA
+      .forward(DeviceKind::kGPU,
+               [log, name](const SoftmaxParam& p, const ForwardCall& c) {
+                 const TensorRef& x = c.inputs[0];
+                 const SoftmaxLayout l = softmax_layout(x.shape, normalize_axis(p.axis, x.shape));
+                 const LengthRef lengths = p.with_length() ? length_ref(c.inputs[1]) : LengthRef{};
+                 dispatch_io(x.dtype, c.outputs[0].dtype, name, [&](auto ti, auto to) {
+                   using TI = typename decltype(ti)::type;
+                   using TO = typename decltype(to)::type;
+                   const SoftmaxRowForward<TI, TO> f{
+                       x.ptr<TI>(), c.outputs[0].ptr<TO>(), l, 1.0 / p.t(), log, c.req[0], lengths};
+                   cuda::run_elements(f.rows(), c.rctx.stream, name, f);
+                 });
+               })
+      .backward(DeviceKind::kGPU,
+                [log, name](const SoftmaxParam& p, const BackwardCall& c) {
+                  const TensorRef& dx = c.in_grads[0];
+                  const SoftmaxLayout l =
+                      softmax_layout(dx.shape, normalize_axis(p.axis, dx.shape));
+                  LengthRef lengths;
+                  if (p.with_length()) {
+                    lengths = length_ref(c.inputs[1]);
+                    // The length input has no gradient.
+                    if (c.req.size() > 1 && c.req[1] != OpReq::kNull && c.req[1] != OpReq::kAdd)
+                      cuda::fill_zero(c.in_grads[1], c.rctx.stream, name);
+                  }
+                  dispatch_io(dx.dtype, c.outputs[0].dtype, name, [&](auto ti, auto to) {
+                    using TI = typename decltype(ti)::type;
+                    using TO = typename decltype(to)::type;
+                    const SoftmaxRowBackward<TI, TO> f{c.outputs[0].ptr<TO>(),
+                                                       c.out_grads[0].ptr<TO>(),
+                                                       dx.ptr<TI>(),
+                                                       l,
+                                                       1.0 / p.t(),
+                                                       log,
+                                                       c.req[0],
+                                                       lengths};
+                    cuda::run_elements(f.rows(), c.rctx.stream, name, f);
+                  });
+                })
+#endif
+      ;
 }
 
 }  // namespace

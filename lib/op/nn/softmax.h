@@ -11,14 +11,10 @@
 
 #include "base/parallel.h"
 #include "op/kernel_util.h"
+#include "op/nn/softmax_kernels.h"
 #include "op/tensor/tensor_util.h"
 
 namespace mx::op {
-
-// An array seen as (outer, size, inner) around the softmax axis.
-struct SoftmaxLayout {
-  int64_t outer = 1, size = 1, inner = 1;
-};
 
 inline SoftmaxLayout softmax_layout(const Shape& shape, int axis) {
   return {shape.prod(0, axis), shape[axis], shape.prod(axis + 1, shape.ndim())};

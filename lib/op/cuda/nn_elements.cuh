@@ -1,0 +1,15 @@
+// The definition of cuda::run_elements (declared in nn_gpu.h) for the .cu
+// files that instantiate it for their functors.
+#pragma once
+
+#include "op/cuda/launch.cuh"
+#include "op/cuda/nn_gpu.h"
+
+namespace mx::op::cuda {
+
+template <typename F>
+void run_elements(int64_t n, void* stream, const char* where, const F& f) {
+  launch_elements(n, stream_of(stream), where, f);
+}
+
+}  // namespace mx::op::cuda

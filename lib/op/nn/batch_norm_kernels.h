@@ -1,0 +1,173 @@
+// BatchNorm's GPU kernels as functions of (channel, thread, threads): one
+// block per channel, each thread covering its share of the channel's
+// elements (BatchNormView::for_thread); the block sums the threads' partial
+// sums (batch_norm_gpu.cu) and every thread then applies the channel's
+// scale and shift. tests/op/test_nn_kernels_host.cc runs the same functions
+// over every (channel, thread) on the CPU against the CPU operator. The
+// arithmetic is the CPU kernel's: sums in float64, the biased variance in
+// the moving variance, MXNet's guard for constant data with eps 0.
+#pragma once
+
+#include <cstdint>
+
+#include "op/nn/nn_math.h"
+#include "op/tensor_ref.h"
+
+namespace mx::op {
+
+// The data seen as (outer, channels, inner) around the channel axis.
+struct BatchNormView {
+  int64_t outer = 1, channels = 1, inner = 1;
+  MX_HOST_DEVICE int64_t count() const { return outer * inner; }
+  // The element index of the e-th element (e < count()) of channel ch.
+  MX_HOST_DEVICE int64_t index(int64_t ch, int64_t e) const {
+    return ((e / inner) * channels + ch) * inner + e % inner;
+  }
+  // fn(i) for the elements i of channel ch that thread `thread` of
+  // `threads` covers. With rows of at least `threads` elements the threads
+  // stride along each row (neighbours read neighbours, no division);
+  // shorter rows are covered as one list of count() elements.
+  template <typename Fn>
+  MX_HOST_DEVICE void for_thread(int64_t ch, int64_t thread, int64_t threads, Fn fn) const {
+    if (inner >= threads) {
+      for (int64_t o = 0; o < outer; ++o) {
+        const int64_t base = (o * channels + ch) * inner;
+        for (int64_t i = thread; i < inner; i += threads) fn(base + i);
+      }
+    } else {
+      for (int64_t e = thread; e < count(); e += threads) fn(index(ch, e));
+    }
+  }
+};
+
+// The statistics a channel is normalized with.
+struct BatchNormStats {
+  double mean = 0, invstd = 0;
+};
+
+template <typename T>
+struct BatchNormForwardChannel {
+  BatchNormView view;
+  const T* x;
+  const T* gamma;
+  const T* beta;
+  T* moving_mean;
+  T* moving_var;
+  T* y;
+  T* mean_out;
+  T* invstd_out;
+  OpReq req_y, req_mean, req_invstd;
+  double eps, momentum;
+  bool fix_gamma;
+  bool batch_stats;  // training without use_global_stats
+
+  // Phase 1 (batch_stats): a thread's part of the channel's sum.
+  MX_HOST_DEVICE double partial_sum(int64_t ch, int64_t thread, int64_t threads) const {
+    double s = 0;
+    view.for_thread(ch, thread, threads, [&](int64_t i) { s += x[i]; });
+    return s;
+  }
+  MX_HOST_DEVICE double mean_of(double sum) const {
+    return view.count() > 0 ? sum / static_cast<double>(view.count()) : 0.0;
+  }
+  // Phase 2 (batch_stats): a thread's part of the sum of squared deviations.
+  MX_HOST_DEVICE double partial_sq(int64_t ch, double mean, int64_t thread, int64_t threads) const {
+    double s = 0;
+    view.for_thread(ch, thread, threads, [&](int64_t i) { s += (x[i] - mean) * (x[i] - mean); });
+    return s;
+  }
+  // Every thread: the statistics (the batch's from the block sums, else the
+  // moving ones).
+  MX_HOST_DEVICE BatchNormStats stats(int64_t ch, double mean, double sq) const {
+    if (!batch_stats)
+      return {static_cast<double>(moving_mean[ch]),
+              1.0 / nnmath::sqrt(static_cast<double>(moving_var[ch]) + eps)};
+    const double var = view.count() > 0 ? sq / static_cast<double>(view.count()) : 0.0;
+    // MXNet's guard: no division by zero for constant data and eps 0.
+    return {mean, (sq == 0 && eps == 0) ? 0.0 : 1.0 / nnmath::sqrt(var + eps)};
+  }
+  // One thread per channel (after every thread has read the moving
+  // statistics): the moving statistics move, the saved ones are written.
+  MX_HOST_DEVICE void finish(int64_t ch, const BatchNormStats& s, double sq) const {
+    if (batch_stats) {
+      const double var = view.count() > 0 ? sq / static_cast<double>(view.count()) : 0.0;
+      moving_mean[ch] = static_cast<T>(moving_mean[ch] * momentum + s.mean * (1 - momentum));
+      moving_var[ch] = static_cast<T>(moving_var[ch] * momentum + var * (1 - momentum));
+    }
+    if (req_mean != OpReq::kNull) mean_out[ch] = static_cast<T>(s.mean);
+    if (req_invstd != OpReq::kNull) invstd_out[ch] = static_cast<T>(s.invstd);
+  }
+  // Phase 3: a thread's elements of the output.
+  MX_HOST_DEVICE void apply(int64_t ch, const BatchNormStats& s, int64_t thread,
+                            int64_t threads) const {
+    if (req_y == OpReq::kNull) return;
+    const T scale = static_cast<T>(s.invstd * (fix_gamma ? 1.0 : static_cast<double>(gamma[ch])));
+    const T shift = static_cast<T>(beta[ch] - s.mean * static_cast<double>(scale));
+    view.for_thread(ch, thread, threads,
+                    [&](int64_t i) { assign(y + i, req_y, static_cast<T>(x[i] * scale + shift)); });
+  }
+};
+
+template <typename T>
+struct BatchNormBackwardChannel {
+  BatchNormView view;
+  const T* x;
+  const T* gamma;
+  const T* dy;
+  const T* saved_mean;
+  const T* saved_invstd;
+  const T* moving_mean;
+  const T* moving_var;
+  T* dx;  // null where the gradient is not requested
+  T* dgamma;
+  T* dbeta;
+  OpReq req_dx, req_dgamma, req_dbeta;
+  double eps;
+  bool fix_gamma;
+  bool batch_stats;
+
+  MX_HOST_DEVICE BatchNormStats stats(int64_t ch) const {
+    if (batch_stats)
+      return {static_cast<double>(saved_mean[ch]), static_cast<double>(saved_invstd[ch])};
+    return {static_cast<double>(moving_mean[ch]),
+            1.0 / nnmath::sqrt(static_cast<double>(moving_var[ch]) + eps)};
+  }
+  // A thread's part of sum(dy) and sum((x - mean) * dy).
+  MX_HOST_DEVICE void partial(int64_t ch, double mean, int64_t thread, int64_t threads,
+                              double& sum_dy, double& dot) const {
+    sum_dy = 0;
+    dot = 0;
+    view.for_thread(ch, thread, threads, [&](int64_t i) {
+      sum_dy += dy[i];
+      dot += (x[i] - mean) * dy[i];
+    });
+  }
+  // A thread's elements of the data gradient.
+  MX_HOST_DEVICE void apply(int64_t ch, const BatchNormStats& s, double sum_dy, double dot,
+                            int64_t thread, int64_t threads) const {
+    if (req_dx == OpReq::kNull) return;
+    const double w = fix_gamma ? 1.0 : static_cast<double>(gamma[ch]);
+    const int64_t count = view.count();
+    if (batch_stats && count > 0) {
+      // Through the batch statistics: remove the components of dy along the
+      // mean and along the normalized data.
+      const double n = static_cast<double>(count);
+      const double k = dot * s.invstd * s.invstd / n, mean_dy = sum_dy / n;
+      const double iw = s.invstd * w;
+      view.for_thread(ch, thread, threads, [&](int64_t i) {
+        assign(dx + i, req_dx, static_cast<T>((dy[i] - mean_dy - (x[i] - s.mean) * k) * iw));
+      });
+    } else {
+      const T iw = static_cast<T>(s.invstd * w);
+      view.for_thread(ch, thread, threads,
+                      [&](int64_t i) { assign(dx + i, req_dx, static_cast<T>(dy[i] * iw)); });
+    }
+  }
+  // One thread per channel: the parameter gradients.
+  MX_HOST_DEVICE void finish(int64_t ch, const BatchNormStats& s, double sum_dy, double dot) const {
+    assign(dgamma + ch, req_dgamma, static_cast<T>(fix_gamma ? 0.0 : dot * s.invstd));
+    assign(dbeta + ch, req_dbeta, static_cast<T>(sum_dy));
+  }
+};
+
+}  // namespace mx::op
