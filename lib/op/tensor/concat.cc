@@ -5,6 +5,9 @@
 #include "op/infer_util.h"
 #include "op/registry.h"
 #include "op/tensor/tensor_util.h"
+#if MX_USE_CUDA
+#include "op/cuda/tensor_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -144,80 +147,154 @@ void infer_slice_channel(const SliceChannelParam& p, ShapeVector& in, ShapeVecto
     assign_shape(out[i], Shape(dims), "output " + std::to_string(i));
 }
 
+#if MX_USE_CUDA
+// Each part is a block of `len` elements in every one of the `outer` rows of
+// the joined array (row length `row`), at `offset` within the row: Concat
+// writes the parts there, SliceChannel reads them from there, and each is the
+// other's backward.
+void join_part_gpu(const RunContext& rctx, const char* op, const TensorRef& joined,
+                   const TensorRef& part, int64_t outer, int64_t row, int64_t offset, int64_t len,
+                   OpReq req) {
+  cuda::RowBlocks blocks;
+  blocks.rows = outer;
+  blocks.len = len;
+  blocks.dst_stride = row;
+  blocks.dst_offset = offset;
+  blocks.src_stride = len;
+  cuda::copy_row_blocks_gpu(rctx, op, joined.dtype, joined.data, part.data, blocks, req);
+}
+void split_part_gpu(const RunContext& rctx, const char* op, const TensorRef& joined,
+                    const TensorRef& part, int64_t outer, int64_t row, int64_t offset, int64_t len,
+                    OpReq req) {
+  cuda::RowBlocks blocks;
+  blocks.rows = outer;
+  blocks.len = len;
+  blocks.dst_stride = len;
+  blocks.src_stride = row;
+  blocks.src_offset = offset;
+  cuda::copy_row_blocks_gpu(rctx, op, joined.dtype, part.data, joined.data, blocks, req);
+}
+#endif
+
 }  // namespace
 
 void register_concat_ops(OpRegistry& r) {
-  r.add<ConcatParam>("Concat")
-      .alias("concat")
-      .describe("Joins the inputs along axis dim; all other axes must match.")
-      .inputs([](const ConcatParam& p) { return arg_names(p.num_args); })
-      .infer_shape(infer_concat)
-      .backward_uses(false, false)
-      .forward_cpu([](const ConcatParam& p, const ForwardCall& c) {
-        const TensorRef& out = c.outputs[0];
-        const int axis = normalize_axis(p.dim, out.shape);
-        const AxisSplit o = split_at(out.shape, axis);
-        dispatch_dtype(out.dtype, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          int64_t offset = 0;
-          for (const TensorRef& in : c.inputs) {
-            const int64_t len = in.shape[axis] * o.inner;
-            copy_blocks(out.ptr<T>() + offset, o.size * o.inner, in.ptr<T>(), len, o.outer, len,
-                        c.req[0]);
-            offset += len;
-          }
-        });
-      })
-      .backward_cpu([](const ConcatParam& p, const BackwardCall& c) {
-        const TensorRef& g = c.out_grads[0];
-        const int axis = normalize_axis(p.dim, g.shape);
-        const AxisSplit o = split_at(g.shape, axis);
-        dispatch_dtype(g.dtype, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          int64_t offset = 0;
-          for (size_t k = 0; k < c.in_grads.size(); ++k) {
-            const TensorRef& gi = c.in_grads[k];
-            const int64_t len = gi.shape[axis] * o.inner;
-            copy_blocks(gi.ptr<T>(), len, g.ptr<T>() + offset, o.size * o.inner, o.outer, len,
-                        c.req[k]);
-            offset += len;
-          }
-        });
-      });
+  auto concat = r.add<ConcatParam>("Concat")
+                    .alias("concat")
+                    .describe("Joins the inputs along axis dim; all other axes must match.")
+                    .inputs([](const ConcatParam& p) { return arg_names(p.num_args); })
+                    .infer_shape(infer_concat)
+                    .backward_uses(false, false)
+                    .forward_cpu([](const ConcatParam& p, const ForwardCall& c) {
+                      const TensorRef& out = c.outputs[0];
+                      const int axis = normalize_axis(p.dim, out.shape);
+                      const AxisSplit o = split_at(out.shape, axis);
+                      dispatch_dtype(out.dtype, [&](auto tag) {
+                        using T = typename decltype(tag)::type;
+                        int64_t offset = 0;
+                        for (const TensorRef& in : c.inputs) {
+                          const int64_t len = in.shape[axis] * o.inner;
+                          copy_blocks(out.ptr<T>() + offset, o.size * o.inner, in.ptr<T>(), len,
+                                      o.outer, len, c.req[0]);
+                          offset += len;
+                        }
+                      });
+                    })
+                    .backward_cpu([](const ConcatParam& p, const BackwardCall& c) {
+                      const TensorRef& g = c.out_grads[0];
+                      const int axis = normalize_axis(p.dim, g.shape);
+                      const AxisSplit o = split_at(g.shape, axis);
+                      dispatch_dtype(g.dtype, [&](auto tag) {
+                        using T = typename decltype(tag)::type;
+                        int64_t offset = 0;
+                        for (size_t k = 0; k < c.in_grads.size(); ++k) {
+                          const TensorRef& gi = c.in_grads[k];
+                          const int64_t len = gi.shape[axis] * o.inner;
+                          copy_blocks(gi.ptr<T>(), len, g.ptr<T>() + offset, o.size * o.inner,
+                                      o.outer, len, c.req[k]);
+                          offset += len;
+                        }
+                      });
+                    });
 
-  r.add<SliceChannelParam>("SliceChannel")
-      .alias("split")
-      .describe("Splits the input along an axis into num_outputs equal parts.")
-      .inputs({"data"})
-      .outputs([](const SliceChannelParam& p) {
-        std::vector<std::string> names;
-        for (int i = 0; i < p.num_outputs; ++i) names.push_back("output" + std::to_string(i));
-        return names;
-      })
-      .infer_shape(infer_slice_channel)
-      .backward_uses(false, false)
-      .forward_cpu([](const SliceChannelParam& p, const ForwardCall& c) {
-        const TensorRef& in = c.inputs[0];
-        const AxisSplit s = split_at(in.shape, normalize_axis(p.axis, in.shape));
-        const int64_t len = s.size / p.num_outputs * s.inner;
-        dispatch_dtype(in.dtype, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          for (size_t k = 0; k < c.outputs.size(); ++k)
-            copy_blocks(c.outputs[k].ptr<T>(), len, in.ptr<T>() + static_cast<int64_t>(k) * len,
-                        s.size * s.inner, s.outer, len, c.req[k]);
-        });
-      })
-      .backward_cpu([](const SliceChannelParam& p, const BackwardCall& c) {
-        const TensorRef& gi = c.in_grads[0];
-        const AxisSplit s = split_at(gi.shape, normalize_axis(p.axis, gi.shape));
-        const int64_t len = s.size / p.num_outputs * s.inner;
-        dispatch_dtype(gi.dtype, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          for (size_t k = 0; k < c.out_grads.size(); ++k)
-            copy_blocks(gi.ptr<T>() + static_cast<int64_t>(k) * len, s.size * s.inner,
-                        c.out_grads[k].ptr<T>(), len, s.outer, len, c.req[0]);
-        });
-      });
+  auto slice_channel =
+      r.add<SliceChannelParam>("SliceChannel")
+          .alias("split")
+          .describe("Splits the input along an axis into num_outputs equal parts.")
+          .inputs({"data"})
+          .outputs([](const SliceChannelParam& p) {
+            std::vector<std::string> names;
+            for (int i = 0; i < p.num_outputs; ++i) names.push_back("output" + std::to_string(i));
+            return names;
+          })
+          .infer_shape(infer_slice_channel)
+          .backward_uses(false, false)
+          .forward_cpu([](const SliceChannelParam& p, const ForwardCall& c) {
+            const TensorRef& in = c.inputs[0];
+            const AxisSplit s = split_at(in.shape, normalize_axis(p.axis, in.shape));
+            const int64_t len = s.size / p.num_outputs * s.inner;
+            dispatch_dtype(in.dtype, [&](auto tag) {
+              using T = typename decltype(tag)::type;
+              for (size_t k = 0; k < c.outputs.size(); ++k)
+                copy_blocks(c.outputs[k].ptr<T>(), len, in.ptr<T>() + static_cast<int64_t>(k) * len,
+                            s.size * s.inner, s.outer, len, c.req[k]);
+            });
+          })
+          .backward_cpu([](const SliceChannelParam& p, const BackwardCall& c) {
+            const TensorRef& gi = c.in_grads[0];
+            const AxisSplit s = split_at(gi.shape, normalize_axis(p.axis, gi.shape));
+            const int64_t len = s.size / p.num_outputs * s.inner;
+            dispatch_dtype(gi.dtype, [&](auto tag) {
+              using T = typename decltype(tag)::type;
+              for (size_t k = 0; k < c.out_grads.size(); ++k)
+                copy_blocks(gi.ptr<T>() + static_cast<int64_t>(k) * len, s.size * s.inner,
+                            c.out_grads[k].ptr<T>(), len, s.outer, len, c.req[0]);
+            });
+          });
+
+#if MX_USE_CUDA
+  concat.forward(DeviceKind::kGPU, [](const ConcatParam& p, const ForwardCall& c) {
+    const TensorRef& out = c.outputs[0];
+    const int axis = normalize_axis(p.dim, out.shape);
+    const AxisSplit o = split_at(out.shape, axis);
+    int64_t offset = 0;
+    for (const TensorRef& in : c.inputs) {
+      const int64_t len = in.shape[axis] * o.inner;
+      join_part_gpu(c.rctx, "Concat", out, in, o.outer, o.size * o.inner, offset, len, c.req[0]);
+      offset += len;
+    }
+  });
+  concat.backward(DeviceKind::kGPU, [](const ConcatParam& p, const BackwardCall& c) {
+    const TensorRef& g = c.out_grads[0];
+    const int axis = normalize_axis(p.dim, g.shape);
+    const AxisSplit o = split_at(g.shape, axis);
+    int64_t offset = 0;
+    for (size_t k = 0; k < c.in_grads.size(); ++k) {
+      const int64_t len = c.in_grads[k].shape[axis] * o.inner;
+      split_part_gpu(c.rctx, "Concat", g, c.in_grads[k], o.outer, o.size * o.inner, offset, len,
+                     c.req[k]);
+      offset += len;
+    }
+  });
+  slice_channel.forward(DeviceKind::kGPU, [](const SliceChannelParam& p, const ForwardCall& c) {
+    const TensorRef& in = c.inputs[0];
+    const AxisSplit s = split_at(in.shape, normalize_axis(p.axis, in.shape));
+    const int64_t len = s.size / p.num_outputs * s.inner;
+    for (size_t k = 0; k < c.outputs.size(); ++k)
+      split_part_gpu(c.rctx, "SliceChannel", in, c.outputs[k], s.outer, s.size * s.inner,
+                     static_cast<int64_t>(k) * len, len, c.req[k]);
+  });
+  slice_channel.backward(DeviceKind::kGPU, [](const SliceChannelParam& p, const BackwardCall& c) {
+    const TensorRef& gi = c.in_grads[0];
+    const AxisSplit s = split_at(gi.shape, normalize_axis(p.axis, gi.shape));
+    const int64_t len = s.size / p.num_outputs * s.inner;
+    for (size_t k = 0; k < c.out_grads.size(); ++k)
+      join_part_gpu(c.rctx, "SliceChannel", gi, c.out_grads[k], s.outer, s.size * s.inner,
+                    static_cast<int64_t>(k) * len, len, c.req[0]);
+  });
+#else
+  (void)concat, (void)slice_channel;
+#endif
 }
 
 }  // namespace mx::op

@@ -2,12 +2,17 @@
 // with transpose_a, against the first axis of rhs, or its last with
 // transpose_b) and batch_dot (one product per leading index). One GEMM per
 // product and per gradient.
+#include <array>
 #include <type_traits>
 
 #include "base/parallel.h"
 #include "op/blas.h"
+#include "op/cuda/gemm_args.h"
 #include "op/infer_util.h"
 #include "op/registry.h"
+#if MX_USE_CUDA
+#include "op/cuda/cublas_gemm.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -113,30 +118,63 @@ void dot_forward(const DotParam& p, const ForwardCall& c) {
        c.inputs[1].ptr<T>(), g.ldb, beta, c.outputs[0].ptr<T>(), g.n);
 }
 
+// The operands of a product C = op(A) op(B) and of its gradients.
+enum class Operand { kA, kB, kDC, kDA, kDB };
+
+// One product of the backward pass: out (req) op(lhs) op(rhs).
+struct GradProduct {
+  cuda::RowMajorGemm gemm;
+  Operand lhs, rhs, out;
+  OpReq req;
+};
+
+// The products that give the gradients of C = op(A) op(B) (row-major), for
+// the CPU's and the GPU's GEMMs alike.
+struct GradProducts {
+  std::array<GradProduct, 2> items;
+  int count = 0;
+};
+
+GradProducts grad_products(bool ta, bool tb, const Gemm& g, OpReq req_a, OpReq req_b) {
+  GradProducts ps;
+  auto add = [&](bool x, bool y, int64_t m, int64_t n, int64_t k, Operand lhs, int64_t ll,
+                 Operand rhs, int64_t lr, Operand out, int64_t lo, OpReq req) {
+    ps.items[static_cast<size_t>(ps.count++)] = {{x, y, m, n, k, ll, lr, lo}, lhs, rhs, out, req};
+  };
+  if (req_a != OpReq::kNull) {
+    if (!ta)  // dA = dC op(B)^T
+      add(false, !tb, g.m, g.k, g.n, Operand::kDC, g.n, Operand::kB, g.ldb, Operand::kDA, g.k,
+          req_a);
+    else  // dA = op(B) dC^T
+      add(tb, true, g.k, g.m, g.n, Operand::kB, g.ldb, Operand::kDC, g.n, Operand::kDA, g.m, req_a);
+  }
+  if (req_b != OpReq::kNull) {
+    if (!tb)  // dB = op(A)^T dC
+      add(!ta, false, g.k, g.n, g.m, Operand::kA, g.lda, Operand::kDC, g.n, Operand::kDB, g.n,
+          req_b);
+    else  // dB = dC^T op(A)
+      add(true, ta, g.n, g.k, g.m, Operand::kDC, g.n, Operand::kA, g.lda, Operand::kDB, g.k, req_b);
+  }
+  return ps;
+}
+
 // The gradients of C = op(A) op(B) (all row-major, batch offsets applied).
 template <typename T, bool kSerial>
 void product_backward(bool ta, bool tb, const Gemm& g, const T* a, const T* b, const T* dc, T* da,
                       OpReq req_a, T* db, OpReq req_b) {
-  auto mm = [](bool x, bool y, int64_t m, int64_t n, int64_t k, const T* p, int64_t lp, const T* q,
-               int64_t lq, T beta, T* r, int64_t lr) {
+  const GradProducts ps = grad_products(ta, tb, g, req_a, req_b);
+  auto in = [&](Operand o) { return o == Operand::kA ? a : o == Operand::kB ? b : dc; };
+  for (int i = 0; i < ps.count; ++i) {
+    const GradProduct& p = ps.items[static_cast<size_t>(i)];
+    const cuda::RowMajorGemm& m = p.gemm;
+    const T beta = p.req == OpReq::kAdd ? T(1) : T(0);
+    T* out = p.out == Operand::kDA ? da : db;
     if constexpr (kSerial)
-      gemm_serial(x, y, m, n, k, T(1), p, lp, q, lq, beta, r, lr);
+      gemm_serial(m.trans_a, m.trans_b, m.m, m.n, m.k, T(1), in(p.lhs), m.lda, in(p.rhs), m.ldb,
+                  beta, out, m.ldc);
     else
-      gemm(x, y, m, n, k, T(1), p, lp, q, lq, beta, r, lr);
-  };
-  if (req_a != OpReq::kNull) {
-    const T beta = req_a == OpReq::kAdd ? T(1) : T(0);
-    if (!ta)  // dA = dC op(B)^T
-      mm(false, !tb, g.m, g.k, g.n, dc, g.n, b, g.ldb, beta, da, g.k);
-    else  // dA = op(B) dC^T
-      mm(tb, true, g.k, g.m, g.n, b, g.ldb, dc, g.n, beta, da, g.m);
-  }
-  if (req_b != OpReq::kNull) {
-    const T beta = req_b == OpReq::kAdd ? T(1) : T(0);
-    if (!tb)  // dB = op(A)^T dC
-      mm(!ta, false, g.k, g.n, g.m, a, g.lda, dc, g.n, beta, db, g.n);
-    else  // dB = dC^T op(A)
-      mm(true, ta, g.n, g.k, g.m, dc, g.n, a, g.lda, beta, db, g.k);
+      gemm(m.trans_a, m.trans_b, m.m, m.n, m.k, T(1), in(p.lhs), m.lda, in(p.rhs), m.ldb, beta, out,
+           m.ldc);
   }
 }
 
@@ -257,38 +295,105 @@ double dot_flops(const DotParam&, const ShapeVector& in, const ShapeVector& out)
   return 2.0 * known_elements(out[0]) * static_cast<double>(in[0][in[0].ndim() - 1]);
 }
 
+#if MX_USE_CUDA
+// `batch` products C = op(A) op(B) on the GPU, operands one matrix apart.
+template <typename T>
+void products_forward_gpu(const char* op, const DotParam& p, const Gemm& g, int64_t batch,
+                          const ForwardCall& c) {
+  const cuda::RowMajorGemm rm{p.transpose_a, p.transpose_b, g.m, g.n, g.k, g.lda, g.ldb, g.n};
+  cuda::gemm(c.rctx, op, rm, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), c.outputs[0].ptr<T>(),
+             c.req[0], {batch, g.m * g.k, g.k * g.n, g.m * g.n});
+}
+
+// Their gradients: each product of grad_products once over the whole batch.
+template <typename T>
+void products_backward_gpu(const char* op, const DotParam& p, const Gemm& g, int64_t batch,
+                           const BackwardCall& c) {
+  const GradProducts ps = grad_products(p.transpose_a, p.transpose_b, g, c.req[0], c.req[1]);
+  auto data = [&](Operand o) -> const T* {
+    return o == Operand::kA   ? c.inputs[0].ptr<T>()
+           : o == Operand::kB ? c.inputs[1].ptr<T>()
+                              : c.out_grads[0].ptr<T>();
+  };
+  auto stride = [&](Operand o) {
+    if (o == Operand::kA || o == Operand::kDA) return g.m * g.k;
+    if (o == Operand::kB || o == Operand::kDB) return g.k * g.n;
+    return g.m * g.n;
+  };
+  for (int i = 0; i < ps.count; ++i) {
+    const GradProduct& gp = ps.items[static_cast<size_t>(i)];
+    T* out = (gp.out == Operand::kDA ? c.in_grads[0] : c.in_grads[1]).template ptr<T>();
+    cuda::gemm(c.rctx, op, gp.gemm, data(gp.lhs), data(gp.rhs), out, gp.req,
+               {batch, stride(gp.lhs), stride(gp.rhs), stride(gp.out)});
+  }
+}
+#endif
+
 }  // namespace
 
 void register_dot_ops(OpRegistry& r) {
-  r.add<DotParam>("dot")
-      .describe("Matrix product; N-D inputs contract the last axis of lhs with the first of rhs.")
-      .inputs({"lhs", "rhs"})
-      .infer_shape(infer_dot)
-      .backward_uses(true, false)
-      .flops(dot_flops)
-      .forward_cpu([](const DotParam& p, const ForwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "dot",
-                      [&](auto tag) { dot_forward<typename decltype(tag)::type>(p, c); });
-      })
-      .backward_cpu([](const DotParam& p, const BackwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "dot",
-                      [&](auto tag) { dot_backward<typename decltype(tag)::type>(p, c); });
-      });
+  auto dot =
+      r.add<DotParam>("dot")
+          .describe(
+              "Matrix product; N-D inputs contract the last axis of lhs with the first of rhs.")
+          .inputs({"lhs", "rhs"})
+          .infer_shape(infer_dot)
+          .backward_uses(true, false)
+          .flops(dot_flops)
+          .forward_cpu([](const DotParam& p, const ForwardCall& c) {
+            dispatch_real(c.inputs[0].dtype, "dot",
+                          [&](auto tag) { dot_forward<typename decltype(tag)::type>(p, c); });
+          })
+          .backward_cpu([](const DotParam& p, const BackwardCall& c) {
+            dispatch_real(c.inputs[0].dtype, "dot",
+                          [&](auto tag) { dot_backward<typename decltype(tag)::type>(p, c); });
+          });
 
-  r.add<DotParam>("batch_dot")
-      .describe("Matrix products of the last two axes, one per index of the leading axes.")
-      .inputs({"lhs", "rhs"})
-      .infer_shape(infer_batch_dot)
-      .backward_uses(true, false)
-      .flops(dot_flops)
-      .forward_cpu([](const DotParam& p, const ForwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "batch_dot",
-                      [&](auto tag) { batch_dot_forward<typename decltype(tag)::type>(p, c); });
-      })
-      .backward_cpu([](const DotParam& p, const BackwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "batch_dot",
-                      [&](auto tag) { batch_dot_backward<typename decltype(tag)::type>(p, c); });
-      });
+  auto batch_dot =
+      r.add<DotParam>("batch_dot")
+          .describe("Matrix products of the last two axes, one per index of the leading axes.")
+          .inputs({"lhs", "rhs"})
+          .infer_shape(infer_batch_dot)
+          .backward_uses(true, false)
+          .flops(dot_flops)
+          .forward_cpu([](const DotParam& p, const ForwardCall& c) {
+            dispatch_real(c.inputs[0].dtype, "batch_dot",
+                          [&](auto tag) { batch_dot_forward<typename decltype(tag)::type>(p, c); });
+          })
+          .backward_cpu([](const DotParam& p, const BackwardCall& c) {
+            dispatch_real(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
+              batch_dot_backward<typename decltype(tag)::type>(p, c);
+            });
+          });
+
+#if MX_USE_CUDA
+  dot.forward(DeviceKind::kGPU, [](const DotParam& p, const ForwardCall& c) {
+    dispatch_real(c.inputs[0].dtype, "dot", [&](auto tag) {
+      products_forward_gpu<typename decltype(tag)::type>(
+          "dot", p, dot_gemm(p, c.inputs[0].shape, c.inputs[1].shape), 1, c);
+    });
+  });
+  dot.backward(DeviceKind::kGPU, [](const DotParam& p, const BackwardCall& c) {
+    dispatch_real(c.inputs[0].dtype, "dot", [&](auto tag) {
+      products_backward_gpu<typename decltype(tag)::type>(
+          "dot", p, dot_gemm(p, c.inputs[0].shape, c.inputs[1].shape), 1, c);
+    });
+  });
+  batch_dot.forward(DeviceKind::kGPU, [](const DotParam& p, const ForwardCall& c) {
+    const BatchGemm bg = batch_gemm(p, c.inputs[0].shape, c.inputs[1].shape);
+    dispatch_real(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
+      products_forward_gpu<typename decltype(tag)::type>("batch_dot", p, bg.g, bg.batch, c);
+    });
+  });
+  batch_dot.backward(DeviceKind::kGPU, [](const DotParam& p, const BackwardCall& c) {
+    const BatchGemm bg = batch_gemm(p, c.inputs[0].shape, c.inputs[1].shape);
+    dispatch_real(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
+      products_backward_gpu<typename decltype(tag)::type>("batch_dot", p, bg.g, bg.batch, c);
+    });
+  });
+#else
+  (void)dot, (void)batch_dot;
+#endif
 }
 
 }  // namespace mx::op
