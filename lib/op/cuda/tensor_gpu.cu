@@ -37,14 +37,13 @@ void zero_gpu(const RunContext& rctx, const char* where, const TensorRef& t) {
 }
 
 void copy_row_blocks_gpu(const RunContext& rctx, const char* where, DType dtype, void* dst,
-                         const void* src, const RowBlocks& b, OpReq req) {
+                         const void* src, const kernels::RowBlocks& b, OpReq req) {
   if (req == OpReq::kNull || b.rows == 0 || b.len == 0) return;
   dispatch_dtype(dtype, [&](auto tag) {
     using T = DeviceType<typename decltype(tag)::type>;
-    launch_elements(b.rows * b.len, stream_of(rctx.stream), where,
-                    kernels::RowBlockCopy<T>{static_cast<T*>(dst), b.dst_stride, b.dst_offset,
-                                             static_cast<const T*>(src), b.src_stride, b.src_offset,
-                                             b.len, req});
+    launch_elements(
+        b.rows * b.len, stream_of(rctx.stream), where,
+        kernels::RowBlockCopy<T>{static_cast<T*>(dst), static_cast<const T*>(src), b, req});
   });
 }
 

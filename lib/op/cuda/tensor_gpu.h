@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "op/tensor/tensor_kernels.h"
 #include "op/tensor_ref.h"
 
 namespace mx::op::cuda {
@@ -21,15 +22,9 @@ void copy_gpu(const RunContext& rctx, const char* where, const TensorRef& dst, c
 // Every byte of `t` zero (0 in every dtype).
 void zero_gpu(const RunContext& rctx, const char* where, const TensorRef& t);
 
-// For r in [0, rows), j in [0, len), elements of `dtype`:
-//   dst[r * dst_stride + dst_offset + j] (req) src[r * src_stride + src_offset + j].
-struct RowBlocks {
-  int64_t rows = 0, len = 0;
-  int64_t dst_stride = 0, dst_offset = 0;
-  int64_t src_stride = 0, src_offset = 0;
-};
+// The RowBlocks copy (op/tensor/tensor_kernels.h) of elements of `dtype`.
 void copy_row_blocks_gpu(const RunContext& rctx, const char* where, DType dtype, void* dst,
-                         const void* src, const RowBlocks& blocks, OpReq req);
+                         const void* src, const kernels::RowBlocks& blocks, OpReq req);
 
 // out (req) `in` with its axes permuted: output axis d is input axis perm[d].
 void transpose_gpu(const RunContext& rctx, const char* where, const TensorRef& in,

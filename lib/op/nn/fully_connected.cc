@@ -13,6 +13,7 @@
 #if MX_USE_CUDA
 #include "op/cuda/cublas_gemm.h"
 #include "op/cuda/fully_connected_gpu.h"
+#include "op/nn/fully_connected_kernels.h"
 #endif
 
 namespace mx::op {
@@ -140,7 +141,7 @@ void forward_gpu(const FullyConnectedParam& p, const ForwardCall& c) {
     cuda::bias_rows_gpu(c.rctx, c.inputs[2], c.outputs[0], rows, h, req);
     req = OpReq::kAdd;
   }
-  cuda::gemm(c.rctx, "FullyConnected", {false, true, rows, h, k, k, k, h}, c.inputs[0].ptr<T>(),
+  cuda::gemm(c.rctx, "FullyConnected", kernels::fc_output_product(rows, k, h), c.inputs[0].ptr<T>(),
              c.inputs[1].ptr<T>(), c.outputs[0].ptr<T>(), req);
 }
 
@@ -151,11 +152,11 @@ void backward_gpu(const FullyConnectedParam& p, const BackwardCall& c) {
   const T* dy = c.out_grads[0].ptr<T>();
   auto grad = [&](size_t i) { return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].ptr<T>(); };
   // dX = dY W
-  cuda::gemm(c.rctx, "FullyConnected", {false, false, rows, k, h, h, k, k}, dy,
+  cuda::gemm(c.rctx, "FullyConnected", kernels::fc_data_grad_product(rows, k, h), dy,
              c.inputs[1].ptr<T>(), grad(0), c.req[0]);
   // dW = dY^T X
-  cuda::gemm(c.rctx, "FullyConnected", {true, false, h, k, rows, h, k, k}, dy, c.inputs[0].ptr<T>(),
-             grad(1), c.req[1]);
+  cuda::gemm(c.rctx, "FullyConnected", kernels::fc_weight_grad_product(rows, k, h), dy,
+             c.inputs[0].ptr<T>(), grad(1), c.req[1]);
   // db = column sums of dY
   if (!p.no_bias) cuda::column_sums_gpu(c.rctx, c.out_grads[0], c.in_grads[2], rows, h, c.req[2]);
 }

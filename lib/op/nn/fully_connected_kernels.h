@@ -1,14 +1,29 @@
-// Per-element logic of FullyConnected's own GPU kernels (the products are
-// cuBLAS GEMMs): the bias broadcast over the rows of the output and the bias
-// gradient, the column sums of the output gradient. Shared by the .cu and
-// the CPU tests (for_each_element_host).
+// FullyConnected on the GPU: its three products (cuBLAS GEMMs) as row-major
+// argument sets, and the per-element logic of its own kernels, the bias
+// broadcast over the rows of the output and the bias gradient (the column
+// sums of the output gradient). Shared by the GPU code and the CPU tests.
 #pragma once
 
 #include <cstdint>
 
+#include "op/cuda/gemm_args.h"
 #include "op/tensor/tensor_kernels.h"
 
 namespace mx::op::kernels {
+
+// With X (rows x k), W (hidden x k), Y and dY (rows x hidden), all dense:
+// Y (req) X W^T.
+inline cuda::RowMajorGemm fc_output_product(int64_t rows, int64_t k, int64_t hidden) {
+  return {false, true, rows, hidden, k, k, k, hidden};
+}
+// dX (req) dY W.
+inline cuda::RowMajorGemm fc_data_grad_product(int64_t rows, int64_t k, int64_t hidden) {
+  return {false, false, rows, k, hidden, hidden, k, k};
+}
+// dW (req) dY^T X.
+inline cuda::RowMajorGemm fc_weight_grad_product(int64_t rows, int64_t k, int64_t hidden) {
+  return {true, false, hidden, k, rows, hidden, k, k};
+}
 
 // y[r, j] (req) bias[j] for output element i = r * hidden + j.
 template <typename T>

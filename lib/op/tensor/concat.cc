@@ -147,35 +147,6 @@ void infer_slice_channel(const SliceChannelParam& p, ShapeVector& in, ShapeVecto
     assign_shape(out[i], Shape(dims), "output " + std::to_string(i));
 }
 
-#if MX_USE_CUDA
-// Each part is a block of `len` elements in every one of the `outer` rows of
-// the joined array (row length `row`), at `offset` within the row: Concat
-// writes the parts there, SliceChannel reads them from there, and each is the
-// other's backward.
-void join_part_gpu(const RunContext& rctx, const char* op, const TensorRef& joined,
-                   const TensorRef& part, int64_t outer, int64_t row, int64_t offset, int64_t len,
-                   OpReq req) {
-  cuda::RowBlocks blocks;
-  blocks.rows = outer;
-  blocks.len = len;
-  blocks.dst_stride = row;
-  blocks.dst_offset = offset;
-  blocks.src_stride = len;
-  cuda::copy_row_blocks_gpu(rctx, op, joined.dtype, joined.data, part.data, blocks, req);
-}
-void split_part_gpu(const RunContext& rctx, const char* op, const TensorRef& joined,
-                    const TensorRef& part, int64_t outer, int64_t row, int64_t offset, int64_t len,
-                    OpReq req) {
-  cuda::RowBlocks blocks;
-  blocks.rows = outer;
-  blocks.len = len;
-  blocks.dst_stride = len;
-  blocks.src_stride = row;
-  blocks.src_offset = offset;
-  cuda::copy_row_blocks_gpu(rctx, op, joined.dtype, part.data, joined.data, blocks, req);
-}
-#endif
-
 }  // namespace
 
 void register_concat_ops(OpRegistry& r) {
@@ -260,7 +231,9 @@ void register_concat_ops(OpRegistry& r) {
     int64_t offset = 0;
     for (const TensorRef& in : c.inputs) {
       const int64_t len = in.shape[axis] * o.inner;
-      join_part_gpu(c.rctx, "Concat", out, in, o.outer, o.size * o.inner, offset, len, c.req[0]);
+      cuda::copy_row_blocks_gpu(c.rctx, "Concat", out.dtype, out.data, in.data,
+                                kernels::dense_to_part(o.outer, o.size * o.inner, offset, len),
+                                c.req[0]);
       offset += len;
     }
   });
@@ -271,8 +244,9 @@ void register_concat_ops(OpRegistry& r) {
     int64_t offset = 0;
     for (size_t k = 0; k < c.in_grads.size(); ++k) {
       const int64_t len = c.in_grads[k].shape[axis] * o.inner;
-      split_part_gpu(c.rctx, "Concat", g, c.in_grads[k], o.outer, o.size * o.inner, offset, len,
-                     c.req[k]);
+      cuda::copy_row_blocks_gpu(c.rctx, "Concat", g.dtype, c.in_grads[k].data, g.data,
+                                kernels::part_to_dense(o.outer, o.size * o.inner, offset, len),
+                                c.req[k]);
       offset += len;
     }
   });
@@ -281,16 +255,20 @@ void register_concat_ops(OpRegistry& r) {
     const AxisSplit s = split_at(in.shape, normalize_axis(p.axis, in.shape));
     const int64_t len = s.size / p.num_outputs * s.inner;
     for (size_t k = 0; k < c.outputs.size(); ++k)
-      split_part_gpu(c.rctx, "SliceChannel", in, c.outputs[k], s.outer, s.size * s.inner,
-                     static_cast<int64_t>(k) * len, len, c.req[k]);
+      cuda::copy_row_blocks_gpu(
+          c.rctx, "SliceChannel", in.dtype, c.outputs[k].data, in.data,
+          kernels::part_to_dense(s.outer, s.size * s.inner, static_cast<int64_t>(k) * len, len),
+          c.req[k]);
   });
   slice_channel.backward(DeviceKind::kGPU, [](const SliceChannelParam& p, const BackwardCall& c) {
     const TensorRef& gi = c.in_grads[0];
     const AxisSplit s = split_at(gi.shape, normalize_axis(p.axis, gi.shape));
     const int64_t len = s.size / p.num_outputs * s.inner;
     for (size_t k = 0; k < c.out_grads.size(); ++k)
-      join_part_gpu(c.rctx, "SliceChannel", gi, c.out_grads[k], s.outer, s.size * s.inner,
-                    static_cast<int64_t>(k) * len, len, c.req[0]);
+      cuda::copy_row_blocks_gpu(
+          c.rctx, "SliceChannel", gi.dtype, gi.data, c.out_grads[k].data,
+          kernels::dense_to_part(s.outer, s.size * s.inner, static_cast<int64_t>(k) * len, len),
+          c.req[0]);
   });
 #else
   (void)concat, (void)slice_channel;

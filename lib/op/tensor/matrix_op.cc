@@ -454,14 +454,10 @@ void slice_axis_forward_gpu(const SliceAxisParam& p, const ForwardCall& c) {
   const Shape& shape = c.inputs[0].shape;
   const AxisSplit s = split_at(shape, normalize_axis(p.axis, shape));
   const auto [begin, end] = slice_range(p, s.size);
-  cuda::RowBlocks blocks;
-  blocks.rows = s.outer;
-  blocks.len = (end - begin) * s.inner;
-  blocks.dst_stride = blocks.len;
-  blocks.src_stride = s.size * s.inner;
-  blocks.src_offset = begin * s.inner;
-  cuda::copy_row_blocks_gpu(c.rctx, "slice_axis", c.inputs[0].dtype, c.outputs[0].data,
-                            c.inputs[0].data, blocks, c.req[0]);
+  cuda::copy_row_blocks_gpu(
+      c.rctx, "slice_axis", c.inputs[0].dtype, c.outputs[0].data, c.inputs[0].data,
+      kernels::part_to_dense(s.outer, s.size * s.inner, begin * s.inner, (end - begin) * s.inner),
+      c.req[0]);
 }
 
 void slice_axis_backward_gpu(const SliceAxisParam& p, const BackwardCall& c) {
@@ -471,15 +467,10 @@ void slice_axis_backward_gpu(const SliceAxisParam& p, const BackwardCall& c) {
   const auto [begin, end] = slice_range(p, s.size);
   // Outside the slice the gradient is zero (kept as is when adding).
   if (c.req[0] != OpReq::kAdd) cuda::zero_gpu(c.rctx, "slice_axis", c.in_grads[0]);
-  cuda::RowBlocks blocks;
-  blocks.rows = s.outer;
-  blocks.len = (end - begin) * s.inner;
-  blocks.dst_stride = s.size * s.inner;
-  blocks.dst_offset = begin * s.inner;
-  blocks.src_stride = blocks.len;
-  cuda::copy_row_blocks_gpu(c.rctx, "slice_axis", c.in_grads[0].dtype, c.in_grads[0].data,
-                            c.out_grads[0].data, blocks,
-                            c.req[0] == OpReq::kAdd ? OpReq::kAdd : OpReq::kWrite);
+  cuda::copy_row_blocks_gpu(
+      c.rctx, "slice_axis", c.in_grads[0].dtype, c.in_grads[0].data, c.out_grads[0].data,
+      kernels::dense_to_part(s.outer, s.size * s.inner, begin * s.inner, (end - begin) * s.inner),
+      c.req[0] == OpReq::kAdd ? OpReq::kAdd : OpReq::kWrite);
 }
 #endif
 

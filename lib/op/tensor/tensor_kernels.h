@@ -67,20 +67,34 @@ MX_HOST_DEVICE void store_value(T* dst, OpReq req, T value) {
 
 // For r in [0, rows) and j in [0, len):
 //   dst[r * dst_stride + dst_offset + j] (req) src[r * src_stride + src_offset + j].
-// Index i = r * len + j covers rows * len elements; a slice reads strided rows
-// into a dense output (forward) or writes them back (backward), a Concat part
-// is written at its offset within each output row.
+struct RowBlocks {
+  int64_t rows = 0, len = 0;
+  int64_t dst_stride = 0, dst_offset = 0;
+  int64_t src_stride = 0, src_offset = 0;
+};
+
+// A part of an array joined along an axis is a block of `len` elements at
+// `offset` within each of the `outer` rows (of `row` elements) of the joined
+// array: a slice, a Concat input, a SliceChannel output. part_to_dense reads
+// it into a dense array, dense_to_part writes a dense array into it.
+inline RowBlocks part_to_dense(int64_t outer, int64_t row, int64_t offset, int64_t len) {
+  return {outer, len, len, 0, row, offset};
+}
+inline RowBlocks dense_to_part(int64_t outer, int64_t row, int64_t offset, int64_t len) {
+  return {outer, len, row, offset, len, 0};
+}
+
+// Element i = r * len + j of the RowBlocks copy.
 template <typename T>
 struct RowBlockCopy {
   T* dst;
-  int64_t dst_stride, dst_offset;
   const T* src;
-  int64_t src_stride, src_offset;
-  int64_t len;
+  RowBlocks b;
   OpReq req;
   MX_HOST_DEVICE void operator()(int64_t i) const {
-    const int64_t r = i / len, j = i - r * len;
-    store_value(dst + r * dst_stride + dst_offset + j, req, src[r * src_stride + src_offset + j]);
+    const int64_t r = i / b.len, j = i - r * b.len;
+    store_value(dst + r * b.dst_stride + b.dst_offset + j, req,
+                src[r * b.src_stride + b.src_offset + j]);
   }
 };
 
