@@ -32,6 +32,19 @@ const std::vector<DType> kAllTypes = {DType::kFloat32, DType::kFloat64, DType::k
                                       DType::kUint8,   DType::kInt32,   DType::kInt8,
                                       DType::kInt64};
 
+// `a` once every pending write to it is done: the functors below write into
+// arrays directly, outside the engine.
+NDArray ready(NDArray a) {
+  a.wait_to_read();
+  return a;
+}
+NDArray zeros(const Shape& shape, DType dtype) {
+  return ready(NDArray::zeros(shape, Context::cpu(), dtype));
+}
+NDArray nans(const Shape& shape, DType dtype) {
+  return ready(NDArray::full(shape, std::nan(""), Context::cpu(), dtype));
+}
+
 // Values from [low, high] in float64, cast to `dtype` by the CPU's Cast.
 NDArray random_array(const Shape& shape, DType dtype, std::mt19937_64& rng, double low = -3.0,
                      double high = 3.0) {
@@ -39,14 +52,14 @@ NDArray random_array(const Shape& shape, DType dtype, std::mt19937_64& rng, doub
   std::vector<double> values(static_cast<size_t>(shape.size()));
   for (double& v : values) v = uniform(rng);
   NDArray a = NDArray::from_vector<double>(shape, values);
-  if (dtype == DType::kFloat64) return a;
-  return op::invoke("Cast", {a}, {{"dtype", dtype_name(dtype)}})[0];
+  if (dtype == DType::kFloat64) return ready(a);
+  return ready(op::invoke("Cast", {a}, {{"dtype", dtype_name(dtype)}})[0]);
 }
 
 NDArray from_doubles(const Shape& shape, const std::vector<double>& values, DType dtype) {
   NDArray a = NDArray::from_vector<double>(shape, values);
-  if (dtype == DType::kFloat64) return a;
-  return op::invoke("Cast", {a}, {{"dtype", dtype_name(dtype)}})[0];
+  if (dtype == DType::kFloat64) return ready(a);
+  return ready(op::invoke("Cast", {a}, {{"dtype", dtype_name(dtype)}})[0]);
 }
 
 // A new array holding the same bytes.
@@ -186,7 +199,7 @@ TEST_CASE("dot and batch_dot: the GPU's products and gradients match the CPU ope
                                     op::batch_stride(g, z)};
     };
 
-    NDArray got = NDArray::full(want.shape(), std::nan(""), Context::cpu(), DType::kFloat64);
+    NDArray got = nans(want.shape(), DType::kFloat64);
     gemm_as_cublas(op::forward_product(dc.ta, dc.tb, g), a.data<double>(), b.data<double>(),
                    got.data<double>(), OpReq::kWrite,
                    strides(op::Operand::kA, op::Operand::kB, op::Operand::kDC));
@@ -195,14 +208,14 @@ TEST_CASE("dot and batch_dot: the GPU's products and gradients match the CPU ope
     // Gradients: written (kWrite) into the left, added (kAdd) onto the right.
     const NDArray dc_grad = random_array(want.shape(), DType::kFloat64, rng);
     const NDArray base_b = random_array(dc.rhs, DType::kFloat64, rng);
-    NDArray want_da = NDArray::zeros(dc.lhs, Context::cpu(), DType::kFloat64);
+    NDArray want_da = zeros(dc.lhs, DType::kFloat64);
     NDArray want_db = copy_of(base_b);
     op::OpInstance inst(dc.op, attrs);
     op::invoke_backward(inst, {dc_grad}, {a, b}, {want}, {}, {want_da, want_db},
                         {OpReq::kWrite, OpReq::kAdd});
     want_da.wait_to_read();
     want_db.wait_to_read();
-    NDArray got_da = NDArray::full(dc.lhs, std::nan(""), Context::cpu(), DType::kFloat64);
+    NDArray got_da = nans(dc.lhs, DType::kFloat64);
     NDArray got_db = copy_of(base_b);
     const op::GradProducts ps = op::grad_products(dc.ta, dc.tb, g, OpReq::kWrite, OpReq::kAdd);
     REQUIRE(ps.count == 2);
@@ -246,7 +259,7 @@ TEST_CASE("FullyConnected: the GPU's products, bias rows and bias gradient match
     want.wait_to_read();
 
     // Forward as the GPU does it: the bias in every row, then the product added.
-    NDArray got = NDArray::full(want.shape(), std::nan(""), Context::cpu(), DType::kFloat64);
+    NDArray got = nans(want.shape(), DType::kFloat64);
     OpReq req = OpReq::kWrite;
     if (!fc.no_bias) {
       for_each_element_host(rows * h, kernels::BiasRows<double>{got.data<double>(),
@@ -261,8 +274,8 @@ TEST_CASE("FullyConnected: the GPU's products, bias rows and bias gradient match
     const NDArray dy = random_array(want.shape(), DType::kFloat64, rng);
     std::vector<NDArray> want_grads, got_grads;
     for (const NDArray& in : inputs) {
-      want_grads.push_back(NDArray::zeros(in.shape(), Context::cpu(), DType::kFloat64));
-      got_grads.push_back(NDArray::full(in.shape(), std::nan(""), Context::cpu(), DType::kFloat64));
+      want_grads.push_back(zeros(in.shape(), DType::kFloat64));
+      got_grads.push_back(nans(in.shape(), DType::kFloat64));
     }
     op::OpInstance inst("FullyConnected", attrs);
     op::invoke_backward(inst, {dy}, inputs, {want}, {}, want_grads,
@@ -307,7 +320,7 @@ TEST_CASE("transpose: the GPU's index map matches the CPU operator, forward and 
         Case{{2, 1, 3, 2}, {3, 1, 0, 2}}, Case{{3, 4, 5}, {0, 2, 1}}, Case{{5}, {0}}}) {
     for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kInt8}) {
       CAPTURE(tc.shape.to_string());
-      CAPTURE(dtype_name(dtype));
+      CAPTURE(std::string(dtype_name(dtype)));
       std::vector<int> perm = tc.axes;
       std::string axes_text = "(";
       for (size_t i = 0; i < tc.axes.size(); ++i)
@@ -331,10 +344,10 @@ TEST_CASE("transpose: the GPU's index map matches the CPU operator, forward and 
       for (size_t i = 0; i < perm.size(); ++i)
         inverse[static_cast<size_t>(perm[i])] = static_cast<int>(i);
       const NDArray dy = random_array(want.shape(), dtype, rng);
-      NDArray want_dx = NDArray::zeros(tc.shape, Context::cpu(), dtype);
+      NDArray want_dx = zeros(tc.shape, dtype);
       op::invoke_backward(op::OpInstance("transpose", attrs), {dy}, {in}, {want}, {}, {want_dx},
                           {OpReq::kWrite});
-      expect_same_bits(transpose_host(dy, inverse, NDArray::zeros(tc.shape, Context::cpu(), dtype),
+      expect_same_bits(transpose_host(dy, inverse, zeros(tc.shape, dtype),
                                       OpReq::kWrite),
                        want_dx);
     }
@@ -378,7 +391,7 @@ TEST_CASE("slice_axis: the GPU's block copies match the CPU operator, forward an
     for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kInt64}) {
       CAPTURE(sc.shape.to_string());
       CAPTURE(sc.axis);
-      CAPTURE(dtype_name(dtype));
+      CAPTURE(std::string(dtype_name(dtype)));
       const op::AttrMap attrs = {{"axis", std::to_string(sc.axis)},
                                  {"begin", std::to_string(sc.begin)},
                                  {"end", sc.end ? std::to_string(*sc.end) : "None"}};
@@ -403,7 +416,7 @@ TEST_CASE("slice_axis: the GPU's block copies match the CPU operator, forward an
       NDArray want_dx = random_array(sc.shape, dtype, rng);
       op::invoke_backward(inst, {dy}, {in}, {want}, {}, {want_dx}, {OpReq::kWrite});
       expect_same_bits(
-          blocks_host(dy, NDArray::zeros(sc.shape, Context::cpu(), dtype), backward, OpReq::kWrite),
+          blocks_host(dy, zeros(sc.shape, dtype), backward, OpReq::kWrite),
           want_dx);
       // kAdd: added inside the slice, untouched outside.
       const NDArray base = random_array(sc.shape, dtype, rng);
@@ -425,7 +438,7 @@ TEST_CASE("Concat and SliceChannel: the GPU's per-part copies match the CPU oper
         ConcatCase{{{2, 2, 1}, {2, 2, 3}}, -1}}) {
     for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kUint8}) {
       CAPTURE(cc.dim);
-      CAPTURE(dtype_name(dtype));
+      CAPTURE(std::string(dtype_name(dtype)));
       const op::AttrMap attrs = {{"num_args", std::to_string(cc.parts.size())},
                                  {"dim", std::to_string(cc.dim)}};
       std::vector<NDArray> ins;
@@ -453,7 +466,7 @@ TEST_CASE("Concat and SliceChannel: the GPU's per-part copies match the CPU oper
       // Backward: each input's gradient read from its part.
       const NDArray dy = random_array(want.shape(), dtype, rng, 0.0, 9.0);
       std::vector<NDArray> want_dx;
-      for (const Shape& s : cc.parts) want_dx.push_back(NDArray::zeros(s, Context::cpu(), dtype));
+      for (const Shape& s : cc.parts) want_dx.push_back(zeros(s, dtype));
       op::invoke_backward(inst, {dy}, ins, {want}, {}, want_dx,
                           std::vector<OpReq>(ins.size(), OpReq::kWrite));
       offset = 0;
@@ -486,7 +499,7 @@ TEST_CASE("Concat and SliceChannel: the GPU's per-part copies match the CPU oper
     const Split s = split_at(sc.shape, sc.axis < 0 ? sc.axis + sc.shape.ndim() : sc.axis);
     const int64_t len = s.size / sc.num_outputs * s.inner;
     std::vector<NDArray> dys;
-    NDArray got_dx = NDArray::full(sc.shape, std::nan(""), Context::cpu(), dtype);
+    NDArray got_dx = nans(sc.shape, dtype);
     for (int k = 0; k < sc.num_outputs; ++k) {
       want[static_cast<size_t>(k)].wait_to_read();
       const Shape& part = want[static_cast<size_t>(k)].shape();
@@ -500,7 +513,7 @@ TEST_CASE("Concat and SliceChannel: the GPU's per-part copies match the CPU oper
                            kernels::dense_to_part(s.outer, s.size * s.inner, k * len, len),
                            OpReq::kWrite);
     }
-    NDArray want_dx = NDArray::zeros(sc.shape, Context::cpu(), dtype);
+    NDArray want_dx = zeros(sc.shape, dtype);
     op::invoke_backward(op::OpInstance("SliceChannel", attrs), dys, {in}, want, {}, {want_dx},
                         {OpReq::kWrite});
     expect_same_bits(got_dx, want_dx);
@@ -513,8 +526,8 @@ TEST_CASE("Embedding: the GPU's gather and scatter-add match the CPU operator") 
   const std::vector<double> index_values = {0, 4, 2.7, -1, 7, 1, 4, 4};
   for (DType index_type : {DType::kFloat32, DType::kInt32, DType::kInt64, DType::kUint8}) {
     for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
-      CAPTURE(dtype_name(index_type));
-      CAPTURE(dtype_name(dtype));
+      CAPTURE(std::string(dtype_name(index_type)));
+      CAPTURE(std::string(dtype_name(dtype)));
       const int64_t rows = 5, dim = 3;
       const op::AttrMap attrs = {{"input_dim", std::to_string(rows)},
                                  {"output_dim", std::to_string(dim)},
@@ -527,7 +540,7 @@ TEST_CASE("Embedding: the GPU's gather and scatter-add match the CPU operator") 
       const NDArray base = random_array({rows, dim}, dtype, rng);
       NDArray want_dw = copy_of(base);
       op::invoke_backward(op::OpInstance("Embedding", attrs), {dy}, {idx, weight}, {want}, {},
-                          {NDArray::zeros(idx.shape(), Context::cpu(), index_type), want_dw},
+                          {zeros(idx.shape(), index_type), want_dw},
                           {OpReq::kNull, OpReq::kAdd});
       want_dw.wait_to_read();
       dispatch_dtype(dtype, [&](auto tag) {
@@ -536,7 +549,7 @@ TEST_CASE("Embedding: the GPU's gather and scatter-add match the CPU operator") 
           dispatch_dtype(index_type, [&](auto itag) {
             using I = typename decltype(itag)::type;
             if constexpr (!std::is_same_v<I, half_t>) {
-              NDArray got = NDArray::full(want.shape(), std::nan(""), Context::cpu(), dtype);
+              NDArray got = nans(want.shape(), dtype);
               for_each_element_host(idx.size() * dim, kernels::EmbeddingGather<T, I>{
                                                           got.data<T>(), weight.data<T>(),
                                                           idx.data<I>(), rows, dim, OpReq::kWrite});
@@ -558,8 +571,8 @@ TEST_CASE("one_hot: the GPU's functor matches the CPU operator for every index a
   const std::vector<double> index_values = {0, 2.9, -1, 3, 5, -0.5, 1, 2};
   for (DType index_type : kAllTypes) {
     for (DType out_type : {DType::kFloat32, DType::kFloat16, DType::kInt8, DType::kInt64}) {
-      CAPTURE(dtype_name(index_type));
-      CAPTURE(dtype_name(out_type));
+      CAPTURE(std::string(dtype_name(index_type)));
+      CAPTURE(std::string(dtype_name(out_type)));
       const int64_t depth = 4;
       const double on = 2.5, off = -1.0;
       const op::AttrMap attrs = {{"depth", std::to_string(depth)},
@@ -569,7 +582,7 @@ TEST_CASE("one_hot: the GPU's functor matches the CPU operator for every index a
       const NDArray idx = from_doubles({2, 4}, index_values, index_type);
       const NDArray want = op::invoke("one_hot", {idx}, attrs)[0];
       want.wait_to_read();
-      NDArray got = NDArray::zeros(want.shape(), Context::cpu(), out_type);
+      NDArray got = zeros(want.shape(), out_type);
       dispatch_dtype(index_type, [&](auto itag) {
         using I = typename decltype(itag)::type;
         dispatch_dtype(out_type, [&](auto otag) {
@@ -607,11 +620,11 @@ TEST_CASE("Cast: the GPU's functor converts every type pair as the CPU operator"
   for (DType from : kAllTypes) {
     const NDArray src = from_doubles({8}, values, from);
     for (DType to : kAllTypes) {
-      CAPTURE(dtype_name(from));
-      CAPTURE(dtype_name(to));
+      CAPTURE(std::string(dtype_name(from)));
+      CAPTURE(std::string(dtype_name(to)));
       const NDArray want = op::invoke("Cast", {src}, {{"dtype", dtype_name(to)}})[0];
       want.wait_to_read();
-      NDArray got = NDArray::zeros(src.shape(), Context::cpu(), to);
+      NDArray got = zeros(src.shape(), to);
       dispatch_dtype(from, [&](auto ftag) {
         using F = typename decltype(ftag)::type;
         dispatch_dtype(to, [&](auto ttag) {

@@ -14,12 +14,6 @@
 
 namespace mx::op::cuda {
 
-// Operand strides (in elements) between consecutive products of a batch.
-struct BatchStrides {
-  int64_t batch = 1;
-  int64_t a = 0, b = 0, c = 0;
-};
-
 // C (req) op(A) op(B) for each of `batch.batch` products on the stream of
 // `rctx`; `where` names the operator in errors.
 void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const float* a,

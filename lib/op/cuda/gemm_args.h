@@ -17,6 +17,13 @@ struct RowMajorGemm {
   int64_t lda = 0, ldb = 0, ldc = 0;
 };
 
+// A batch of `batch` such products whose operands lie a, b and c elements
+// apart (cuBLAS's strided batched call, with a and b swapped as the operands).
+struct BatchStrides {
+  int64_t batch = 1;
+  int64_t a = 0, b = 0, c = 0;
+};
+
 // The column-major call: op(first) is m x k, op(second) is k x n, C is
 // m x n with leading dimension ldc (cuBLAS's arguments in their order).
 // `first` is the row-major B, `second` the row-major A.
