@@ -1,8 +1,8 @@
 // Embedding: looks up rows of `weight` (input_dim, output_dim) by the
 // indices in `data` (any real or integer dtype; fractions are truncated).
 // Indices outside [0, input_dim) are clipped to the nearest row, as MXNet
-// does (kernels::embedding_row, shared with the GPU kernels), and the gradient goes to the row that
-// was read. Only the weight has a gradient.
+// does (kernels::embedding_row, shared with the GPU kernels), and the
+// gradient goes to the row that was read. Only the weight has a gradient.
 #include <algorithm>
 #include <cmath>
 #include <cstring>

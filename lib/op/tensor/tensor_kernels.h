@@ -1,11 +1,10 @@
 // Per-element logic of the GPU kernels of the tensor-shaping operators
 // (transpose, slice_axis, Concat, SliceChannel, the reshaping copies),
-// one_hot and Cast, plus the FullyConnected bias kernels. Each functor's
-// operator()(i) handles one element index; the .cu launches it over the index
-// space with cuda::launch_elements, the CPU tests with for_each_element_host.
-// T is the element type as stored: half_t on the CPU, __half on the GPU
-// (tensor_gpu.cu specializes HalfOps for it), so the arithmetic of float16
-// goes through float on both.
+// one_hot and Cast. Each functor's operator()(i) handles one element index;
+// the .cu launches it over the index space with cuda::launch_elements, the
+// CPU tests with for_each_element_host. T is the element type as stored:
+// half_t on the CPU, __half on the GPU (op/cuda/device_value.cuh specializes
+// HalfOps for it), so the arithmetic of float16 goes through float on both.
 #pragma once
 
 #include <cstdint>
