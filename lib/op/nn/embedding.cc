@@ -1,8 +1,8 @@
 // Embedding: looks up rows of `weight` (input_dim, output_dim) by the
 // indices in `data` (any real or integer dtype; fractions are truncated).
 // Indices outside [0, input_dim) are clipped to the nearest row, as MXNet
-// does, and the gradient goes to the row that was read. Only the weight has
-// a gradient.
+// does (kernels::embedding_row, shared with the GPU kernels), and the
+// gradient goes to the row that was read. Only the weight has a gradient.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,7 +10,12 @@
 #include "base/parallel.h"
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
+#include "op/nn/embedding_kernels.h"
 #include "op/registry.h"
+#if MX_USE_CUDA
+#include "op/cuda/embedding_gpu.h"
+#include "op/cuda/tensor_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -65,15 +70,6 @@ void infer_embedding_type(const EmbeddingParam& p, DTypeVector& in, DTypeVector&
   assign_type(out[0], p.dtype, "output");
 }
 
-// The row read for index value v: truncated, then clipped into [0, rows).
-template <typename I>
-int64_t row_of(I v, int64_t rows) {
-  const double d = static_cast<double>(v);
-  if (!(d >= 1)) return 0;  // negative, fractions below 1 and NaN
-  if (d >= static_cast<double>(rows)) return rows - 1;
-  return static_cast<int64_t>(d);
-}
-
 // Calls fn(typed pointer) for the index dtypes supported.
 template <typename Fn>
 void dispatch_index(const TensorRef& t, Fn&& fn) {
@@ -96,7 +92,7 @@ void embedding_forward(const EmbeddingParam& p, const ForwardCall& c) {
     parallel_for(count, std::max<int64_t>(1, kParallelGrain / dim),
                  [&](int64_t begin, int64_t end) {
                    for (int64_t i = begin; i < end; ++i) {
-                     const T* row = w + row_of(idx[i], p.input_dim) * dim;
+                     const T* row = w + kernels::embedding_row(idx[i], p.input_dim) * dim;
                      T* dst = y + i * dim;
                      if (c.req[0] == OpReq::kAdd) {
                        for (int64_t j = 0; j < dim; ++j) dst[j] += row[j];
@@ -126,7 +122,7 @@ void embedding_backward(const EmbeddingParam& p, const BackwardCall& c) {
     parallel_for(dim, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(count, 1)),
                  [&](int64_t begin, int64_t end) {
                    for (int64_t i = 0; i < count; ++i) {
-                     T* row = dw + row_of(idx[i], p.input_dim) * dim;
+                     T* row = dw + kernels::embedding_row(idx[i], p.input_dim) * dim;
                      const T* src = dy + i * dim;
                      for (int64_t j = begin; j < end; ++j) row[j] += src[j];
                    }
@@ -137,20 +133,35 @@ void embedding_backward(const EmbeddingParam& p, const BackwardCall& c) {
 }  // namespace
 
 void register_embedding_ops(OpRegistry& r) {
-  r.add<EmbeddingParam>("Embedding")
-      .describe("Maps integer indices to rows of a learned weight matrix.")
-      .inputs({"data", "weight"})
-      .infer_shape(infer_embedding)
-      .infer_type(infer_embedding_type)
-      .backward_uses(true, false)
-      .forward_cpu([](const EmbeddingParam& p, const ForwardCall& c) {
-        dispatch_real(c.inputs[1].dtype, "Embedding",
-                      [&](auto tag) { embedding_forward<typename decltype(tag)::type>(p, c); });
-      })
-      .backward_cpu([](const EmbeddingParam& p, const BackwardCall& c) {
-        dispatch_real(c.inputs[1].dtype, "Embedding",
-                      [&](auto tag) { embedding_backward<typename decltype(tag)::type>(p, c); });
-      });
+  auto embedding = r.add<EmbeddingParam>("Embedding")
+                       .describe("Maps integer indices to rows of a learned weight matrix.")
+                       .inputs({"data", "weight"})
+                       .infer_shape(infer_embedding)
+                       .infer_type(infer_embedding_type)
+                       .backward_uses(true, false)
+                       .forward_cpu([](const EmbeddingParam& p, const ForwardCall& c) {
+                         dispatch_real(c.inputs[1].dtype, "Embedding", [&](auto tag) {
+                           embedding_forward<typename decltype(tag)::type>(p, c);
+                         });
+                       })
+                       .backward_cpu([](const EmbeddingParam& p, const BackwardCall& c) {
+                         dispatch_real(c.inputs[1].dtype, "Embedding", [&](auto tag) {
+                           embedding_backward<typename decltype(tag)::type>(p, c);
+                         });
+                       });
+#if MX_USE_CUDA
+  embedding.forward(DeviceKind::kGPU, [](const EmbeddingParam&, const ForwardCall& c) {
+    cuda::embedding_forward_gpu(c.rctx, c.inputs[0], c.inputs[1], c.outputs[0], c.req[0]);
+  });
+  embedding.backward(DeviceKind::kGPU, [](const EmbeddingParam&, const BackwardCall& c) {
+    // The output does not depend smoothly on the indices: their gradient is 0.
+    if (c.req[0] == OpReq::kWrite || c.req[0] == OpReq::kInplace)
+      cuda::zero_gpu(c.rctx, "Embedding", c.in_grads[0]);
+    cuda::embedding_backward_gpu(c.rctx, c.inputs[0], c.out_grads[0], c.in_grads[1], c.req[1]);
+  });
+#else
+  (void)embedding;
+#endif
 }
 
 }  // namespace mx::op

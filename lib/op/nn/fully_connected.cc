@@ -1,6 +1,6 @@
 // FullyConnected: Y = X W^T + b over the batch, with X flattened to 2-D
 // (flatten=True) or applied to the last axis (flatten=False). One GEMM per
-// pass through OpenBLAS.
+// product through OpenBLAS (oneDNN when built) on the CPU, cuBLAS on a GPU.
 #include <type_traits>
 
 #include "op/blas.h"
@@ -9,6 +9,11 @@
 #include "op/registry.h"
 #if MX_USE_DNNL
 #include "op/dnnl/dnnl_fully_connected.h"
+#endif
+#if MX_USE_CUDA
+#include "op/cuda/cublas_gemm.h"
+#include "op/cuda/fully_connected_gpu.h"
+#include "op/nn/fully_connected_kernels.h"
 #endif
 
 namespace mx::op {
@@ -125,30 +130,76 @@ void backward(const FullyConnectedParam& p, const BackwardCall& c) {
   }
 }
 
+#if MX_USE_CUDA
+template <typename T>
+void forward_gpu(const FullyConnectedParam& p, const ForwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  auto [rows, k] = input_matrix(p, c.inputs[0].shape);
+  const int64_t h = p.num_hidden;
+  OpReq req = c.req[0];
+  if (!p.no_bias) {
+    // The bias in every row, then the product added on top.
+    cuda::bias_rows_gpu(c.rctx, c.inputs[2], c.outputs[0], rows, h, req);
+    req = OpReq::kAdd;
+  }
+  cuda::gemm(c.rctx, "FullyConnected", kernels::fc_output_product(rows, k, h), c.inputs[0].ptr<T>(),
+             c.inputs[1].ptr<T>(), c.outputs[0].ptr<T>(), req);
+}
+
+template <typename T>
+void backward_gpu(const FullyConnectedParam& p, const BackwardCall& c) {
+  auto [rows, k] = input_matrix(p, c.inputs[0].shape);
+  const int64_t h = p.num_hidden;
+  const T* dy = c.out_grads[0].ptr<T>();
+  auto grad = [&](size_t i) { return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].ptr<T>(); };
+  // dX = dY W
+  cuda::gemm(c.rctx, "FullyConnected", kernels::fc_data_grad_product(rows, k, h), dy,
+             c.inputs[1].ptr<T>(), grad(0), c.req[0]);
+  // dW = dY^T X
+  cuda::gemm(c.rctx, "FullyConnected", kernels::fc_weight_grad_product(rows, k, h), dy,
+             c.inputs[0].ptr<T>(), grad(1), c.req[1]);
+  // db = column sums of dY
+  if (!p.no_bias) cuda::column_sums_gpu(c.rctx, c.out_grads[0], c.in_grads[2], rows, h, c.req[2]);
+}
+#endif
+
 }  // namespace
 
 void register_fully_connected(OpRegistry& r) {
-  r.add<FullyConnectedParam>("FullyConnected")
-      .describe("Fully connected layer: output = data * weight^T + bias.")
-      .inputs([](const FullyConnectedParam& p) {
-        return p.no_bias ? std::vector<std::string>{"data", "weight"}
-                         : std::vector<std::string>{"data", "weight", "bias"};
-      })
-      .infer_shape(infer)
-      .backward_uses(true, false)
-      .expensive()
-      .flops([](const FullyConnectedParam&, const ShapeVector& in, const ShapeVector& out) {
-        // Each output element: one multiply-add per input feature.
-        return 2.0 * known_elements(out[0]) * static_cast<double>(in[1][1]);
-      })
-      .forward_cpu([](const FullyConnectedParam& p, const ForwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "FullyConnected",
-                      [&](auto tag) { forward<typename decltype(tag)::type>(p, c); });
-      })
-      .backward_cpu([](const FullyConnectedParam& p, const BackwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "FullyConnected",
-                      [&](auto tag) { backward<typename decltype(tag)::type>(p, c); });
-      });
+  auto fc =
+      r.add<FullyConnectedParam>("FullyConnected")
+          .describe("Fully connected layer: output = data * weight^T + bias.")
+          .inputs([](const FullyConnectedParam& p) {
+            return p.no_bias ? std::vector<std::string>{"data", "weight"}
+                             : std::vector<std::string>{"data", "weight", "bias"};
+          })
+          .infer_shape(infer)
+          .backward_uses(true, false)
+          .expensive()
+          .flops([](const FullyConnectedParam&, const ShapeVector& in, const ShapeVector& out) {
+            // Each output element: one multiply-add per input feature.
+            return 2.0 * known_elements(out[0]) * static_cast<double>(in[1][1]);
+          })
+          .forward_cpu([](const FullyConnectedParam& p, const ForwardCall& c) {
+            dispatch_real(c.inputs[0].dtype, "FullyConnected",
+                          [&](auto tag) { forward<typename decltype(tag)::type>(p, c); });
+          })
+          .backward_cpu([](const FullyConnectedParam& p, const BackwardCall& c) {
+            dispatch_real(c.inputs[0].dtype, "FullyConnected",
+                          [&](auto tag) { backward<typename decltype(tag)::type>(p, c); });
+          });
+#if MX_USE_CUDA
+  fc.forward(DeviceKind::kGPU, [](const FullyConnectedParam& p, const ForwardCall& c) {
+    dispatch_real(c.inputs[0].dtype, "FullyConnected",
+                  [&](auto tag) { forward_gpu<typename decltype(tag)::type>(p, c); });
+  });
+  fc.backward(DeviceKind::kGPU, [](const FullyConnectedParam& p, const BackwardCall& c) {
+    dispatch_real(c.inputs[0].dtype, "FullyConnected",
+                  [&](auto tag) { backward_gpu<typename decltype(tag)::type>(p, c); });
+  });
+#else
+  (void)fc;
+#endif
 }
 
 }  // namespace mx::op

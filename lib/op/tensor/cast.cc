@@ -1,11 +1,16 @@
-// Cast: converts the element type (any of mx's seven types to any other).
+// Cast: converts the element type (any of mx's seven types to any other),
+// each value as kernels::convert_value (shared with the GPU kernel) does.
 // The gradient is the output's gradient converted back to the input's type.
 #include <cstdint>
 #include <type_traits>
 
 #include "op/infer_util.h"
 #include "op/registry.h"
+#include "op/tensor/tensor_kernels.h"
 #include "op/tensor/tensor_util.h"
+#if MX_USE_CUDA
+#include "op/cuda/tensor_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -17,23 +22,6 @@ struct CastParam : Params<CastParam> {
   }
 };
 
-// One value converted as MXNet's static_cast does on x86: floating values
-// bound for an integer type go through int64, so that out-of-range values
-// wrap (-1.7 -> 255 as uint8) instead of being undefined.
-template <typename To, typename From>
-To convert(From v) {
-  if constexpr (std::is_same_v<From, half_t>) {
-    return convert<To>(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<To, half_t>) {
-    return half_t(static_cast<float>(v));
-  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    if (!(v > From(-9.2e18) && v < From(9.2e18))) return To(0);  // NaN, inf, out of int64
-    return static_cast<To>(static_cast<int64_t>(v));
-  } else {
-    return static_cast<To>(v);
-  }
-}
-
 void cast_values(const TensorRef& src, const TensorRef& dst, OpReq req) {
   if (req == OpReq::kNull) return;
   dispatch_dtype(src.dtype, [&](auto from_tag) {
@@ -43,7 +31,8 @@ void cast_values(const TensorRef& src, const TensorRef& dst, OpReq req) {
       const From* in = src.ptr<From>();
       To* out = dst.ptr<To>();
       parallel_for(src.size(), kParallelGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) store(out + i, req, convert<To>(in[i]));
+        for (int64_t i = begin; i < end; ++i)
+          store(out + i, req, kernels::convert_value<To>(in[i]));
       });
     });
   });
@@ -52,23 +41,32 @@ void cast_values(const TensorRef& src, const TensorRef& dst, OpReq req) {
 }  // namespace
 
 void register_cast_op(OpRegistry& r) {
-  r.add<CastParam>("Cast")
-      .alias("cast")
-      .describe("Converts the elements to another type.")
-      .inputs({"data"})
-      .infer_shape([](const CastParam&, ShapeVector& in, ShapeVector&, ShapeVector& out) {
-        infer_same_shape(in, out);
-      })
-      .infer_type([](const CastParam& p, DTypeVector&, DTypeVector&, DTypeVector& out) {
-        assign_type(out[0], p.dtype, "output");
-      })
-      .backward_uses(false, false)
-      .forward_cpu([](const CastParam&, const ForwardCall& c) {
-        cast_values(c.inputs[0], c.outputs[0], c.req[0]);
-      })
-      .backward_cpu([](const CastParam&, const BackwardCall& c) {
-        cast_values(c.out_grads[0], c.in_grads[0], c.req[0]);
-      });
+  auto cast = r.add<CastParam>("Cast")
+                  .alias("cast")
+                  .describe("Converts the elements to another type.")
+                  .inputs({"data"})
+                  .infer_shape([](const CastParam&, ShapeVector& in, ShapeVector&,
+                                  ShapeVector& out) { infer_same_shape(in, out); })
+                  .infer_type([](const CastParam& p, DTypeVector&, DTypeVector&, DTypeVector& out) {
+                    assign_type(out[0], p.dtype, "output");
+                  })
+                  .backward_uses(false, false)
+                  .forward_cpu([](const CastParam&, const ForwardCall& c) {
+                    cast_values(c.inputs[0], c.outputs[0], c.req[0]);
+                  })
+                  .backward_cpu([](const CastParam&, const BackwardCall& c) {
+                    cast_values(c.out_grads[0], c.in_grads[0], c.req[0]);
+                  });
+#if MX_USE_CUDA
+  cast.forward(DeviceKind::kGPU, [](const CastParam&, const ForwardCall& c) {
+    cuda::cast_gpu(c.rctx, "Cast", c.inputs[0], c.outputs[0], c.req[0]);
+  });
+  cast.backward(DeviceKind::kGPU, [](const CastParam&, const BackwardCall& c) {
+    cuda::cast_gpu(c.rctx, "Cast", c.out_grads[0], c.in_grads[0], c.req[0]);
+  });
+#else
+  (void)cast;
+#endif
 }
 
 }  // namespace mx::op

@@ -5,6 +5,9 @@
 #include "op/infer_util.h"
 #include "op/registry.h"
 #include "op/tensor/tensor_util.h"
+#if MX_USE_CUDA
+#include "op/cuda/tensor_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -147,77 +150,129 @@ void infer_slice_channel(const SliceChannelParam& p, ShapeVector& in, ShapeVecto
 }  // namespace
 
 void register_concat_ops(OpRegistry& r) {
-  r.add<ConcatParam>("Concat")
-      .alias("concat")
-      .describe("Joins the inputs along axis dim; all other axes must match.")
-      .inputs([](const ConcatParam& p) { return arg_names(p.num_args); })
-      .infer_shape(infer_concat)
-      .backward_uses(false, false)
-      .forward_cpu([](const ConcatParam& p, const ForwardCall& c) {
-        const TensorRef& out = c.outputs[0];
-        const int axis = normalize_axis(p.dim, out.shape);
-        const AxisSplit o = split_at(out.shape, axis);
-        dispatch_dtype(out.dtype, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          int64_t offset = 0;
-          for (const TensorRef& in : c.inputs) {
-            const int64_t len = in.shape[axis] * o.inner;
-            copy_blocks(out.ptr<T>() + offset, o.size * o.inner, in.ptr<T>(), len, o.outer, len,
-                        c.req[0]);
-            offset += len;
-          }
-        });
-      })
-      .backward_cpu([](const ConcatParam& p, const BackwardCall& c) {
-        const TensorRef& g = c.out_grads[0];
-        const int axis = normalize_axis(p.dim, g.shape);
-        const AxisSplit o = split_at(g.shape, axis);
-        dispatch_dtype(g.dtype, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          int64_t offset = 0;
-          for (size_t k = 0; k < c.in_grads.size(); ++k) {
-            const TensorRef& gi = c.in_grads[k];
-            const int64_t len = gi.shape[axis] * o.inner;
-            copy_blocks(gi.ptr<T>(), len, g.ptr<T>() + offset, o.size * o.inner, o.outer, len,
-                        c.req[k]);
-            offset += len;
-          }
-        });
-      });
+  auto concat = r.add<ConcatParam>("Concat")
+                    .alias("concat")
+                    .describe("Joins the inputs along axis dim; all other axes must match.")
+                    .inputs([](const ConcatParam& p) { return arg_names(p.num_args); })
+                    .infer_shape(infer_concat)
+                    .backward_uses(false, false)
+                    .forward_cpu([](const ConcatParam& p, const ForwardCall& c) {
+                      const TensorRef& out = c.outputs[0];
+                      const int axis = normalize_axis(p.dim, out.shape);
+                      const AxisSplit o = split_at(out.shape, axis);
+                      dispatch_dtype(out.dtype, [&](auto tag) {
+                        using T = typename decltype(tag)::type;
+                        int64_t offset = 0;
+                        for (const TensorRef& in : c.inputs) {
+                          const int64_t len = in.shape[axis] * o.inner;
+                          copy_blocks(out.ptr<T>() + offset, o.size * o.inner, in.ptr<T>(), len,
+                                      o.outer, len, c.req[0]);
+                          offset += len;
+                        }
+                      });
+                    })
+                    .backward_cpu([](const ConcatParam& p, const BackwardCall& c) {
+                      const TensorRef& g = c.out_grads[0];
+                      const int axis = normalize_axis(p.dim, g.shape);
+                      const AxisSplit o = split_at(g.shape, axis);
+                      dispatch_dtype(g.dtype, [&](auto tag) {
+                        using T = typename decltype(tag)::type;
+                        int64_t offset = 0;
+                        for (size_t k = 0; k < c.in_grads.size(); ++k) {
+                          const TensorRef& gi = c.in_grads[k];
+                          const int64_t len = gi.shape[axis] * o.inner;
+                          copy_blocks(gi.ptr<T>(), len, g.ptr<T>() + offset, o.size * o.inner,
+                                      o.outer, len, c.req[k]);
+                          offset += len;
+                        }
+                      });
+                    });
 
-  r.add<SliceChannelParam>("SliceChannel")
-      .alias("split")
-      .describe("Splits the input along an axis into num_outputs equal parts.")
-      .inputs({"data"})
-      .outputs([](const SliceChannelParam& p) {
-        std::vector<std::string> names;
-        for (int i = 0; i < p.num_outputs; ++i) names.push_back("output" + std::to_string(i));
-        return names;
-      })
-      .infer_shape(infer_slice_channel)
-      .backward_uses(false, false)
-      .forward_cpu([](const SliceChannelParam& p, const ForwardCall& c) {
-        const TensorRef& in = c.inputs[0];
-        const AxisSplit s = split_at(in.shape, normalize_axis(p.axis, in.shape));
-        const int64_t len = s.size / p.num_outputs * s.inner;
-        dispatch_dtype(in.dtype, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          for (size_t k = 0; k < c.outputs.size(); ++k)
-            copy_blocks(c.outputs[k].ptr<T>(), len, in.ptr<T>() + static_cast<int64_t>(k) * len,
-                        s.size * s.inner, s.outer, len, c.req[k]);
-        });
-      })
-      .backward_cpu([](const SliceChannelParam& p, const BackwardCall& c) {
-        const TensorRef& gi = c.in_grads[0];
-        const AxisSplit s = split_at(gi.shape, normalize_axis(p.axis, gi.shape));
-        const int64_t len = s.size / p.num_outputs * s.inner;
-        dispatch_dtype(gi.dtype, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          for (size_t k = 0; k < c.out_grads.size(); ++k)
-            copy_blocks(gi.ptr<T>() + static_cast<int64_t>(k) * len, s.size * s.inner,
-                        c.out_grads[k].ptr<T>(), len, s.outer, len, c.req[0]);
-        });
-      });
+  auto slice_channel =
+      r.add<SliceChannelParam>("SliceChannel")
+          .alias("split")
+          .describe("Splits the input along an axis into num_outputs equal parts.")
+          .inputs({"data"})
+          .outputs([](const SliceChannelParam& p) {
+            std::vector<std::string> names;
+            for (int i = 0; i < p.num_outputs; ++i) names.push_back("output" + std::to_string(i));
+            return names;
+          })
+          .infer_shape(infer_slice_channel)
+          .backward_uses(false, false)
+          .forward_cpu([](const SliceChannelParam& p, const ForwardCall& c) {
+            const TensorRef& in = c.inputs[0];
+            const AxisSplit s = split_at(in.shape, normalize_axis(p.axis, in.shape));
+            const int64_t len = s.size / p.num_outputs * s.inner;
+            dispatch_dtype(in.dtype, [&](auto tag) {
+              using T = typename decltype(tag)::type;
+              for (size_t k = 0; k < c.outputs.size(); ++k)
+                copy_blocks(c.outputs[k].ptr<T>(), len, in.ptr<T>() + static_cast<int64_t>(k) * len,
+                            s.size * s.inner, s.outer, len, c.req[k]);
+            });
+          })
+          .backward_cpu([](const SliceChannelParam& p, const BackwardCall& c) {
+            const TensorRef& gi = c.in_grads[0];
+            const AxisSplit s = split_at(gi.shape, normalize_axis(p.axis, gi.shape));
+            const int64_t len = s.size / p.num_outputs * s.inner;
+            dispatch_dtype(gi.dtype, [&](auto tag) {
+              using T = typename decltype(tag)::type;
+              for (size_t k = 0; k < c.out_grads.size(); ++k)
+                copy_blocks(gi.ptr<T>() + static_cast<int64_t>(k) * len, s.size * s.inner,
+                            c.out_grads[k].ptr<T>(), len, s.outer, len, c.req[0]);
+            });
+          });
+
+#if MX_USE_CUDA
+  concat.forward(DeviceKind::kGPU, [](const ConcatParam& p, const ForwardCall& c) {
+    const TensorRef& out = c.outputs[0];
+    const int axis = normalize_axis(p.dim, out.shape);
+    const AxisSplit o = split_at(out.shape, axis);
+    int64_t offset = 0;
+    for (const TensorRef& in : c.inputs) {
+      const int64_t len = in.shape[axis] * o.inner;
+      cuda::copy_row_blocks_gpu(c.rctx, "Concat", out.dtype, out.data, in.data,
+                                kernels::dense_to_part(o.outer, o.size * o.inner, offset, len),
+                                c.req[0]);
+      offset += len;
+    }
+  });
+  concat.backward(DeviceKind::kGPU, [](const ConcatParam& p, const BackwardCall& c) {
+    const TensorRef& g = c.out_grads[0];
+    const int axis = normalize_axis(p.dim, g.shape);
+    const AxisSplit o = split_at(g.shape, axis);
+    int64_t offset = 0;
+    for (size_t k = 0; k < c.in_grads.size(); ++k) {
+      const int64_t len = c.in_grads[k].shape[axis] * o.inner;
+      cuda::copy_row_blocks_gpu(c.rctx, "Concat", g.dtype, c.in_grads[k].data, g.data,
+                                kernels::part_to_dense(o.outer, o.size * o.inner, offset, len),
+                                c.req[k]);
+      offset += len;
+    }
+  });
+  slice_channel.forward(DeviceKind::kGPU, [](const SliceChannelParam& p, const ForwardCall& c) {
+    const TensorRef& in = c.inputs[0];
+    const AxisSplit s = split_at(in.shape, normalize_axis(p.axis, in.shape));
+    const int64_t len = s.size / p.num_outputs * s.inner;
+    for (size_t k = 0; k < c.outputs.size(); ++k)
+      cuda::copy_row_blocks_gpu(
+          c.rctx, "SliceChannel", in.dtype, c.outputs[k].data, in.data,
+          kernels::part_to_dense(s.outer, s.size * s.inner, static_cast<int64_t>(k) * len, len),
+          c.req[k]);
+  });
+  slice_channel.backward(DeviceKind::kGPU, [](const SliceChannelParam& p, const BackwardCall& c) {
+    const TensorRef& gi = c.in_grads[0];
+    const AxisSplit s = split_at(gi.shape, normalize_axis(p.axis, gi.shape));
+    const int64_t len = s.size / p.num_outputs * s.inner;
+    for (size_t k = 0; k < c.out_grads.size(); ++k)
+      cuda::copy_row_blocks_gpu(
+          c.rctx, "SliceChannel", gi.dtype, gi.data, c.out_grads[k].data,
+          kernels::dense_to_part(s.outer, s.size * s.inner, static_cast<int64_t>(k) * len, len),
+          c.req[0]);
+  });
+#else
+  (void)concat, (void)slice_channel;
+#endif
 }
 
 }  // namespace mx::op

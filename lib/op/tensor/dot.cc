@@ -8,6 +8,10 @@
 #include "op/blas.h"
 #include "op/infer_util.h"
 #include "op/registry.h"
+#include "op/tensor/dot_products.h"
+#if MX_USE_CUDA
+#include "op/cuda/cublas_gemm.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -38,33 +42,6 @@ struct DotParam : Params<DotParam> {
 void require_dense(const DotParam& p) {
   if (p.forward_stype == StorageType::kCsr || p.forward_stype == StorageType::kRowSparse)
     throw ShapeError("forward_stype: sparse outputs are not supported (mx arrays are dense)");
-}
-
-// The product as matrices: op(A) is m x k, op(B) is k x n; A and B are stored
-// as lda/ldb-strided row-major matrices.
-struct Gemm {
-  int64_t m = 1, n = 1, k = 1, lda = 1, ldb = 1;
-};
-
-Gemm dot_gemm(const DotParam& p, const Shape& l, const Shape& r) {
-  Gemm g;
-  if (p.transpose_a) {
-    g.k = l[0];
-    g.m = l.prod(1, l.ndim());
-    g.lda = g.m;
-  } else {
-    g.k = l[l.ndim() - 1];
-    g.m = l.prod(0, l.ndim() - 1);
-    g.lda = g.k;
-  }
-  if (p.transpose_b) {
-    g.n = r.prod(0, r.ndim() - 1);
-    g.ldb = r[r.ndim() - 1];
-  } else {
-    g.n = r.prod(1, r.ndim());
-    g.ldb = g.n;
-  }
-  return g;
 }
 
 void infer_dot(const DotParam& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {
@@ -107,7 +84,8 @@ void infer_dot(const DotParam& p, ShapeVector& in, ShapeVector&, ShapeVector& ou
 template <typename T>
 void dot_forward(const DotParam& p, const ForwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
-  const Gemm g = dot_gemm(p, c.inputs[0].shape, c.inputs[1].shape);
+  const ProductDims g =
+      dot_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
   const T beta = c.req[0] == OpReq::kAdd ? T(1) : T(0);
   gemm(p.transpose_a, p.transpose_b, g.m, g.n, g.k, T(1), c.inputs[0].ptr<T>(), g.lda,
        c.inputs[1].ptr<T>(), g.ldb, beta, c.outputs[0].ptr<T>(), g.n);
@@ -115,34 +93,28 @@ void dot_forward(const DotParam& p, const ForwardCall& c) {
 
 // The gradients of C = op(A) op(B) (all row-major, batch offsets applied).
 template <typename T, bool kSerial>
-void product_backward(bool ta, bool tb, const Gemm& g, const T* a, const T* b, const T* dc, T* da,
-                      OpReq req_a, T* db, OpReq req_b) {
-  auto mm = [](bool x, bool y, int64_t m, int64_t n, int64_t k, const T* p, int64_t lp, const T* q,
-               int64_t lq, T beta, T* r, int64_t lr) {
+void product_backward(bool ta, bool tb, const ProductDims& g, const T* a, const T* b, const T* dc,
+                      T* da, OpReq req_a, T* db, OpReq req_b) {
+  const GradProducts ps = grad_products(ta, tb, g, req_a, req_b);
+  auto in = [&](Operand o) { return o == Operand::kA ? a : o == Operand::kB ? b : dc; };
+  for (int i = 0; i < ps.count; ++i) {
+    const GradProduct& p = ps.items[static_cast<size_t>(i)];
+    const cuda::RowMajorGemm& m = p.gemm;
+    const T beta = p.req == OpReq::kAdd ? T(1) : T(0);
+    T* out = p.out == Operand::kDA ? da : db;
     if constexpr (kSerial)
-      gemm_serial(x, y, m, n, k, T(1), p, lp, q, lq, beta, r, lr);
+      gemm_serial(m.trans_a, m.trans_b, m.m, m.n, m.k, T(1), in(p.lhs), m.lda, in(p.rhs), m.ldb,
+                  beta, out, m.ldc);
     else
-      gemm(x, y, m, n, k, T(1), p, lp, q, lq, beta, r, lr);
-  };
-  if (req_a != OpReq::kNull) {
-    const T beta = req_a == OpReq::kAdd ? T(1) : T(0);
-    if (!ta)  // dA = dC op(B)^T
-      mm(false, !tb, g.m, g.k, g.n, dc, g.n, b, g.ldb, beta, da, g.k);
-    else  // dA = op(B) dC^T
-      mm(tb, true, g.k, g.m, g.n, b, g.ldb, dc, g.n, beta, da, g.m);
-  }
-  if (req_b != OpReq::kNull) {
-    const T beta = req_b == OpReq::kAdd ? T(1) : T(0);
-    if (!tb)  // dB = op(A)^T dC
-      mm(!ta, false, g.k, g.n, g.m, a, g.lda, dc, g.n, beta, db, g.n);
-    else  // dB = dC^T op(A)
-      mm(true, ta, g.n, g.k, g.m, dc, g.n, a, g.lda, beta, db, g.k);
+      gemm(m.trans_a, m.trans_b, m.m, m.n, m.k, T(1), in(p.lhs), m.lda, in(p.rhs), m.ldb, beta, out,
+           m.ldc);
   }
 }
 
 template <typename T>
 void dot_backward(const DotParam& p, const BackwardCall& c) {
-  const Gemm g = dot_gemm(p, c.inputs[0].shape, c.inputs[1].shape);
+  const ProductDims g =
+      dot_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
   T* da = c.req[0] == OpReq::kNull ? nullptr : c.in_grads[0].ptr<T>();
   T* db = c.req[1] == OpReq::kNull ? nullptr : c.in_grads[1].ptr<T>();
   product_backward<T, false>(p.transpose_a, p.transpose_b, g, c.inputs[0].ptr<T>(),
@@ -183,24 +155,6 @@ void infer_batch_dot(const DotParam& p, ShapeVector& in, ShapeVector&, ShapeVect
   assign_shape(out[0], Shape(dims), "output");
 }
 
-struct BatchGemm {
-  Gemm g;
-  int64_t batch = 1;
-};
-
-BatchGemm batch_gemm(const DotParam& p, const Shape& l, const Shape& r) {
-  const int nd = l.ndim();
-  BatchGemm bg;
-  bg.batch = l.prod(0, nd - 2);
-  Gemm& g = bg.g;
-  g.m = p.transpose_a ? l[nd - 1] : l[nd - 2];
-  g.k = p.transpose_a ? l[nd - 2] : l[nd - 1];
-  g.n = p.transpose_b ? r[nd - 2] : r[nd - 1];
-  g.lda = l[nd - 1];
-  g.ldb = r[nd - 1];
-  return bg;
-}
-
 // Runs fn(i) for every batch index: in parallel with serial products when
 // there are enough of them, else one after another with split products.
 template <typename F>
@@ -217,8 +171,9 @@ void for_batches(int64_t batch, F&& fn) {
 template <typename T>
 void batch_dot_forward(const DotParam& p, const ForwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
-  const BatchGemm bg = batch_gemm(p, c.inputs[0].shape, c.inputs[1].shape);
-  const Gemm& g = bg.g;
+  const BatchDims bg =
+      batch_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
+  const ProductDims& g = bg.g;
   const T beta = c.req[0] == OpReq::kAdd ? T(1) : T(0);
   const T* a = c.inputs[0].ptr<T>();
   const T* b = c.inputs[1].ptr<T>();
@@ -237,8 +192,9 @@ void batch_dot_forward(const DotParam& p, const ForwardCall& c) {
 
 template <typename T>
 void batch_dot_backward(const DotParam& p, const BackwardCall& c) {
-  const BatchGemm bg = batch_gemm(p, c.inputs[0].shape, c.inputs[1].shape);
-  const Gemm& g = bg.g;
+  const BatchDims bg =
+      batch_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
+  const ProductDims& g = bg.g;
   const T* a = c.inputs[0].ptr<T>();
   const T* b = c.inputs[1].ptr<T>();
   const T* dc = c.out_grads[0].ptr<T>();
@@ -257,38 +213,105 @@ double dot_flops(const DotParam&, const ShapeVector& in, const ShapeVector& out)
   return 2.0 * known_elements(out[0]) * static_cast<double>(in[0][in[0].ndim() - 1]);
 }
 
+#if MX_USE_CUDA
+// `batch` products C = op(A) op(B) on the GPU, operands one matrix apart.
+template <typename T>
+void products_forward_gpu(const char* op, const DotParam& p, const ProductDims& g, int64_t batch,
+                          const ForwardCall& c) {
+  cuda::gemm(c.rctx, op, forward_product(p.transpose_a, p.transpose_b, g), c.inputs[0].ptr<T>(),
+             c.inputs[1].ptr<T>(), c.outputs[0].ptr<T>(), c.req[0],
+             {batch, batch_stride(g, Operand::kA), batch_stride(g, Operand::kB),
+              batch_stride(g, Operand::kDC)});
+}
+
+// Their gradients: each product of grad_products once over the whole batch.
+template <typename T>
+void products_backward_gpu(const char* op, const DotParam& p, const ProductDims& g, int64_t batch,
+                           const BackwardCall& c) {
+  const GradProducts ps = grad_products(p.transpose_a, p.transpose_b, g, c.req[0], c.req[1]);
+  auto data = [&](Operand o) -> const T* {
+    return o == Operand::kA   ? c.inputs[0].ptr<T>()
+           : o == Operand::kB ? c.inputs[1].ptr<T>()
+                              : c.out_grads[0].ptr<T>();
+  };
+  for (int i = 0; i < ps.count; ++i) {
+    const GradProduct& gp = ps.items[static_cast<size_t>(i)];
+    T* out = (gp.out == Operand::kDA ? c.in_grads[0] : c.in_grads[1]).template ptr<T>();
+    cuda::gemm(c.rctx, op, gp.gemm, data(gp.lhs), data(gp.rhs), out, gp.req,
+               {batch, batch_stride(g, gp.lhs), batch_stride(g, gp.rhs), batch_stride(g, gp.out)});
+  }
+}
+#endif
+
 }  // namespace
 
 void register_dot_ops(OpRegistry& r) {
-  r.add<DotParam>("dot")
-      .describe("Matrix product; N-D inputs contract the last axis of lhs with the first of rhs.")
-      .inputs({"lhs", "rhs"})
-      .infer_shape(infer_dot)
-      .backward_uses(true, false)
-      .flops(dot_flops)
-      .forward_cpu([](const DotParam& p, const ForwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "dot",
-                      [&](auto tag) { dot_forward<typename decltype(tag)::type>(p, c); });
-      })
-      .backward_cpu([](const DotParam& p, const BackwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "dot",
-                      [&](auto tag) { dot_backward<typename decltype(tag)::type>(p, c); });
-      });
+  auto dot =
+      r.add<DotParam>("dot")
+          .describe(
+              "Matrix product; N-D inputs contract the last axis of lhs with the first of rhs.")
+          .inputs({"lhs", "rhs"})
+          .infer_shape(infer_dot)
+          .backward_uses(true, false)
+          .flops(dot_flops)
+          .forward_cpu([](const DotParam& p, const ForwardCall& c) {
+            dispatch_real(c.inputs[0].dtype, "dot",
+                          [&](auto tag) { dot_forward<typename decltype(tag)::type>(p, c); });
+          })
+          .backward_cpu([](const DotParam& p, const BackwardCall& c) {
+            dispatch_real(c.inputs[0].dtype, "dot",
+                          [&](auto tag) { dot_backward<typename decltype(tag)::type>(p, c); });
+          });
 
-  r.add<DotParam>("batch_dot")
-      .describe("Matrix products of the last two axes, one per index of the leading axes.")
-      .inputs({"lhs", "rhs"})
-      .infer_shape(infer_batch_dot)
-      .backward_uses(true, false)
-      .flops(dot_flops)
-      .forward_cpu([](const DotParam& p, const ForwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "batch_dot",
-                      [&](auto tag) { batch_dot_forward<typename decltype(tag)::type>(p, c); });
-      })
-      .backward_cpu([](const DotParam& p, const BackwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "batch_dot",
-                      [&](auto tag) { batch_dot_backward<typename decltype(tag)::type>(p, c); });
-      });
+  auto batch_dot =
+      r.add<DotParam>("batch_dot")
+          .describe("Matrix products of the last two axes, one per index of the leading axes.")
+          .inputs({"lhs", "rhs"})
+          .infer_shape(infer_batch_dot)
+          .backward_uses(true, false)
+          .flops(dot_flops)
+          .forward_cpu([](const DotParam& p, const ForwardCall& c) {
+            dispatch_real(c.inputs[0].dtype, "batch_dot",
+                          [&](auto tag) { batch_dot_forward<typename decltype(tag)::type>(p, c); });
+          })
+          .backward_cpu([](const DotParam& p, const BackwardCall& c) {
+            dispatch_real(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
+              batch_dot_backward<typename decltype(tag)::type>(p, c);
+            });
+          });
+
+#if MX_USE_CUDA
+  dot.forward(DeviceKind::kGPU, [](const DotParam& p, const ForwardCall& c) {
+    dispatch_real(c.inputs[0].dtype, "dot", [&](auto tag) {
+      products_forward_gpu<typename decltype(tag)::type>(
+          "dot", p, dot_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape), 1,
+          c);
+    });
+  });
+  dot.backward(DeviceKind::kGPU, [](const DotParam& p, const BackwardCall& c) {
+    dispatch_real(c.inputs[0].dtype, "dot", [&](auto tag) {
+      products_backward_gpu<typename decltype(tag)::type>(
+          "dot", p, dot_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape), 1,
+          c);
+    });
+  });
+  batch_dot.forward(DeviceKind::kGPU, [](const DotParam& p, const ForwardCall& c) {
+    const BatchDims bg =
+        batch_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
+    dispatch_real(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
+      products_forward_gpu<typename decltype(tag)::type>("batch_dot", p, bg.g, bg.batch, c);
+    });
+  });
+  batch_dot.backward(DeviceKind::kGPU, [](const DotParam& p, const BackwardCall& c) {
+    const BatchDims bg =
+        batch_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
+    dispatch_real(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
+      products_backward_gpu<typename decltype(tag)::type>("batch_dot", p, bg.g, bg.batch, c);
+    });
+  });
+#else
+  (void)dot, (void)batch_dot;
+#endif
 }
 
 }  // namespace mx::op

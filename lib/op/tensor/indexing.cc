@@ -6,6 +6,9 @@
 #include "op/infer_util.h"
 #include "op/registry.h"
 #include "op/tensor/tensor_util.h"
+#if MX_USE_CUDA
+#include "op/cuda/tensor_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -64,39 +67,48 @@ double as_double(I v) {
 }  // namespace
 
 void register_indexing_ops(OpRegistry& r) {
-  r.add<OneHotParam>("one_hot")
-      .describe("One-hot vectors of length depth for the given indices.")
-      .inputs({"indices"})
-      .infer_shape(infer_one_hot)
-      .infer_type([](const OneHotParam& p, DTypeVector&, DTypeVector&, DTypeVector& out) {
-        assign_type(out[0], p.dtype, "output");
-      })
-      .forward_cpu([](const OneHotParam& p, const ForwardCall& c) {
-        if (c.req[0] == OpReq::kNull) return;
-        const int64_t n = c.inputs[0].size();
-        const int64_t depth = p.depth;
-        dispatch_dtype(c.inputs[0].dtype, [&](auto index_tag) {
-          using I = typename decltype(index_tag)::type;
-          dispatch_dtype(c.outputs[0].dtype, [&](auto out_tag) {
-            using T = typename decltype(out_tag)::type;
-            const I* indices = c.inputs[0].ptr<I>();
-            T* out = c.outputs[0].ptr<T>();
-            const T on = value_as<T>(p.on_value), off = value_as<T>(p.off_value);
-            parallel_for(n, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(depth, 1)),
-                         [&](int64_t begin, int64_t end) {
-                           for (int64_t i = begin; i < end; ++i) {
-                             // Truncated toward zero, as static_cast<int> in MXNet.
-                             const double v = as_double(indices[i]);
-                             const int64_t hot = v > -1.0 && v < static_cast<double>(depth)
-                                                     ? static_cast<int64_t>(v)
-                                                     : -1;
-                             for (int64_t j = 0; j < depth; ++j)
-                               store(out + i * depth + j, c.req[0], j == hot ? on : off);
-                           }
-                         });
+  auto one_hot =
+      r.add<OneHotParam>("one_hot")
+          .describe("One-hot vectors of length depth for the given indices.")
+          .inputs({"indices"})
+          .infer_shape(infer_one_hot)
+          .infer_type([](const OneHotParam& p, DTypeVector&, DTypeVector&, DTypeVector& out) {
+            assign_type(out[0], p.dtype, "output");
+          })
+          .forward_cpu([](const OneHotParam& p, const ForwardCall& c) {
+            if (c.req[0] == OpReq::kNull) return;
+            const int64_t n = c.inputs[0].size();
+            const int64_t depth = p.depth;
+            dispatch_dtype(c.inputs[0].dtype, [&](auto index_tag) {
+              using I = typename decltype(index_tag)::type;
+              dispatch_dtype(c.outputs[0].dtype, [&](auto out_tag) {
+                using T = typename decltype(out_tag)::type;
+                const I* indices = c.inputs[0].ptr<I>();
+                T* out = c.outputs[0].ptr<T>();
+                const T on = value_as<T>(p.on_value), off = value_as<T>(p.off_value);
+                parallel_for(n, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(depth, 1)),
+                             [&](int64_t begin, int64_t end) {
+                               for (int64_t i = begin; i < end; ++i) {
+                                 // Truncated toward zero, as static_cast<int> in MXNet.
+                                 const double v = as_double(indices[i]);
+                                 const int64_t hot = v > -1.0 && v < static_cast<double>(depth)
+                                                         ? static_cast<int64_t>(v)
+                                                         : -1;
+                                 for (int64_t j = 0; j < depth; ++j)
+                                   store(out + i * depth + j, c.req[0], j == hot ? on : off);
+                               }
+                             });
+              });
+            });
           });
-        });
-      });
+#if MX_USE_CUDA
+  one_hot.forward(DeviceKind::kGPU, [](const OneHotParam& p, const ForwardCall& c) {
+    cuda::one_hot_gpu(c.rctx, "one_hot", c.inputs[0], p.depth, p.on_value, p.off_value,
+                      c.outputs[0], c.req[0]);
+  });
+#else
+  (void)one_hot;
+#endif
 }
 
 }  // namespace mx::op

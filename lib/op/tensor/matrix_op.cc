@@ -7,6 +7,9 @@
 #include "op/infer_util.h"
 #include "op/registry.h"
 #include "op/tensor/tensor_util.h"
+#if MX_USE_CUDA
+#include "op/cuda/tensor_gpu.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -438,92 +441,168 @@ AxisSplit split_at(const Shape& shape, int axis) {
   return {shape.prod(0, axis), shape[axis], shape.prod(axis + 1, shape.ndim())};
 }
 
+#if MX_USE_CUDA
+// The reshaping operators on the GPU: one device copy (none in place).
+void copy_forward_gpu(const ForwardCall& c, const char* op) {
+  cuda::copy_gpu(c.rctx, op, c.outputs[0], c.inputs[0], c.req[0]);
+}
+void copy_backward_gpu(const BackwardCall& c, const char* op) {
+  cuda::copy_gpu(c.rctx, op, c.in_grads[0], c.out_grads[0], c.req[0]);
+}
+
+void slice_axis_forward_gpu(const SliceAxisParam& p, const ForwardCall& c) {
+  const Shape& shape = c.inputs[0].shape;
+  const AxisSplit s = split_at(shape, normalize_axis(p.axis, shape));
+  const auto [begin, end] = slice_range(p, s.size);
+  cuda::copy_row_blocks_gpu(
+      c.rctx, "slice_axis", c.inputs[0].dtype, c.outputs[0].data, c.inputs[0].data,
+      kernels::part_to_dense(s.outer, s.size * s.inner, begin * s.inner, (end - begin) * s.inner),
+      c.req[0]);
+}
+
+void slice_axis_backward_gpu(const SliceAxisParam& p, const BackwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const Shape& shape = c.in_grads[0].shape;
+  const AxisSplit s = split_at(shape, normalize_axis(p.axis, shape));
+  const auto [begin, end] = slice_range(p, s.size);
+  // Outside the slice the gradient is zero (kept as is when adding).
+  if (c.req[0] != OpReq::kAdd) cuda::zero_gpu(c.rctx, "slice_axis", c.in_grads[0]);
+  cuda::copy_row_blocks_gpu(
+      c.rctx, "slice_axis", c.in_grads[0].dtype, c.in_grads[0].data, c.out_grads[0].data,
+      kernels::dense_to_part(s.outer, s.size * s.inner, begin * s.inner, (end - begin) * s.inner),
+      c.req[0] == OpReq::kAdd ? OpReq::kAdd : OpReq::kWrite);
+}
+#endif
+
+// The permutation that undoes `perm`.
+std::vector<int> inverse_permutation(const std::vector<int>& perm) {
+  std::vector<int> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inverse[static_cast<size_t>(perm[i])] = static_cast<int>(i);
+  return inverse;
+}
+
 }  // namespace
 
 void register_matrix_ops(OpRegistry& r) {
-  r.add<NoParams>("Flatten")
-      .alias("flatten")
-      .describe("Flattens all axes but the first: (d1, d2, ..., dk) -> (d1, d2 * ... * dk).")
-      .inputs({"data"})
-      .infer_shape(infer_flatten)
-      .inplace({{0, 0}})
-      .backward_uses(false, false)
-      .forward_cpu([](const NoParams&, const ForwardCall& c) { copy_forward(c); })
-      .backward_cpu([](const NoParams&, const BackwardCall& c) { copy_backward(c); });
+  auto flatten =
+      r.add<NoParams>("Flatten")
+          .alias("flatten")
+          .describe("Flattens all axes but the first: (d1, d2, ..., dk) -> (d1, d2 * ... * dk).")
+          .inputs({"data"})
+          .infer_shape(infer_flatten)
+          .inplace({{0, 0}})
+          .backward_uses(false, false)
+          .forward_cpu([](const NoParams&, const ForwardCall& c) { copy_forward(c); })
+          .backward_cpu([](const NoParams&, const BackwardCall& c) { copy_backward(c); });
 
-  r.add<ReshapeParam>("Reshape")
-      .alias("reshape")
-      .describe("Gives the input a new shape with the same number of elements.")
-      .inputs({"data"})
-      .infer_shape(infer_reshape)
-      .inplace({{0, 0}})
-      .backward_uses(false, false)
-      .forward_cpu([](const ReshapeParam&, const ForwardCall& c) { copy_forward(c); })
-      .backward_cpu([](const ReshapeParam&, const BackwardCall& c) { copy_backward(c); });
+  auto reshape =
+      r.add<ReshapeParam>("Reshape")
+          .alias("reshape")
+          .describe("Gives the input a new shape with the same number of elements.")
+          .inputs({"data"})
+          .infer_shape(infer_reshape)
+          .inplace({{0, 0}})
+          .backward_uses(false, false)
+          .forward_cpu([](const ReshapeParam&, const ForwardCall& c) { copy_forward(c); })
+          .backward_cpu([](const ReshapeParam&, const BackwardCall& c) { copy_backward(c); });
 
-  r.add<TransposeParam>("transpose")
-      .describe("Permutes the axes of the input (reverses them when axes is empty).")
-      .inputs({"data"})
-      .infer_shape(infer_transpose)
-      .backward_uses(false, false)
-      .forward_cpu([](const TransposeParam& p, const ForwardCall& c) {
-        transpose_any(c.inputs[0], permutation(p, c.inputs[0].shape.ndim()), c.outputs[0],
-                      c.req[0]);
-      })
-      .backward_cpu([](const TransposeParam& p, const BackwardCall& c) {
-        const std::vector<int> perm = permutation(p, c.in_grads[0].shape.ndim());
-        std::vector<int> inverse(perm.size());
-        for (size_t i = 0; i < perm.size(); ++i)
-          inverse[static_cast<size_t>(perm[i])] = static_cast<int>(i);
-        transpose_any(c.out_grads[0], inverse, c.in_grads[0], c.req[0]);
-      });
+  auto transpose =
+      r.add<TransposeParam>("transpose")
+          .describe("Permutes the axes of the input (reverses them when axes is empty).")
+          .inputs({"data"})
+          .infer_shape(infer_transpose)
+          .backward_uses(false, false)
+          .forward_cpu([](const TransposeParam& p, const ForwardCall& c) {
+            transpose_any(c.inputs[0], permutation(p, c.inputs[0].shape.ndim()), c.outputs[0],
+                          c.req[0]);
+          })
+          .backward_cpu([](const TransposeParam& p, const BackwardCall& c) {
+            transpose_any(c.out_grads[0],
+                          inverse_permutation(permutation(p, c.in_grads[0].shape.ndim())),
+                          c.in_grads[0], c.req[0]);
+          });
 
-  r.add<ExpandDimsParam>("expand_dims")
-      .describe("Inserts an axis of size 1 at position axis.")
-      .inputs({"data"})
-      .infer_shape(infer_expand_dims)
-      .inplace({{0, 0}})
-      .backward_uses(false, false)
-      .forward_cpu([](const ExpandDimsParam&, const ForwardCall& c) { copy_forward(c); })
-      .backward_cpu([](const ExpandDimsParam&, const BackwardCall& c) { copy_backward(c); });
+  auto expand_dims =
+      r.add<ExpandDimsParam>("expand_dims")
+          .describe("Inserts an axis of size 1 at position axis.")
+          .inputs({"data"})
+          .infer_shape(infer_expand_dims)
+          .inplace({{0, 0}})
+          .backward_uses(false, false)
+          .forward_cpu([](const ExpandDimsParam&, const ForwardCall& c) { copy_forward(c); })
+          .backward_cpu([](const ExpandDimsParam&, const BackwardCall& c) { copy_backward(c); });
 
-  r.add<SliceAxisParam>("slice_axis")
-      .describe("Takes the elements [begin, end) along one axis.")
-      .inputs({"data"})
-      .infer_shape(infer_slice_axis)
-      .backward_uses(false, false)
-      .forward_cpu([](const SliceAxisParam& p, const ForwardCall& c) {
-        const Shape& shape = c.inputs[0].shape;
-        const int axis = normalize_axis(p.axis, shape);
-        const AxisSplit s = split_at(shape, axis);
-        // Not a structured binding: clang 14 cannot capture those in the lambda below.
-        const auto range = slice_range(p, s.size);
-        const int64_t begin = range.first, end = range.second;
-        dispatch_dtype(c.inputs[0].dtype, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          copy_blocks(c.outputs[0].ptr<T>(), (end - begin) * s.inner,
-                      c.inputs[0].ptr<T>() + begin * s.inner, s.size * s.inner, s.outer,
-                      (end - begin) * s.inner, c.req[0]);
-        });
-      })
-      .backward_cpu([](const SliceAxisParam& p, const BackwardCall& c) {
-        if (c.req[0] == OpReq::kNull) return;
-        const Shape& shape = c.in_grads[0].shape;
-        const int axis = normalize_axis(p.axis, shape);
-        const AxisSplit s = split_at(shape, axis);
-        // Not a structured binding: clang 14 cannot capture those in the lambda below.
-        const auto range = slice_range(p, s.size);
-        const int64_t begin = range.first, end = range.second;
-        dispatch_dtype(c.in_grads[0].dtype, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          T* grad = c.in_grads[0].ptr<T>();
-          // Outside the slice the gradient is zero (kept as is when adding).
-          if (c.req[0] != OpReq::kAdd) std::fill(grad, grad + shape.size(), T(0.0f));
-          copy_blocks(grad + begin * s.inner, s.size * s.inner, c.out_grads[0].ptr<T>(),
-                      (end - begin) * s.inner, s.outer, (end - begin) * s.inner,
-                      c.req[0] == OpReq::kAdd ? OpReq::kAdd : OpReq::kWrite);
-        });
-      });
+  auto slice_axis =
+      r.add<SliceAxisParam>("slice_axis")
+          .describe("Takes the elements [begin, end) along one axis.")
+          .inputs({"data"})
+          .infer_shape(infer_slice_axis)
+          .backward_uses(false, false)
+          .forward_cpu([](const SliceAxisParam& p, const ForwardCall& c) {
+            const Shape& shape = c.inputs[0].shape;
+            const int axis = normalize_axis(p.axis, shape);
+            const AxisSplit s = split_at(shape, axis);
+            // Not a structured binding: clang 14 cannot capture those in the lambda below.
+            const auto range = slice_range(p, s.size);
+            const int64_t begin = range.first, end = range.second;
+            dispatch_dtype(c.inputs[0].dtype, [&](auto tag) {
+              using T = typename decltype(tag)::type;
+              copy_blocks(c.outputs[0].ptr<T>(), (end - begin) * s.inner,
+                          c.inputs[0].ptr<T>() + begin * s.inner, s.size * s.inner, s.outer,
+                          (end - begin) * s.inner, c.req[0]);
+            });
+          })
+          .backward_cpu([](const SliceAxisParam& p, const BackwardCall& c) {
+            if (c.req[0] == OpReq::kNull) return;
+            const Shape& shape = c.in_grads[0].shape;
+            const int axis = normalize_axis(p.axis, shape);
+            const AxisSplit s = split_at(shape, axis);
+            // Not a structured binding: clang 14 cannot capture those in the lambda below.
+            const auto range = slice_range(p, s.size);
+            const int64_t begin = range.first, end = range.second;
+            dispatch_dtype(c.in_grads[0].dtype, [&](auto tag) {
+              using T = typename decltype(tag)::type;
+              T* grad = c.in_grads[0].ptr<T>();
+              // Outside the slice the gradient is zero (kept as is when adding).
+              if (c.req[0] != OpReq::kAdd) std::fill(grad, grad + shape.size(), T(0.0f));
+              copy_blocks(grad + begin * s.inner, s.size * s.inner, c.out_grads[0].ptr<T>(),
+                          (end - begin) * s.inner, s.outer, (end - begin) * s.inner,
+                          c.req[0] == OpReq::kAdd ? OpReq::kAdd : OpReq::kWrite);
+            });
+          });
+
+#if MX_USE_CUDA
+  flatten.forward(DeviceKind::kGPU,
+                  [](const NoParams&, const ForwardCall& c) { copy_forward_gpu(c, "Flatten"); });
+  flatten.backward(DeviceKind::kGPU,
+                   [](const NoParams&, const BackwardCall& c) { copy_backward_gpu(c, "Flatten"); });
+  reshape.forward(DeviceKind::kGPU, [](const ReshapeParam&, const ForwardCall& c) {
+    copy_forward_gpu(c, "Reshape");
+  });
+  reshape.backward(DeviceKind::kGPU, [](const ReshapeParam&, const BackwardCall& c) {
+    copy_backward_gpu(c, "Reshape");
+  });
+  expand_dims.forward(DeviceKind::kGPU, [](const ExpandDimsParam&, const ForwardCall& c) {
+    copy_forward_gpu(c, "expand_dims");
+  });
+  expand_dims.backward(DeviceKind::kGPU, [](const ExpandDimsParam&, const BackwardCall& c) {
+    copy_backward_gpu(c, "expand_dims");
+  });
+  transpose.forward(DeviceKind::kGPU, [](const TransposeParam& p, const ForwardCall& c) {
+    cuda::transpose_gpu(c.rctx, "transpose", c.inputs[0], permutation(p, c.inputs[0].shape.ndim()),
+                        c.outputs[0], c.req[0]);
+  });
+  transpose.backward(DeviceKind::kGPU, [](const TransposeParam& p, const BackwardCall& c) {
+    cuda::transpose_gpu(c.rctx, "transpose", c.out_grads[0],
+                        inverse_permutation(permutation(p, c.in_grads[0].shape.ndim())),
+                        c.in_grads[0], c.req[0]);
+  });
+  slice_axis.forward(DeviceKind::kGPU, slice_axis_forward_gpu);
+  slice_axis.backward(DeviceKind::kGPU, slice_axis_backward_gpu);
+#else
+  (void)flatten, (void)reshape, (void)transpose, (void)expand_dims, (void)slice_axis;
+#endif
 }
 
 }  // namespace mx::op

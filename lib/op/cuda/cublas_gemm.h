@@ -1,0 +1,24 @@
+// Row-major matrix products on the GPU through cuBLAS, with the request
+// semantics of the operators: kNull computes nothing, kAdd adds to C
+// (beta 1), kWrite and kInplace overwrite it (beta 0, C never read).
+// Workspace-free. Declared with project types only, so the operator .cc
+// files that register GPU kernels include it without CUDA headers.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "engine/engine.h"
+#include "op/cuda/gemm_args.h"
+#include "op/tensor_ref.h"
+
+namespace mx::op::cuda {
+
+// C (req) op(A) op(B) for each of `batch.batch` products on the stream of
+// `rctx`; `where` names the operator in errors.
+void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const float* a,
+          const float* b, float* c, OpReq req, const BatchStrides& batch = {});
+void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const double* a,
+          const double* b, double* c, OpReq req, const BatchStrides& batch = {});
+
+}  // namespace mx::op::cuda

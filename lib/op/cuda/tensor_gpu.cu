@@ -1,0 +1,106 @@
+#include <type_traits>
+
+#include "op/cuda/device_value.cuh"
+#include "op/cuda/launch.cuh"
+#include "op/cuda/tensor_gpu.h"
+#include "op/tensor/tensor_kernels.h"
+
+namespace mx::op::cuda {
+
+void copy_gpu(const RunContext& rctx, const char* where, const TensorRef& dst, const TensorRef& src,
+              OpReq req) {
+  MX_CHECK(dst.dtype == src.dtype && dst.size() == src.size(), where,
+           ": copy between tensors of different types or sizes");
+  const int64_t n = src.size();
+  if (req == OpReq::kNull || n == 0) return;
+  const cudaStream_t stream = stream_of(rctx.stream);
+  if (req != OpReq::kAdd) {
+    if (dst.data != src.data)
+      MX_CUDA_CHECK(
+          cudaMemcpyAsync(dst.data, src.data, static_cast<size_t>(n) * dtype_size(src.dtype),
+                          cudaMemcpyDeviceToDevice, stream),
+          where);
+    return;
+  }
+  dispatch_dtype(src.dtype, [&](auto tag) {
+    using T = DeviceType<typename decltype(tag)::type>;
+    launch_elements(
+        n, stream, where,
+        kernels::AddCopy<T>{static_cast<T*>(dst.data), static_cast<const T*>(src.data)});
+  });
+}
+
+void zero_gpu(const RunContext& rctx, const char* where, const TensorRef& t) {
+  const size_t bytes = static_cast<size_t>(t.size()) * dtype_size(t.dtype);
+  if (bytes == 0) return;
+  MX_CUDA_CHECK(cudaMemsetAsync(t.data, 0, bytes, stream_of(rctx.stream)), where);
+}
+
+void copy_row_blocks_gpu(const RunContext& rctx, const char* where, DType dtype, void* dst,
+                         const void* src, const kernels::RowBlocks& b, OpReq req) {
+  if (req == OpReq::kNull || b.rows == 0 || b.len == 0) return;
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = DeviceType<typename decltype(tag)::type>;
+    launch_elements(
+        b.rows * b.len, stream_of(rctx.stream), where,
+        kernels::RowBlockCopy<T>{static_cast<T*>(dst), static_cast<const T*>(src), b, req});
+  });
+}
+
+void transpose_gpu(const RunContext& rctx, const char* where, const TensorRef& in,
+                   const std::vector<int>& perm, const TensorRef& out, OpReq req) {
+  if (req == OpReq::kNull || in.size() == 0) return;
+  const kernels::TransposeIndex index = kernels::transpose_index(in.shape, perm, where);
+  dispatch_dtype(in.dtype, [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    using T = DeviceType<C>;
+    launch_elements(in.size(), stream_of(rctx.stream), where,
+                    kernels::TransposeCopy<T>{device_ptr<C>(out), device_ptr<C>(in), index, req});
+  });
+}
+
+namespace {
+
+// on_value/off_value in the output type, as the CPU operator converts them
+// (a plain static_cast; float16 through float).
+template <typename T>
+DeviceType<T> value_as(double v) {
+  if constexpr (std::is_same_v<T, half_t>)
+    return __float2half_rn(static_cast<float>(v));
+  else
+    return static_cast<T>(v);
+}
+
+}  // namespace
+
+void one_hot_gpu(const RunContext& rctx, const char* where, const TensorRef& indices, int64_t depth,
+                 double on_value, double off_value, const TensorRef& out, OpReq req) {
+  if (req == OpReq::kNull || out.size() == 0) return;
+  dispatch_dtype(indices.dtype, [&](auto index_tag) {
+    using IC = typename decltype(index_tag)::type;
+    dispatch_dtype(out.dtype, [&](auto out_tag) {
+      using C = typename decltype(out_tag)::type;
+      using T = DeviceType<C>;
+      launch_elements(
+          out.size(), stream_of(rctx.stream), where,
+          kernels::OneHot<T, DeviceType<IC>>{device_ptr<C>(out), device_ptr<IC>(indices), depth,
+                                             value_as<C>(on_value), value_as<C>(off_value), req});
+    });
+  });
+}
+
+void cast_gpu(const RunContext& rctx, const char* where, const TensorRef& src, const TensorRef& dst,
+              OpReq req) {
+  if (req == OpReq::kNull || src.size() == 0) return;
+  dispatch_dtype(src.dtype, [&](auto from_tag) {
+    using FC = typename decltype(from_tag)::type;
+    dispatch_dtype(dst.dtype, [&](auto to_tag) {
+      using TC = typename decltype(to_tag)::type;
+      launch_elements(src.size(), stream_of(rctx.stream), where,
+                      kernels::CastValues<DeviceType<TC>, DeviceType<FC>>{
+                          device_ptr<TC>(dst), device_ptr<FC>(src), req});
+    });
+  });
+}
+
+}  // namespace mx::op::cuda
