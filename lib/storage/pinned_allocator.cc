@@ -1,5 +1,6 @@
 #include "storage/pinned_allocator.h"
 
+#include "base/error.h"
 #include "base/logging.h"
 #include "base/strings.h"
 

@@ -67,7 +67,8 @@ void check_same_updates(const std::string& name, const std::map<std::string, std
   }
   auto close = [](const std::vector<T>& got, const NDArray& want) {
     const std::vector<double> a(got.begin(), got.end());
-    const auto b = want.to_vector<double>();
+    const auto typed = want.to_vector<T>();
+    const std::vector<double> b(typed.begin(), typed.end());
     return test::compare_values(a, b, 1e-6, 1e-7).worst <= 1.0;
   };
   CHECK(close(w, weight));
