@@ -104,10 +104,9 @@ void NcclComm::reduce_sum(const std::vector<const void*>& sends, void* recv, int
   check(ncclGroupStart(), "ncclGroupStart");
   for (size_t r = 0; r < devices_.size(); ++r) {
     // recvbuff is only used on the root rank.
-    const ncclResult_t result =
-        ncclReduce(sends[r], static_cast<int>(r) == root ? recv : nullptr,
-                   static_cast<size_t>(count), type, ncclSum, root, handles_->comms[r],
-                   handles_->streams[r]);
+    const ncclResult_t result = ncclReduce(sends[r], static_cast<int>(r) == root ? recv : nullptr,
+                                           static_cast<size_t>(count), type, ncclSum, root,
+                                           handles_->comms[r], handles_->streams[r]);
     if (result != ncclSuccess) {
       ncclGroupEnd();  // close the group before reporting
       check(result, "ncclReduce");

@@ -45,7 +45,8 @@ class CountingIter : public DataIter {
 
 TEST_CASE("device prefetch: batches arrive unchanged in pinned memory, one read ahead") {
   int reads = 0;
-  DevicePrefetchIter iter(std::make_unique<CountingIter>(3, &reads), Context{DeviceType::kCPUPinned, 0});
+  DevicePrefetchIter iter(std::make_unique<CountingIter>(3, &reads),
+                          Context{DeviceType::kCPUPinned, 0});
   CHECK(iter.data_shape() == Shape{2, 3});
   CHECK(iter.batches_per_epoch() == 3);
   for (int epoch = 0; epoch < 2; ++epoch) {
@@ -57,9 +58,9 @@ TEST_CASE("device prefetch: batches arrive unchanged in pinned memory, one read 
       CHECK(reads == epoch * 3 + std::min(b + 2, 3));  // the next batch is already read
       CHECK(batch->data.ctx().type == DeviceType::kCPUPinned);
       CHECK(batch->label.ctx().type == DeviceType::kCPUPinned);
-      CHECK(batch->data.to_vector<float>() ==
-            std::vector<float>{b * 10.0f, b * 10.0f, b * 10.0f, b * 10.0f + 1, b * 10.0f + 1,
-                               b * 10.0f + 1});
+      CHECK(batch->data.to_vector<float>() == std::vector<float>{b * 10.0f, b * 10.0f, b * 10.0f,
+                                                                 b * 10.0f + 1, b * 10.0f + 1,
+                                                                 b * 10.0f + 1});
       CHECK(batch->label.to_vector<float>() == std::vector<float>{float(b), float(b)});
       CHECK(batch->pad == (b == 2 ? 1 : 0));
       CHECK(batch->index == std::vector<uint64_t>{uint64_t(2 * b), uint64_t(2 * b + 1)});
@@ -71,7 +72,8 @@ TEST_CASE("device prefetch: batches arrive unchanged in pinned memory, one read 
 
 TEST_CASE("device prefetch: a batch's values hold for work pushed before the next call") {
   int reads = 0;
-  DevicePrefetchIter iter(std::make_unique<CountingIter>(4, &reads), Context{DeviceType::kCPUPinned, 0});
+  DevicePrefetchIter iter(std::make_unique<CountingIter>(4, &reads),
+                          Context{DeviceType::kCPUPinned, 0});
   auto first = iter.next();
   REQUIRE(first);
   NDArray kept(first->data.shape(), Context::cpu(), first->data.dtype());
