@@ -100,6 +100,7 @@ void NcclComm::reduce_sum(const std::vector<const void*>& sends, void* recv, int
     throw Error("kvstore 'device': NCCL sums float32 or float64 arrays, not " +
                 std::string(dtype_name(dtype)));
   const ncclDataType_t type = dtype == DType::kFloat64 ? ncclFloat64 : ncclFloat32;
+  std::lock_guard<std::mutex> lock(mutex_);
   DeviceGuard guard;
   check(ncclGroupStart(), "ncclGroupStart");
   for (size_t r = 0; r < devices_.size(); ++r) {

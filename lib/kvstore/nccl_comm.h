@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "base/context.h"
@@ -42,6 +43,7 @@ class NcclComm {
 
  private:
   struct Handles;
+  std::mutex mutex_;  // NCCL calls on one communicator must not overlap
   std::vector<int> devices_;
   std::unique_ptr<Handles> handles_;
 };
