@@ -71,8 +71,11 @@ void push_fused_update(const std::string& name, const NDArray& weight, const NDA
           const typename Args::template Step<T> step(args);
           const kernels::UpdateArrays<T> arrays = update_arrays<T>(weight, grad, state);
           parallel_for(weight.size(), kUpdateGrain, [&](int64_t begin, int64_t end) {
-            const auto a = arrays;  // a local copy: the loop keeps the pointers in registers
-            for (int64_t i = begin; i < end; ++i) step(i, a);
+            // Local copies: stores through the weight pointer cannot alias
+            // them, so the loop keeps the scalars and pointers in registers.
+            const auto local_step = step;
+            const auto a = arrays;
+            for (int64_t i = begin; i < end; ++i) local_step(i, a);
           });
         };
         if (weight.dtype() == DType::kFloat64)

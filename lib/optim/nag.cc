@@ -30,9 +30,14 @@ std::vector<std::string> NAG::state_names() const {
 
 void NAG::push_update(const NDArray& weight, const NDArray& grad, const std::vector<NDArray>& state,
                       const Step& step) const {
-  const kernels::NAGArgs args{step.lr,      step.wd,     fields().rescale_grad,
-                              clip_bound(), p_.momentum, !state.empty()};
-  detail::push_fused_update(name(), weight, grad, state, args);
+  const double rescale = fields().rescale_grad;
+  if (state.empty())
+    detail::push_fused_update(name(), weight, grad, state,
+                              kernels::NAGPlainArgs{step.lr, step.wd, rescale, clip_bound()});
+  else
+    detail::push_fused_update(
+        name(), weight, grad, state,
+        kernels::NAGArgs{step.lr, step.wd, rescale, clip_bound(), p_.momentum});
 }
 
 }  // namespace mx::optim

@@ -40,6 +40,10 @@ void run_update(const kernels::NAGArgs& args, DType dtype,
                 const kernels::UpdateArrays<void>& arrays, int64_t n, void* stream) {
   launch(args, dtype, arrays, n, stream, "nag update");
 }
+void run_update(const kernels::NAGPlainArgs& args, DType dtype,
+                const kernels::UpdateArrays<void>& arrays, int64_t n, void* stream) {
+  launch(args, dtype, arrays, n, stream, "nag update");
+}
 void run_update(const kernels::AdamArgs& args, DType dtype,
                 const kernels::UpdateArrays<void>& arrays, int64_t n, void* stream) {
   launch(args, dtype, arrays, n, stream, "adam update");

@@ -16,6 +16,8 @@ void run_update(const kernels::SGDArgs& args, DType dtype,
                 const kernels::UpdateArrays<void>& arrays, int64_t n, void* stream);
 void run_update(const kernels::NAGArgs& args, DType dtype,
                 const kernels::UpdateArrays<void>& arrays, int64_t n, void* stream);
+void run_update(const kernels::NAGPlainArgs& args, DType dtype,
+                const kernels::UpdateArrays<void>& arrays, int64_t n, void* stream);
 void run_update(const kernels::AdamArgs& args, DType dtype,
                 const kernels::UpdateArrays<void>& arrays, int64_t n, void* stream);
 void run_update(const kernels::AdamWArgs& args, DType dtype,

@@ -77,42 +77,56 @@ struct SGDStep {
   }
 };
 
-// --- NAG (plain SGD without momentum) ----------------------------------------
+// --- NAG with momentum, and without (MXNet's sgd_update) -------------------
+// Two functors rather than a flag: the CPU loop of each vectorizes.
 template <typename T>
 struct NAGStep;
 struct NAGArgs {
   double lr, wd, rescale, clip, momentum;
-  bool has_mom;
   template <typename T>
   using Step = NAGStep<T>;
 };
 template <typename T>
 struct NAGStep {
   T lr, wd, rs, c, mo;
-  bool clipping, has_mom;
+  bool clipping;
   explicit NAGStep(const NAGArgs& a)
       : lr(T(a.lr)),
         wd(T(a.wd)),
         rs(T(a.rescale)),
         c(T(a.clip)),
         mo(T(a.momentum)),
-        clipping(a.clip >= 0),
-        has_mom(a.has_mom) {}
+        clipping(a.clip >= 0) {}
   MX_HOST_DEVICE void operator()(int64_t i, const UpdateArrays<T>& a) const {
     T* w = a.w;
-    if (!has_mom) {  // MXNet's sgd_update
-      if (clipping)
-        w[i] = (T(1) - lr * wd) * w[i] - lr * clip(rs * a.g[i], c);
-      else
-        w[i] = (T(1) - lr * wd) * w[i] - (lr * rs) * a.g[i];
-      return;
-    }
     T* mom = a.s[0];
     const T wi = w[i];
     const T gi = clipping ? clip(rs * a.g[i], c) : rs * a.g[i];
     mom[i] = mo * mom[i];
     w[i] = wi - mom[i] + (mo + T(1)) * (mom[i] - lr * (gi + wd * wi));
     mom[i] = mom[i] - lr * (gi + wd * w[i]);  // reads the new weight, as MXNet
+  }
+};
+
+template <typename T>
+struct NAGPlainStep;
+struct NAGPlainArgs {
+  double lr, wd, rescale, clip;
+  template <typename T>
+  using Step = NAGPlainStep<T>;
+};
+template <typename T>
+struct NAGPlainStep {
+  T lr, wd, rs, c;
+  bool clipping;
+  explicit NAGPlainStep(const NAGPlainArgs& a)
+      : lr(T(a.lr)), wd(T(a.wd)), rs(T(a.rescale)), c(T(a.clip)), clipping(a.clip >= 0) {}
+  MX_HOST_DEVICE void operator()(int64_t i, const UpdateArrays<T>& a) const {
+    T* w = a.w;
+    if (clipping)
+      w[i] = (T(1) - lr * wd) * w[i] - lr * clip(rs * a.g[i], c);
+    else
+      w[i] = (T(1) - lr * wd) * w[i] - (lr * rs) * a.g[i];
   }
 };
 

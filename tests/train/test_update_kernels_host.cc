@@ -96,9 +96,16 @@ void check_every_optimizer() {
       check_same_updates<T, kernels::SGDArgs>(
           "sgd", with({{"momentum", std::to_string(momentum)}}),
           [&](int64_t) { return kernels::SGDArgs{kLr, kWd, kRescale, clip, momentum, has_mom}; });
-      check_same_updates<T, kernels::NAGArgs>(
-          "nag", with({{"momentum", std::to_string(momentum)}}),
-          [&](int64_t) { return kernels::NAGArgs{kLr, kWd, kRescale, clip, momentum, has_mom}; });
+      if (has_mom)
+        check_same_updates<T, kernels::NAGArgs>(
+            "nag", with({{"momentum", std::to_string(momentum)}}), [&](int64_t) {
+              return kernels::NAGArgs{kLr, kWd, kRescale, clip, momentum};
+            });
+      else
+        check_same_updates<T, kernels::NAGPlainArgs>(
+            "nag", with({{"momentum", "0"}}), [&](int64_t) {
+              return kernels::NAGPlainArgs{kLr, kWd, kRescale, clip};
+            });
     }
     const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
     check_same_updates<T, kernels::AdamArgs>("adam", with({}), [&](int64_t t) {
