@@ -13,6 +13,7 @@
 
 #include "base/strings.h"
 #include "program.h"
+#include "train/device_setup.h"
 #include "train/predict_report.h"
 
 using namespace mx;
@@ -73,8 +74,9 @@ int main(int argc, char** argv) {
     preprocess.std = parse_rgb(std_text, "--std");
     if (app.count("--scale")) preprocess.scale = scale;
     if (app.count("--benchmark") && benchmark <= 0) benchmark = 20;
-    train::Predictor predictor(model, epoch >= 0 ? std::optional<int>(epoch) : std::nullopt,
-                               Context::parse(device));
+    const Context ctx = Context::parse(device);
+    train::check_devices({ctx}, "--device");
+    train::Predictor predictor(model, epoch >= 0 ? std::optional<int>(epoch) : std::nullopt, ctx);
     const train::Preprocess pre = train::resolve_preprocess(preprocess, predictor);
     if (benchmark > 0) {
       train::print_benchmark(std::cout, predictor, pre.example, inputs.batch_size, benchmark);

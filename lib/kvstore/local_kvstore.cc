@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "kvstore/device_merge.h"
+#include "kvstore/nccl_comm.h"
 
 namespace mx::kvstore {
 
@@ -21,13 +22,39 @@ LocalKVStore::Entry& LocalKVStore::entry(int key) {
   return it->second;
 }
 
-void LocalKVStore::check_devices(const std::vector<NDArray>& arrays) const {
-  if (type_ != "device") return;
-  for (const auto& a : arrays)
-    if (a.ctx().is_gpu())
-      throw Error(
-          "kvstore 'device' on GPUs sums with NCCL, which this build does not have; "
-          "use kvstore: local");
+// The `device` store on GPUs keeps each key on the GPU of its first value and
+// sums the devices' pushes there with NCCL (nccl_comm.h); otherwise values
+// are copied to the CPU and summed there.
+bool LocalKVStore::on_gpus(const Entry& e) const { return e.stored.ctx().is_gpu(); }
+
+void LocalKVStore::push_device_sum(int key, const std::vector<NDArray>& values, Entry& e,
+                                   int priority) {
+  if (values.size() == 1 && values[0].ctx() == e.merged.ctx()) {
+    push_copy(values[0], e.merged, priority, "kvstore_merge");
+    return;
+  }
+  std::vector<Context> contexts;
+  for (const auto& v : values) contexts.push_back(v.ctx());
+  const std::vector<int> devices = nccl_devices(contexts, key);
+  const int root = nccl_rank(devices, e.merged.ctx().id, key);
+#if MX_USE_CUDA
+  auto& comm = comms_[devices];
+  if (!comm) comm = std::make_shared<NcclComm>(devices);
+  std::vector<Var*> reads;
+  for (const auto& v : values) reads.push_back(v.var());
+  Engine::get().push(
+      [comm = comm, values, merged = e.merged, root](RunContext) {
+        std::vector<const void*> sends;
+        for (const auto& v : values) sends.push_back(v.raw_data());
+        comm->reduce_sum(sends, merged.raw_data(), root, merged.size(), merged.dtype());
+      },
+      e.merged.ctx(), std::move(reads), {e.merged.var()}, FnProperty::kNormal, priority,
+      "kvstore_nccl_reduce");
+#else
+  (void)root;
+  (void)priority;
+  throw Error("kvstore 'device': GPU arrays in a build without CUDA");
+#endif
 }
 
 void LocalKVStore::init(const std::vector<int>& keys, const std::vector<NDArray>& values) {
@@ -41,8 +68,9 @@ void LocalKVStore::init(const std::vector<int>& keys, const std::vector<NDArray>
       throw InputError(str("kvstore init: key ", keys[i], " is ", v.describe(),
                            "; the kvstore holds float32 or float64 arrays"));
     Entry e;
-    e.stored = NDArray(v.shape(), Context::cpu(), v.dtype());
-    e.merged = NDArray(v.shape(), Context::cpu(), v.dtype());
+    const Context home = type_ == "device" && v.ctx().is_gpu() ? v.ctx() : Context::cpu();
+    e.stored = NDArray(v.shape(), home, v.dtype());
+    e.merged = NDArray(v.shape(), home, v.dtype());
     push_copy(v, e.stored, 0, "kvstore_init");
     entries_.emplace(keys[i], std::move(e));
   }
@@ -56,8 +84,10 @@ void LocalKVStore::push(const std::vector<int>& keys,
   for (size_t i = 0; i < keys.size(); ++i) {
     Entry& e = entry(keys[i]);
     check_arrays(keys[i], values[i], e.stored.shape(), e.stored.dtype(), "pushed");
-    check_devices(values[i]);
-    push_sum(values[i], e.merged, priority, "kvstore_merge");
+    if (on_gpus(e))
+      push_device_sum(keys[i], values[i], e, priority);
+    else
+      push_sum(values[i], e.merged, priority, "kvstore_merge");
     if (updater_)
       (*updater_)(keys[i], e.merged, e.stored);
     else
@@ -73,7 +103,6 @@ void LocalKVStore::pull(const std::vector<int>& keys,
   for (size_t i = 0; i < keys.size(); ++i) {
     Entry& e = entry(keys[i]);
     check_arrays(keys[i], outputs[i], e.stored.shape(), e.stored.dtype(), "output");
-    check_devices(outputs[i]);
     for (const auto& out : outputs[i]) push_copy(e.stored, out, priority, "kvstore_pull");
   }
 }
@@ -98,7 +127,9 @@ void LocalKVStore::save_optimizer_states(const std::string& path) {
 
 void LocalKVStore::load_optimizer_states(const std::string& path) {
   if (!updater_) throw Error("kvstore: set the optimizer before loading its states");
-  updater_->load_states(path);
+  // The states live where the values are (a GPU for the device store on GPUs).
+  const Context home = entries_.empty() ? Context::cpu() : entries_.begin()->second.stored.ctx();
+  updater_->load_states(path, home);
 }
 
 }  // namespace mx::kvstore

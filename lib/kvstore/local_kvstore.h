@@ -1,8 +1,10 @@
 // The in-process stores. `local` keeps each key on the CPU: a push sums the
 // devices' values there and runs the updater (or stores the sum), a pull
 // copies the value to every output. `device` has the same semantics; on the
-// CPU it is the same store, and on GPUs it would sum with NCCL, which this
-// build does not have, so it says so.
+// CPU it is the same store, and when a key's value is on a GPU it keeps the
+// key on that GPU: a push sums the GPUs' values into it with one NCCL
+// reduction, the updater runs there (the optimizer's GPU kernels), and a
+// pull copies the value to each GPU.
 #pragma once
 
 #include <map>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "kvstore/kvstore.h"
+#include "kvstore/nccl_comm.h"
 
 namespace mx::kvstore {
 
@@ -38,15 +41,19 @@ class LocalKVStore : public KVStore {
 
  private:
   struct Entry {
-    NDArray stored;  // the value, on the CPU
+    NDArray stored;  // the value, on the CPU (device store on GPUs: the first value's GPU)
     NDArray merged;  // the devices' sum of the latest push
   };
   Entry& entry(int key);
-  void check_devices(const std::vector<NDArray>& arrays) const;
+  bool on_gpus(const Entry& e) const;
+  void push_device_sum(int key, const std::vector<NDArray>& values, Entry& e, int priority);
 
   std::string type_;
   std::map<int, Entry> entries_;
   std::unique_ptr<optim::Updater> updater_;
+#if MX_USE_CUDA
+  std::map<std::vector<int>, std::shared_ptr<NcclComm>> comms_;  // by the GPUs of a push
+#endif
 };
 
 }  // namespace mx::kvstore

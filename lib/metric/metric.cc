@@ -54,7 +54,8 @@ void EvalMetric::update(const std::vector<NDArray>& labels, const std::vector<ND
     } catch (const InputError& e) {
       throw InputError("metric '" + name_ + "': " + e.what());
     }
-    // Metrics run on the CPU; device arrays are copied over first.
+    // Metrics run on the CPU; device arrays are copied over first: one copy
+    // per array and batch, pushed on the GPU's copy stream, no wait here.
     host_labels.push_back(!labels[i].ctx().is_gpu() ? labels[i]
                                                     : labels[i].copy_to(Context::cpu()));
     host_preds.push_back(!preds[i].ctx().is_gpu() ? preds[i] : preds[i].copy_to(Context::cpu()));
@@ -320,7 +321,20 @@ Metric& CompositeMetric::at(size_t index) const {
 
 void CompositeMetric::update(const std::vector<NDArray>& labels,
                              const std::vector<NDArray>& preds) {
-  for (auto& m : metrics_) m->update(labels, preds);
+  // GPU arrays are copied to the host once (on the copy stream) for all the
+  // metrics, not once per metric.
+  auto on_host = [](const std::vector<NDArray>& arrays) {
+    std::vector<NDArray> host;
+    for (const auto& a : arrays)
+      host.push_back(!a.is_none() && a.ctx().is_gpu() ? a.copy_to(Context::cpu()) : a);
+    return host;
+  };
+  if (metrics_.size() < 2) {
+    for (auto& m : metrics_) m->update(labels, preds);
+    return;
+  }
+  const std::vector<NDArray> host_labels = on_host(labels), host_preds = on_host(preds);
+  for (auto& m : metrics_) m->update(host_labels, host_preds);
 }
 
 std::vector<MetricValue> CompositeMetric::get_all() const {

@@ -24,22 +24,8 @@ AdaGrad::AdaGrad(const AdaGradParams& p) : Optimizer("adagrad", p), p_(p) {}
 
 void AdaGrad::push_update(const NDArray& weight, const NDArray& grad,
                           const std::vector<NDArray>& state, const Step& step) const {
-  const double lr = step.lr, wd = step.wd, rescale = fields().rescale_grad, clip = clip_bound(),
-               eps = p_.eps;
-  detail::push_fused_update(
-      name(), weight, grad, state,
-      [=](auto* w, const auto* g, auto* const* s, int64_t begin, int64_t end) {
-        using T = std::remove_cvref_t<decltype(*w)>;
-        const T lr_ = T(lr), wd_ = T(wd), rs = T(rescale), c = T(clip), eps_ = T(eps);
-        T* history = s[0];
-        for (int64_t i = begin; i < end; ++i) {
-          T gi = g[i] * rs;
-          if (clip >= 0) gi = detail::clip(gi, c);
-          history[i] = history[i] + gi * gi;
-          const T div = gi / std::sqrt(history[i] + eps_);
-          w[i] = w[i] + (div + w[i] * wd_) * -lr_;
-        }
-      });
+  const kernels::AdaGradArgs args{step.lr, step.wd, fields().rescale_grad, clip_bound(), p_.eps};
+  detail::push_fused_update(name(), weight, grad, state, args);
 }
 
 }  // namespace mx::optim

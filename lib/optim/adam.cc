@@ -41,25 +41,14 @@ void Adam::push_update(const NDArray& weight, const NDArray& grad,
                        const std::vector<NDArray>& state, const Step& step) const {
   const double t = static_cast<double>(step.t);
   const double coef1 = 1.0 - std::pow(p_.beta1, t), coef2 = 1.0 - std::pow(p_.beta2, t);
-  const double lr = step.lr * std::sqrt(coef2) / coef1;
-  const double wd = step.wd, rescale = fields().rescale_grad, clip = clip_bound(), beta1 = p_.beta1,
-               beta2 = p_.beta2, epsilon = p_.epsilon;
-  detail::push_fused_update(
-      name(), weight, grad, state,
-      [=](auto* w, const auto* g, auto* const* s, int64_t begin, int64_t end) {
-        using T = std::remove_cvref_t<decltype(*w)>;
-        const T lr_ = T(lr), wd_ = T(wd), rs = T(rescale), c = T(clip), b1 = T(beta1),
-                b2 = T(beta2), eps = T(epsilon);
-        T* mean = s[0];
-        T* var = s[1];
-        for (int64_t i = begin; i < end; ++i) {
-          T gi = g[i] * rs + w[i] * wd_;
-          if (clip >= 0) gi = detail::clip(gi, c);
-          mean[i] = b1 * mean[i] + (T(1) - b1) * gi;
-          var[i] = b2 * var[i] + (T(1) - b2) * gi * gi;
-          w[i] = w[i] - lr_ * mean[i] / (std::sqrt(var[i]) + eps);
-        }
-      });
+  const kernels::AdamArgs args{step.lr * std::sqrt(coef2) / coef1,
+                               step.wd,
+                               fields().rescale_grad,
+                               clip_bound(),
+                               p_.beta1,
+                               p_.beta2,
+                               p_.epsilon};
+  detail::push_fused_update(name(), weight, grad, state, args);
 }
 
 }  // namespace mx::optim

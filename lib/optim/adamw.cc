@@ -50,24 +50,9 @@ void AdamW::push_update(const NDArray& weight, const NDArray& grad,
   const double alpha = p_.correct_bias
                            ? std::sqrt(1.0 - std::pow(p_.beta2, t)) / (1.0 - std::pow(p_.beta1, t))
                            : 1.0;
-  const double eta = step.lr, wd = step.wd, clip = clip_bound(), beta1 = p_.beta1, beta2 = p_.beta2,
-               epsilon = p_.epsilon;
-  detail::push_fused_update(
-      name(), weight, grad, state,
-      [=](auto* w, const auto* g, auto* const* s, int64_t begin, int64_t end) {
-        using T = std::remove_cvref_t<decltype(*w)>;
-        const T eta_ = T(eta), alpha_ = T(alpha), wd_ = T(wd), rs = T(rescale), c = T(clip),
-                b1 = T(beta1), b2 = T(beta2), eps = T(epsilon);
-        T* mean = s[0];
-        T* var = s[1];
-        for (int64_t i = begin; i < end; ++i) {
-          T gi = g[i] * rs;
-          if (clip >= 0) gi = detail::clip(gi, c);
-          mean[i] = b1 * mean[i] + (T(1) - b1) * gi;
-          var[i] = b2 * var[i] + (T(1) - b2) * gi * gi;
-          w[i] = w[i] - eta_ * (alpha_ * mean[i] / (std::sqrt(var[i]) + eps) + wd_ * w[i]);
-        }
-      });
+  const kernels::AdamWArgs args{step.lr,      alpha,    step.wd,  rescale,
+                                clip_bound(), p_.beta1, p_.beta2, p_.epsilon};
+  detail::push_fused_update(name(), weight, grad, state, args);
 }
 
 }  // namespace mx::optim

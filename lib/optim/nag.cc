@@ -30,37 +30,14 @@ std::vector<std::string> NAG::state_names() const {
 
 void NAG::push_update(const NDArray& weight, const NDArray& grad, const std::vector<NDArray>& state,
                       const Step& step) const {
-  const double lr = step.lr, wd = step.wd, rescale = fields().rescale_grad, clip = clip_bound(),
-               momentum = p_.momentum;
-  if (state.empty()) {
+  const double rescale = fields().rescale_grad;
+  if (state.empty())
+    detail::push_fused_update(name(), weight, grad, state,
+                              kernels::NAGPlainArgs{step.lr, step.wd, rescale, clip_bound()});
+  else
     detail::push_fused_update(
         name(), weight, grad, state,
-        [=](auto* w, const auto* g, auto* const*, int64_t begin, int64_t end) {
-          using T = std::remove_cvref_t<decltype(*w)>;
-          const T lr_ = T(lr), wd_ = T(wd), rs = T(rescale), c = T(clip);
-          for (int64_t i = begin; i < end; ++i) {
-            if (clip >= 0)
-              w[i] = (T(1) - lr_ * wd_) * w[i] - lr_ * detail::clip(rs * g[i], c);
-            else
-              w[i] = (T(1) - lr_ * wd_) * w[i] - (lr_ * rs) * g[i];
-          }
-        });
-    return;
-  }
-  detail::push_fused_update(
-      name(), weight, grad, state,
-      [=](auto* w, const auto* g, auto* const* s, int64_t begin, int64_t end) {
-        using T = std::remove_cvref_t<decltype(*w)>;
-        const T lr_ = T(lr), wd_ = T(wd), rs = T(rescale), c = T(clip), mo = T(momentum);
-        T* mom = s[0];
-        for (int64_t i = begin; i < end; ++i) {
-          const T wi = w[i];
-          const T gi = clip >= 0 ? detail::clip(rs * g[i], c) : rs * g[i];
-          mom[i] = mo * mom[i];
-          w[i] = wi - mom[i] + (mo + T(1)) * (mom[i] - lr_ * (gi + wd_ * wi));
-          mom[i] = mom[i] - lr_ * (gi + wd_ * w[i]);
-        }
-      });
+        kernels::NAGArgs{step.lr, step.wd, rescale, clip_bound(), p_.momentum});
 }
 
 }  // namespace mx::optim

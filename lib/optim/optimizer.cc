@@ -24,8 +24,6 @@ void check_update_arrays(const std::string& optimizer, const NDArray& weight, co
     throw Error(owner + ": weight and gradient must be allocated arrays");
   if (weight.dtype() != DType::kFloat32 && weight.dtype() != DType::kFloat64)
     throw Error(owner + ": updates run on float32 or float64 weights, not " + weight.describe());
-  if (weight.ctx().is_gpu())
-    throw Error(owner + ": updates run on host (CPU) arrays; the weight is " + weight.describe());
   auto same = [&](const NDArray& a, const char* what) {
     if (a.is_none() || a.shape() != weight.shape() || a.dtype() != weight.dtype() ||
         a.ctx() != weight.ctx())

@@ -3,9 +3,11 @@
 // src/operator/optimizer_op-inl.h): sgd, nag, adam, adamw, rmsprop, adagrad.
 //
 // An update is one engine operation per parameter: it reads the gradient and
-// writes the weight and the optimizer's state arrays in one fused CPU loop
-// (float32, or float64), so updates interleave with the rest of the engine's
-// work like any other NDArray operation.
+// writes the weight and the optimizer's state arrays in one fused loop
+// (float32, or float64) on the weight's device: parallel chunks on the CPU,
+// one kernel launch on a GPU (update_kernels.h holds the per-element step
+// both run), so updates interleave with the rest of the engine's work like
+// any other NDArray operation. State arrays live on the weight's device.
 //
 // MXNet's bookkeeping is reproduced: each index counts its updates (starting
 // from begin_num_update), num_update is the largest count, the learning rate
@@ -89,7 +91,7 @@ class Optimizer {
   // Counts the update of `index`, computes its learning rate and weight
   // decay, and pushes one engine operation that reads `grad` and writes
   // `weight` and `state` (from create_state). Weight, gradient and state
-  // must be float32 or float64 arrays of one shape and dtype on the CPU.
+  // must be float32 or float64 arrays of one shape, dtype and device.
   void update(int index, const NDArray& weight, const NDArray& grad,
               const std::vector<NDArray>& state);
 

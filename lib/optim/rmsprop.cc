@@ -45,35 +45,11 @@ std::vector<std::string> RMSProp::state_names() const {
 
 void RMSProp::push_update(const NDArray& weight, const NDArray& grad,
                           const std::vector<NDArray>& state, const Step& step) const {
-  const double lr = step.lr, wd = step.wd, rescale = fields().rescale_grad, clip = clip_bound(),
-               gamma1 = p_.gamma1, gamma2 = p_.gamma2, epsilon = p_.epsilon;
   const double clip_w = p_.clip_weights && *p_.clip_weights > 0 ? *p_.clip_weights : -1.0;
-  const bool centered = p_.centered;
-  detail::push_fused_update(
-      name(), weight, grad, state,
-      [=](auto* w, const auto* g, auto* const* s, int64_t begin, int64_t end) {
-        using T = std::remove_cvref_t<decltype(*w)>;
-        const T lr_ = T(lr), wd_ = T(wd), rs = T(rescale), c = T(clip), g1 = T(gamma1),
-                g2 = T(gamma2), eps = T(epsilon), cw = T(clip_w);
-        T* n = s[0];
-        for (int64_t i = begin; i < end; ++i) {
-          T gi = rs * g[i] + wd_ * w[i];
-          if (clip >= 0) gi = detail::clip(gi, c);
-          n[i] = (T(1) - g1) * gi * gi + g1 * n[i];
-          T wi;
-          if (centered) {
-            T* gm = s[1];
-            T* delta = s[2];
-            gm[i] = (T(1) - g1) * gi + g1 * gm[i];
-            delta[i] = g2 * delta[i] - lr_ * (gi / std::sqrt(n[i] - gm[i] * gm[i] + eps));
-            wi = w[i] + delta[i];
-          } else {
-            wi = w[i] - lr_ * (gi / std::sqrt(n[i] + eps));
-          }
-          if (clip_w >= 0) wi = detail::clip(wi, cw);
-          w[i] = wi;
-        }
-      });
+  const kernels::RMSPropArgs args{step.lr,      step.wd,   fields().rescale_grad,
+                                  clip_bound(), p_.gamma1, p_.gamma2,
+                                  p_.epsilon,   clip_w,    p_.centered};
+  detail::push_fused_update(name(), weight, grad, state, args);
 }
 
 }  // namespace mx::optim

@@ -30,25 +30,9 @@ std::vector<std::string> SGD::state_names() const {
 
 void SGD::push_update(const NDArray& weight, const NDArray& grad, const std::vector<NDArray>& state,
                       const Step& step) const {
-  const bool has_mom = !state.empty();
-  const double lr = step.lr, wd = step.wd, rescale = fields().rescale_grad, clip = clip_bound(),
-               momentum = p_.momentum;
-  detail::push_fused_update(
-      name(), weight, grad, state,
-      [=](auto* w, const auto* g, auto* const* s, int64_t begin, int64_t end) {
-        using T = std::remove_cvref_t<decltype(*w)>;
-        const T lr_ = T(lr), wd_ = T(wd), rs = T(rescale), c = T(clip), mo = T(momentum);
-        for (int64_t i = begin; i < end; ++i) {
-          const T wi = w[i];
-          T mom = has_mom ? s[0][i] : T(0);
-          if (clip >= 0)
-            mom = mo * mom - lr_ * wd_ * wi - lr_ * detail::clip(rs * g[i], c);
-          else
-            mom = mo * mom - lr_ * wd_ * wi - lr_ * rs * g[i];
-          if (has_mom) s[0][i] = mom;
-          w[i] = wi + mom;
-        }
-      });
+  const kernels::SGDArgs args{step.lr,      step.wd,     fields().rescale_grad,
+                              clip_bound(), p_.momentum, !state.empty()};
+  detail::push_fused_update(name(), weight, grad, state, args);
 }
 
 }  // namespace mx::optim

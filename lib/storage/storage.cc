@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/strings.h"
+#include "storage/pinned_allocator.h"
 
 namespace mx {
 namespace {
@@ -147,12 +148,13 @@ std::shared_ptr<StoragePool> storage_pool(Context ctx) {
     std::unordered_map<Context, std::shared_ptr<StoragePool>> pools;
   };
   static Registry& registry = *new Registry;
-  if (ctx.type == DeviceType::kCPUPinned) ctx = Context::cpu(ctx.id);
   std::lock_guard<std::mutex> lock(registry.mutex);
   auto& pool = registry.pools[ctx];
   if (!pool) {
     pool = std::make_shared<StoragePool>(ctx.is_gpu() ? make_gpu_allocator(ctx.id)
-                                                      : make_cpu_allocator());
+                                         : ctx.type == DeviceType::kCPUPinned
+                                             ? make_pinned_allocator(ctx.id)
+                                             : make_cpu_allocator());
   }
   return pool;
 }

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/strings.h"
+#include "train/device_setup.h"
 
 namespace mx::train {
 namespace {
@@ -57,6 +58,7 @@ std::vector<Context> parse_devices(const Config& c) {
     }
   }
   if (devices.empty()) throw InputError(c.origin("train.devices") + ": give at least one device");
+  check_devices(devices, c.origin("train.devices"));
   return devices;
 }
 

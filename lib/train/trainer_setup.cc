@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/param_value.h"
 #include "base/strings.h"
+#include "io/device_prefetch_iter.h"
 #include "optim/initializer.h"
 #include "optim/lr_scheduler.h"
 #include "train/data_config.h"
@@ -42,7 +43,13 @@ std::unique_ptr<DataIter> make_section_data(const Config& c, const TrainSettings
   defaults.part_index = shard.part_index;
   defaults.num_parts = shard.num_parts;
   defaults.shuffle = shuffle;
-  return make_data_iter(c, section, defaults);
+  auto iter = make_data_iter(c, section, defaults);
+  // GPUs: batches in pinned memory, copied ahead on the copy stream (one GPU
+  // takes the whole batch there; several copy their shares from pinned memory).
+  const Context first = settings.devices[0];
+  if (!first.is_gpu()) return iter;
+  return std::make_unique<DevicePrefetchIter>(
+      std::move(iter), settings.devices.size() == 1 ? first : pinned_context_for(first));
 }
 
 }  // namespace

@@ -1,0 +1,124 @@
+#include "kvstore/nccl_comm.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "base/strings.h"
+
+#if MX_USE_CUDA
+#include <cuda_runtime.h>
+#include <nccl.h>
+#endif
+
+namespace mx::kvstore {
+
+std::vector<int> nccl_devices(const std::vector<Context>& contexts, int key) {
+  std::vector<int> devices;
+  for (const Context& ctx : contexts) {
+    if (!ctx.is_gpu())
+      throw Error(str("kvstore 'device': key ", key, ": ", ctx.to_string(),
+                      " is not a GPU; NCCL sums arrays that all live on GPUs"));
+    if (std::find(devices.begin(), devices.end(), ctx.id) != devices.end())
+      throw Error(str("kvstore 'device': key ", key, ": two arrays on ", ctx.to_string(),
+                      "; give one array per GPU"));
+    devices.push_back(ctx.id);
+  }
+  return devices;
+}
+
+int nccl_rank(const std::vector<int>& devices, int device, int key) {
+  auto it = std::find(devices.begin(), devices.end(), device);
+  if (it == devices.end())
+    throw Error(str("kvstore 'device': key ", key, ": the stored value is on gpu:", device,
+                    ", which none of the pushed arrays is on"));
+  return static_cast<int>(it - devices.begin());
+}
+
+#if MX_USE_CUDA
+namespace {
+
+void check(ncclResult_t result, const char* call) {
+  if (result != ncclSuccess)
+    throw Error(str("kvstore 'device': ", call, " failed: ", ncclGetErrorString(result)));
+}
+void check(cudaError_t err, const char* call) {
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw Error(str("kvstore 'device': ", call, " failed: ", cudaGetErrorString(err)));
+  }
+}
+
+// Restores the calling thread's current GPU (an engine worker's) on exit.
+class DeviceGuard {
+ public:
+  DeviceGuard() { check(cudaGetDevice(&previous_), "cudaGetDevice"); }
+  ~DeviceGuard() { cudaSetDevice(previous_); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace
+
+struct NcclComm::Handles {
+  std::vector<ncclComm_t> comms;
+  std::vector<cudaStream_t> streams;
+};
+
+NcclComm::NcclComm(std::vector<int> devices)
+    : devices_(std::move(devices)), handles_(std::make_unique<Handles>()) {
+  const int n = static_cast<int>(devices_.size());
+  DeviceGuard guard;
+  handles_->comms.resize(devices_.size(), nullptr);
+  check(ncclCommInitAll(handles_->comms.data(), n, devices_.data()), "ncclCommInitAll");
+  for (int device : devices_) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    cudaStream_t stream = nullptr;
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    handles_->streams.push_back(stream);
+  }
+}
+
+NcclComm::~NcclComm() {
+  DeviceGuard guard;
+  for (size_t r = 0; r < devices_.size(); ++r) {
+    cudaSetDevice(devices_[r]);
+    if (r < handles_->streams.size()) cudaStreamDestroy(handles_->streams[r]);
+    if (handles_->comms[r] != nullptr) ncclCommDestroy(handles_->comms[r]);
+  }
+}
+
+void NcclComm::reduce_sum(const std::vector<const void*>& sends, void* recv, int root,
+                          int64_t count, DType dtype) {
+  if (sends.size() != devices_.size())
+    throw Error(str("kvstore 'device': ", sends.size(), " arrays for a communicator of ",
+                    devices_.size(), " GPUs"));
+  if (count == 0) return;
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat64)
+    throw Error("kvstore 'device': NCCL sums float32 or float64 arrays, not " +
+                std::string(dtype_name(dtype)));
+  const ncclDataType_t type = dtype == DType::kFloat64 ? ncclFloat64 : ncclFloat32;
+  std::lock_guard<std::mutex> lock(mutex_);
+  DeviceGuard guard;
+  check(ncclGroupStart(), "ncclGroupStart");
+  for (size_t r = 0; r < devices_.size(); ++r) {
+    // recvbuff is only used on the root rank.
+    const ncclResult_t result = ncclReduce(sends[r], static_cast<int>(r) == root ? recv : nullptr,
+                                           static_cast<size_t>(count), type, ncclSum, root,
+                                           handles_->comms[r], handles_->streams[r]);
+    if (result != ncclSuccess) {
+      ncclGroupEnd();  // close the group before reporting
+      check(result, "ncclReduce");
+    }
+  }
+  check(ncclGroupEnd(), "ncclGroupEnd");
+  for (size_t r = 0; r < devices_.size(); ++r) {
+    check(cudaSetDevice(devices_[r]), "cudaSetDevice");
+    check(cudaStreamSynchronize(handles_->streams[r]), "cudaStreamSynchronize");
+  }
+}
+#endif
+
+}  // namespace mx::kvstore
