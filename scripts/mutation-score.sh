@@ -111,6 +111,7 @@ targets_for() {
   names=$(cd "$build" && ctest -N -R "$1" | sed -n 's/^ *Test *#[0-9]*: //p')
   for t in $names; do
     case $t in
+      cli_mx_export | cli_train_pretrained_onnx) echo mx-train mx-export ;;
       cli_*) echo mx-train mx-pack mx-predict mx-params interrupt_after ;;
       test_op_coverage) echo test_op_coverage test_ops_elemwise test_ops_nn test_ops_tensor ;;
       # Variants that run another test's program under other settings.
