@@ -102,7 +102,7 @@ tests_for() {
     lib/metric/*) echo "^test_metric$" ;;
     recordio/*) echo "^test_recordio$|^test_io$" ;;
     lib/io/*) echo "^test_io$|^cli_mx_pack$" ;;
-    lib/train/*) echo "^test_config$|^test_network_yaml$|^cli_train" ;;
+    lib/train/*) echo "^test_config$|^test_network_yaml$|^test_trainer|^test_run_control$|^cli_train" ;;
     *) echo "" ;;
   esac
 }
@@ -111,9 +111,14 @@ targets_for() {
   names=$(cd "$build" && ctest -N -R "$1" | sed -n 's/^ *Test *#[0-9]*: //p')
   for t in $names; do
     case $t in
+      cli_mx_export | cli_train_pretrained_onnx) echo mx-train mx-export ;;
       cli_*) echo mx-train mx-pack mx-predict mx-params interrupt_after ;;
       test_op_coverage) echo test_op_coverage test_ops_elemwise test_ops_nn test_ops_tensor ;;
+      # Variants that run another test's program under other settings.
       *_naive_engine) echo "${t%_naive_engine}" ;;
+      *_dnnl_off) echo "${t%_dnnl_off}" ;;
+      *_vmath_scalar | *_vmath_avx2) echo "${t%_vmath_*}" ;;
+      test_vmath_forced_scalar) echo test_vmath ;;
       *) echo "$t" ;;
     esac
   done | tr ' ' '\n' | sort -u | tr '\n' ' '

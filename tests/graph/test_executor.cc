@@ -222,6 +222,36 @@ TEST_CASE("inference binds carry no backward and plan much less memory") {
   CHECK_THROWS_AS(exe->backward(), Error);
 }
 
+TEST_CASE("outputs nobody reads give their blocks back at once, whatever their slot") {
+  // split(data) into three; only part 0 goes on, through two scalings. Parts
+  // 1 and 2 die as they are made, so the first scaling reuses one of their
+  // blocks and the second another: three blocks in all, not four.
+  Symbol parts = Symbol::create("SliceChannel", "split", {{"num_outputs", "3"}}, {var("data")});
+  Symbol x = Symbol::create("_mul_scalar", "s1", {{"scalar", "2"}}, {parts[0]});
+  x = Symbol::create("_mul_scalar", "s2", {{"scalar", "3"}}, {x});
+  BindOptions infer;
+  infer.for_training = false;
+  infer.memory.inplace = false;
+  const MemoryReport r = Executor::plan_only(x, {{"data", Shape{4, 6}}}, infer);
+  CHECK(r.num_blocks == 3);
+  CHECK(r.planned_internal_bytes == 3 * 4 * 2 * sizeof(float));
+}
+
+TEST_CASE("a two-input operator writes in place over an input it reads last") {
+  // add(data * 2, data * 3): the sum takes the block of its first input,
+  // which nothing reads after it; the scalings read an argument (the
+  // caller's array) and cannot.
+  Symbol a = Symbol::create("_mul_scalar", "s1", {{"scalar", "2"}}, {var("data")});
+  Symbol b = Symbol::create("_mul_scalar", "s2", {{"scalar", "3"}}, {var("data")});
+  Symbol sum = Symbol::create("elemwise_add", "add", {}, {a, b});
+  BindOptions infer;
+  infer.for_training = false;
+  CHECK(Executor::plan_only(sum, {{"data", Shape{4, 6}}}, infer).inplace_outputs == 1);
+  // Reading the same input twice forbids it: add(x, x) with x = data * 2.
+  Symbol twice = Symbol::create("elemwise_add", "add", {}, {a, a});
+  CHECK(Executor::plan_only(twice, {{"data", Shape{4, 6}}}, infer).inplace_outputs == 0);
+}
+
 TEST_CASE("the monitor sees every intermediate output") {
   Symbol net = branchy_net();
   BindOptions infer;

@@ -744,6 +744,15 @@ TEST_CASE("Pooling shape inference: conventions, global pooling, defaults and er
   CHECK_THROWS_WITH_AS(OpInstance("Pooling", {{"kernel", "(2, 2)"}, {"pool_type", "lp"}}, "pool2"),
                        "pool2: parameter 'pool_type': 'lp' is not one of {'max', 'avg', 'sum'}",
                        InputError);
+  // A layout must agree with the kernel's rank.
+  ShapeVector ncw{Shape{2, 3, 7}};
+  CHECK(infer("Pooling", {{"kernel", "(3,)"}, {"layout", "NCW"}}, ncw)[0] == Shape{2, 3, 5});
+  ShapeVector nchw{Shape{2, 3, 7, 6}};
+  CHECK(infer("Pooling", {{"kernel", "(3, 2)"}, {"layout", "NCHW"}}, nchw)[0] == Shape{2, 3, 5, 5});
+  CHECK_THROWS_WITH_AS(OpInstance("Pooling", {{"kernel", "(2, 2)"}, {"layout", "NCW"}}, "pool3"),
+                       "pool3: layout NCW does not match the 2-D kernel (2, 2)", InputError);
+  CHECK_THROWS_WITH_AS(OpInstance("Pooling", {{"kernel", "(2,)"}, {"layout", "NCHW"}}, "pool4"),
+                       "pool4: layout NCHW does not match the 1-D kernel (2,)", InputError);
   ShapeVector five{Shape{1, 2, 3, 4, 5}};
   CHECK_THROWS_WITH_AS(infer("Pooling", {{"global_pool", "True"}}, five),
                        "Pooling 'layer': input 'data' must be 3-D (N, C, W) or 4-D (N, C, H, W), "

@@ -6,9 +6,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "base/error.h"
+#include "ndarray/params_io.h"
 #include "temp_dir.h"
 #include "train/checkpoint.h"
 #include "train/config.h"
@@ -168,4 +170,151 @@ TEST_CASE("pruning a checkpoint removes the servers' optimizer states next to it
   CHECK(fs::exists(prefix + "-0002.states.server0of2"));
   CHECK(fs::exists(prefix + "-0002.states.server1of2.json"));
   CHECK(fs::exists(dir.sub("other-0001.states.server0of2")));
+}
+
+// ---- checkpoint files on their own (lib/train/checkpoint.cc)
+
+namespace {
+
+NDArray floats(const Shape& shape, float first) {
+  std::vector<float> v(static_cast<size_t>(shape.size()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = first + static_cast<float>(i);
+  return NDArray::from_vector<float>(shape, v);
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint is MXNet's params and symbol files plus the trainer's position") {
+  TempDir dir;
+  const CheckpointPaths paths{dir.sub("model"), 12};
+  CHECK(paths.params() == dir.sub("model-0012.params"));
+  CHECK(CheckpointPaths{"m", 12345}.params() == "m-12345.params");
+  const graph::Symbol first = graph::Symbol::variable("first");
+  save_checkpoint(paths, first, {{"w", floats({2, 3}, 1)}, {"b", floats({3}, 10)}},
+                  {{"mean", floats({3}, 20)}}, TrainerState{12, 4, 77, 991});
+  NamedArrays saved = load_params(paths.params());
+  CHECK(saved.names == std::vector<std::string>{"arg:b", "arg:w", "aux:mean"});
+  CHECK(saved.arrays[1].to_vector<float>() == floats({2, 3}, 1).to_vector<float>());
+  const TrainerState s = load_trainer_state(paths.trainer());
+  CHECK(s.epoch == 12);
+  CHECK(s.batches_done == 4);
+  CHECK(s.num_update == 77);
+  CHECK(s.seed == 991);
+  // The symbol is written once: a later checkpoint of the run keeps it.
+  const std::string symbol = read(paths.symbol());
+  CHECK(symbol.find("\"first\"") != std::string::npos);
+  save_checkpoint({paths.prefix, 13}, graph::Symbol::variable("second"), {}, {}, TrainerState{});
+  CHECK(read(paths.symbol()) == symbol);
+
+  // Loaded back into the network's arrays, by name.
+  std::map<std::string, NDArray> args{{"w", NDArray::zeros({2, 3})}, {"b", NDArray::zeros({3})}};
+  std::map<std::string, NDArray> aux{{"mean", NDArray::zeros({3})}};
+  load_checkpoint_params(paths.params(), args, aux);
+  CHECK(args.at("w").to_vector<float>() == floats({2, 3}, 1).to_vector<float>());
+  CHECK(args.at("b").to_vector<float>() == floats({3}, 10).to_vector<float>());
+  CHECK(aux.at("mean").to_vector<float>() == floats({3}, 20).to_vector<float>());
+}
+
+TEST_CASE("loading a checkpoint names every parameter that is missing or does not fit") {
+  TempDir dir;
+  const CheckpointPaths paths{dir.sub("model"), 1};
+  save_checkpoint(paths, graph::Symbol::variable("x"),
+                  {{"a", floats({2, 3}, 0)}, {"c", floats({2}, 0)}, {"d", floats({2}, 5)}},
+                  {{"m", floats({4}, 0)}}, TrainerState{});
+  std::map<std::string, NDArray> args{{"a", NDArray::zeros({3, 2})},
+                                      {"b", NDArray::zeros({2})},
+                                      {"c", NDArray::zeros({2}, Context::cpu(), DType::kFloat64)},
+                                      {"d", NDArray::zeros({2})}};
+  std::map<std::string, NDArray> aux{{"m", NDArray::zeros({4})}, {"v", NDArray::zeros({4})}};
+  CHECK(error_of([&] { load_checkpoint_params(paths.params(), args, aux); }) ==
+        paths.params() +
+            " does not match the network: arg:a has shape (2, 3) in the file but (3, 2) in the "
+            "network; arg:b is missing; arg:c is float32 in the file but float64 in the network; "
+            "aux:v is missing");
+  // The arrays that do not fit are left as they were.
+  CHECK(args.at("a").to_vector<float>() == std::vector<float>(6, 0));
+  CHECK(args.at("c").to_vector<double>() == std::vector<double>{0, 0});
+
+  NamedArrays unnamed;
+  unnamed.arrays.push_back(floats({2}, 0));
+  save_params(dir.sub("unnamed.params"), unnamed);
+  CHECK(error_of([&] { load_checkpoint_params(dir.sub("unnamed.params"), args, aux); }) ==
+        dir.sub("unnamed.params") + ": the arrays have no names; not a checkpoint");
+}
+
+TEST_CASE("a trainer state file: older files' defaults and clear errors") {
+  TempDir dir;
+  std::ofstream(dir.sub("old.json")) << R"({"epoch": 3})";
+  const TrainerState s = load_trainer_state(dir.sub("old.json"));
+  CHECK(s.epoch == 3);
+  CHECK(s.batches_done == 0);
+  CHECK(s.num_update == 0);
+  CHECK(s.seed == 0);
+  CHECK(error_of([&] { load_trainer_state(dir.sub("absent.json")); }) ==
+        "cannot open '" + dir.sub("absent.json") +
+            "': no such file (a checkpoint written by mx-train has one)");
+  std::ofstream(dir.sub("no_epoch.json")) << R"({"batches_done": 3})";
+  CHECK(error_of([&] {
+          load_trainer_state(dir.sub("no_epoch.json"));
+        }).starts_with(dir.sub("no_epoch.json") + ": not a trainer state: "));
+  std::ofstream(dir.sub("broken.json")) << "{";
+  CHECK(error_of([&] {
+          load_trainer_state(dir.sub("broken.json"));
+        }).starts_with(dir.sub("broken.json") + ": not a trainer state: "));
+}
+
+TEST_CASE("checkpoints are found by their exact prefix, latest first for a run directory") {
+  TempDir dir;
+  // A prefix full of regular-expression characters matches only itself.
+  const std::string prefix = dir.sub("m.x+(1)");
+  for (const char* name : {"m.x+(1)-0001.params", "m.x+(1)-0010.params", "m.x+(1)-12345.params",
+                           "mAx+(1)-0002.params", "m.xx+(1)-0003.params", "m.x+(1)-004.params",
+                           "m.x+(1)-0005.params.tmp", "m.x+(1)-0006.json", "xm.x+(1)-0007.params"})
+    std::ofstream(dir.sub(name)) << "x";
+  CHECK(list_checkpoints(prefix) == std::vector<int>{1, 10, 12345});
+  CHECK(list_checkpoints(dir.sub("absent/model")).empty());
+
+  CheckpointPaths latest = find_checkpoint(dir.path().string(), "m.x+(1)");
+  CHECK(latest.prefix == prefix);
+  CHECK(latest.epoch == 12345);
+  for (const std::string& given : {prefix + "-0010", prefix + "-0010.params"}) {
+    CAPTURE(given);
+    const CheckpointPaths p = find_checkpoint(given, "model");
+    CHECK(p.prefix == prefix);
+    CHECK(p.epoch == 10);
+  }
+  CHECK(error_of([&] { find_checkpoint(prefix + "-0004", "model"); }) ==
+        "'" + prefix + "-0004': " + prefix + "-0004.params does not exist");
+  CHECK(error_of([&] { find_checkpoint(prefix + "-7", "model"); }) ==
+        "--resume " + prefix +
+            "-7: expected a run directory or a checkpoint such as "
+            "runs/x/model-0003");
+  CHECK(error_of([&] { find_checkpoint(dir.path().string(), "model"); }) ==
+        "'" + dir.path().string() + "': no checkpoint model-NNNN.params in it");
+}
+
+TEST_CASE("pruning keeps the newest checkpoints and removes all four files of the others") {
+  TempDir dir;
+  const std::string prefix = dir.sub("model");
+  for (const char* epoch : {"0001", "0002", "0003"})
+    for (const char* suffix : {".params", ".json", ".states", ".states.json"})
+      std::ofstream(prefix + "-" + epoch + suffix) << "x";
+  prune_checkpoints(prefix, 0);  // 0: keep everything
+  CHECK(list_checkpoints(prefix) == std::vector<int>{1, 2, 3});
+  prune_checkpoints(prefix, 2);
+  CHECK(list_checkpoints(prefix) == std::vector<int>{2, 3});
+  for (const char* suffix : {".params", ".json", ".states", ".states.json"}) {
+    CAPTURE(suffix);
+    CHECK_FALSE(fs::exists(prefix + "-0001" + suffix));
+    CHECK(fs::exists(prefix + "-0002" + suffix));
+  }
 }
