@@ -26,7 +26,7 @@ void* thread_scratch(size_t bytes) {
 }
 
 // Inputs reordered once per content (ContentStamp): per variable uid, the
-// layouts it was reordered to, with the version they hold. Bounded in bytes:
+// latest layout it was reordered to, with the version it holds. Bounded in bytes:
 // entries of arrays that are gone are never hit again (uids are unique), so
 // the whole cache starts over when the bound is passed.
 class ReorderedInputs {
@@ -45,10 +45,9 @@ class ReorderedInputs {
     {
       std::lock_guard lock(mutex_);
       auto found = entries_.find(stamp.var_uid);
-      if (found != entries_.end()) {
-        for (const Entry& e : found->second)
-          if (e.version == stamp.version && e.want == want) return e.buffer;
-      }
+      if (found != entries_.end() && found->second.version == stamp.version &&
+          found->second.want == want)
+        return found->second.buffer;
     }
     // Reorder outside the lock; two threads may both do it, one result is kept.
     auto buffer = std::make_shared<std::vector<std::byte>>(want.get_size() + kAlign);
@@ -62,17 +61,11 @@ class ReorderedInputs {
       entries_.clear();
       bytes_ = buffer->size();
     }
-    auto& list = entries_[stamp.var_uid];
-    for (auto it = list.begin(); it != list.end();) {
-      // An older content in the same layout is dead: its array was written.
-      if (it->want == want) {
-        bytes_ -= it->buffer->size();
-        it = list.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    list.push_back({stamp.version, want, buffer});
+    // One copy per array: an older content is dead (the array was written),
+    // and another layout (another batch size) would double the weights' memory.
+    Entry& entry = entries_[stamp.var_uid];
+    if (entry.buffer) bytes_ -= entry.buffer->size();
+    entry = {stamp.version, want, buffer};
     return buffer;
   }
 
@@ -94,7 +87,7 @@ class ReorderedInputs {
     std::shared_ptr<const std::vector<std::byte>> buffer;
   };
   std::mutex mutex_;
-  std::unordered_map<uint64_t, std::vector<Entry>> entries_;
+  std::unordered_map<uint64_t, Entry> entries_;
   size_t bytes_ = 0;
   uint64_t made_ = 0;
 };
