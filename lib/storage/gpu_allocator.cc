@@ -10,33 +10,12 @@ namespace mx {
 #if MX_USE_CUDA
 namespace {
 
-// Makes `device` current for one allocator call and puts the calling
-// thread's GPU back afterwards: the caller may be another GPU's engine
-// worker (or, under the naive engine, the thread running every operation),
-// whose later launches, cuBLAS and cuDNN calls must stay on its own GPU.
-class DeviceScope {
- public:
-  DeviceScope(int device, const char* what) {
-    check(cudaGetDevice(&previous_), device, what);
-    if (previous_ != device) check(cudaSetDevice(device), device, what);
-  }
-  ~DeviceScope() {
-    int now = previous_;
-    if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
-  }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
-  static void check(cudaError_t err, int device, const char* what) {
-    if (err == cudaSuccess) return;
-    cudaGetLastError();
-    throw Error(str("gpu:", device, ": ", what, " failed: ", cudaGetErrorName(err), " (",
-                    cudaGetErrorString(err), ")"));
-  }
-
- private:
-  int previous_ = 0;
-};
+// The error of a failed CUDA call `what` on gpu:`device`.
+Error cuda_error(cudaError_t err, int device, const char* what) {
+  cudaGetLastError();  // clear a non-sticky error
+  return Error(str("gpu:", device, ": ", what, " failed: ", cudaGetErrorName(err), " (",
+                   cudaGetErrorString(err), ")"));
+}
 
 class GpuAllocator final : public DeviceAllocator {
  public:
@@ -52,24 +31,18 @@ class GpuAllocator final : public DeviceAllocator {
   // cache back and retries); any other failure, such as the sticky error a
   // faulted kernel leaves, is reported as what it is.
   void* allocate(size_t bytes) override {
-    const DeviceScope scope(device_id_, "cudaSetDevice");
+    if (const cudaError_t err = cudaSetDevice(device_id_); err != cudaSuccess)
+      throw cuda_error(err, device_id_, "cudaSetDevice");
     void* ptr = nullptr;
     const cudaError_t err = cudaMalloc(&ptr, bytes);
     if (err == cudaSuccess) return ptr;
-    cudaGetLastError();  // clear the (non-sticky) out-of-memory error
-    if (err == cudaErrorMemoryAllocation) return nullptr;
-    DeviceScope::check(err, device_id_, "cudaMalloc");
+    if (err != cudaErrorMemoryAllocation) throw cuda_error(err, device_id_, "cudaMalloc");
+    cudaGetLastError();  // clear the out-of-memory error
     return nullptr;
   }
-  // Never throws (pools free their cache in destructors): on failure there
-  // is nothing to do.
   void deallocate(void* ptr, size_t /*bytes*/) override {
-    int previous = device_id_;
-    if (cudaGetDevice(&previous) != cudaSuccess) previous = device_id_;
-    if (previous != device_id_) cudaSetDevice(device_id_);
-    cudaFree(ptr);
-    if (previous != device_id_) cudaSetDevice(previous);
-    cudaGetLastError();
+    cudaSetDevice(device_id_);
+    cudaFree(ptr);  // nothing to do on failure while freeing
   }
   Context context() const override { return Context::gpu(device_id_); }
 
