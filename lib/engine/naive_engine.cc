@@ -58,6 +58,11 @@ void NaiveEngine::run(Operation& op) {
       done_cv.notify_all();
     });
     try {
+      // One thread runs every device's operations: make the op's GPU
+      // current, as each GPU worker of the threaded engine keeps its own
+      // (kernels launch on the current device; there a stream or a
+      // cuBLAS/cuDNN handle of another GPU fails).
+      if (op.ctx.is_gpu()) gpu::set_device(op.ctx.id);
       op.fn(rctx, done);
     } catch (...) {
       done(std::current_exception());
