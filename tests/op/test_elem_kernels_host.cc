@@ -610,3 +610,13 @@ TEST_CASE_TEMPLATE("argmax functor matches the CPU operator", T, float, double, 
     }
   }
 }
+
+TEST_CASE("argmax over an axis of arrays with no elements after it writes nothing") {
+  // outer * inner == 0: the GPU launches nothing; the CPU must not divide by it.
+  for (const Shape& shape : {Shape{2, 3, 0}, Shape{0, 3, 2}}) {
+    CAPTURE(shape.to_string());
+    const CpuResult cpu = run_cpu("argmax", {{"axis", "1"}}, {NDArray::zeros(shape)}, NDArray());
+    cpu.output.wait_to_read();
+    CHECK(cpu.output.shape() == Shape{shape[0], shape[2]});
+  }
+}
