@@ -4,6 +4,7 @@
 // through op::invoke. The block reductions are emulated thread by thread.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -258,15 +259,10 @@ TEST_CASE_TEMPLATE("clip, add_n, BlockGrad, zeros_like, ones_like functors", T, 
     for (OpReq req : {OpReq::kWrite, OpReq::kAdd}) {
       const auto base = random_values<T>(n, -1, 1, 11);
       std::vector<T> out(base);
-      for (int first = 0; first < count; first += kAddNChunk) {
-        AddNKernel<T> f{};
-        f.count = std::min(kAddNChunk, count - first);
-        for (int k = 0; k < f.count; ++k) f.xs[k] = xs[static_cast<size_t>(first + k)].data();
-        f.first = first == 0;
-        f.out = out.data();
-        f.req = req;
+      std::vector<const T*> ptrs;
+      for (const auto& v : xs) ptrs.push_back(v.data());
+      for (const AddNKernel<T>& f : add_n_chunks(ptrs, out.data(), req, "add_n"))
         for_each_element_host(n, f);
-      }
       const auto want = cpu.output.to_vector<T>();
       // With kWrite the sums run in the CPU's order.
       check_close(out, req == OpReq::kAdd ? plus(base, want) : want, "add_n",
@@ -277,6 +273,45 @@ TEST_CASE_TEMPLATE("clip, add_n, BlockGrad, zeros_like, ones_like functors", T, 
       for_each_element_host(n, CopyKernel<T>{g.data(), dx.data(), OpReq::kWrite});
       check_close(dx, cpu.grads[static_cast<size_t>(k)].to_vector<T>(), "add_n gradient", 0);
     }
+  }
+  // The output may be some of the inputs' arrays (as on the CPU, which reads
+  // an element's inputs before writing it): each launch after the first
+  // reads the running sum in out, so the inputs that are out go first.
+  for (int count : {3, kAddNChunk + 3, 2 * kAddNChunk + 1}) {
+    for (const std::vector<int>& aliased :
+         {std::vector<int>{0}, std::vector<int>{count - 1}, std::vector<int>{1, count - 1}}) {
+      CAPTURE(count);
+      CAPTURE(aliased.back());
+      std::vector<std::vector<T>> xs;
+      std::vector<NDArray> inputs;
+      // The aliased inputs hold one array's values, as they would.
+      const auto shared = random_values<T>(n, -1, 1, 300);
+      for (int k = 0; k < count; ++k) {
+        const bool is_out = std::count(aliased.begin(), aliased.end(), k) > 0;
+        xs.push_back(is_out ? shared : random_values<T>(n, -1, 1, 200 + static_cast<uint64_t>(k)));
+        inputs.push_back(array(shape, xs.back()));
+      }
+      const CpuResult cpu =
+          run_cpu("add_n", {{"num_args", std::to_string(count)}}, inputs, NDArray());
+      for (OpReq req : {OpReq::kWrite, OpReq::kAdd}) {
+        std::vector<T> out(shared);
+        std::vector<const T*> ptrs;
+        for (int k = 0; k < count; ++k)
+          ptrs.push_back(std::count(aliased.begin(), aliased.end(), k) > 0
+                             ? out.data()
+                             : xs[static_cast<size_t>(k)].data());
+        for (const AddNKernel<T>& f : add_n_chunks(ptrs, out.data(), req, "add_n"))
+          for_each_element_host(n, f);
+        const auto want = cpu.output.to_vector<T>();
+        check_close(out, req == OpReq::kAdd ? plus(shared, want) : want, "add_n into an input");
+      }
+    }
+  }
+  {
+    std::vector<T> out(static_cast<size_t>(n));
+    const std::vector<const T*> ptrs(kAddNChunk + 1, out.data());
+    CHECK_THROWS_WITH_AS(add_n_chunks(ptrs, out.data(), OpReq::kWrite, "add_n"),
+                         doctest::Contains("at most"), Error);
   }
   for (const char* op : {"BlockGrad", "zeros_like", "ones_like"}) {
     CAPTURE(op);
@@ -573,5 +608,15 @@ TEST_CASE_TEMPLATE("argmax functor matches the CPU operator", T, float, double, 
       for (size_t i = 0; i < out.size(); ++i)
         CHECK(static_cast<double>(out[i]) == static_cast<double>(want[i]));
     }
+  }
+}
+
+TEST_CASE("argmax over an axis of arrays with no elements after it writes nothing") {
+  // outer * inner == 0: the GPU launches nothing; the CPU must not divide by it.
+  for (const Shape& shape : {Shape{2, 3, 0}, Shape{0, 3, 2}}) {
+    CAPTURE(shape.to_string());
+    const CpuResult cpu = run_cpu("argmax", {{"axis", "1"}}, {NDArray::zeros(shape)}, NDArray());
+    cpu.output.wait_to_read();
+    CHECK(cpu.output.shape() == Shape{shape[0], shape[2]});
   }
 }

@@ -99,17 +99,9 @@ void copy_gpu(const char* op, const T* x, T* out, int64_t n, OpReq req, void* st
 template <typename T>
 void add_n_gpu(const char* op, const std::vector<const T*>& xs, T* out, int64_t n, OpReq req,
                void* stream) {
-  if (req == OpReq::kNull) return;
   // One launch per chunk of inputs, in order on the stream.
-  for (size_t first = 0; first < xs.size(); first += kAddNChunk) {
-    AddNKernel<T> f{};
-    f.count = static_cast<int>(std::min<size_t>(kAddNChunk, xs.size() - first));
-    for (int k = 0; k < f.count; ++k) f.xs[k] = xs[first + static_cast<size_t>(k)];
-    f.first = first == 0;
-    f.out = out;
-    f.req = req;
+  for (const AddNKernel<T>& f : add_n_chunks(xs, out, req, op))
     launch_elements(n, stream_of(stream), op, f);
-  }
 }
 
 #define MX_ELEMWISE_GPU_INSTANTIATE(T)                                                             \

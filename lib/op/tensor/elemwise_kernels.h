@@ -5,8 +5,10 @@
 // through launch_elements, so both compute exactly the same expressions.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "base/host_device.h"
 #include "op/tensor_ref.h"
@@ -287,5 +289,38 @@ struct AddNKernel {
     assign(out + i, first || req == OpReq::kNull ? req : OpReq::kWrite, s);
   }
 };
+
+// The chunks add_n launches, in order (one launch each, the later ones
+// reading the running sum in out). The CPU reads every input of an element
+// before writing it, so the output may be one of the inputs' arrays; here an
+// input that is `out` itself must be read by the first chunk, before any
+// launch writes out: such inputs then go first (more than kAddNChunk of them
+// is an error naming `where`). Nothing for kNull.
+template <typename T>
+std::vector<AddNKernel<T>> add_n_chunks(const std::vector<const T*>& xs, T* out, OpReq req,
+                                        const char* where) {
+  std::vector<AddNKernel<T>> chunks;
+  if (req == OpReq::kNull) return chunks;
+  std::vector<const T*> order(xs);
+  const auto late_alias = std::find(order.begin() + std::min<size_t>(order.size(), kAddNChunk),
+                                    order.end(), static_cast<const T*>(out));
+  if (late_alias != order.end()) {
+    std::stable_partition(order.begin(), order.end(),
+                          [out](const T* x) { return x == static_cast<const T*>(out); });
+    if (std::count(order.begin(), order.end(), static_cast<const T*>(out)) > kAddNChunk)
+      throw Error(
+          str(where, ": on the GPU the output may be at most ", kAddNChunk, " of the inputs"));
+  }
+  for (size_t first = 0; first < order.size(); first += kAddNChunk) {
+    AddNKernel<T> f{};
+    f.count = static_cast<int>(std::min<size_t>(kAddNChunk, order.size() - first));
+    for (int k = 0; k < f.count; ++k) f.xs[k] = order[first + static_cast<size_t>(k)];
+    f.first = first == 0;
+    f.out = out;
+    f.req = req;
+    chunks.push_back(f);
+  }
+  return chunks;
+}
 
 }  // namespace mx::op

@@ -261,7 +261,7 @@ void argmax_kernel(const ArgmaxParam& p, const ForwardCall& c) {
   T* out = c.outputs[0].ptr<T>();
   const OpReq req = c.req[0];
   if (req == OpReq::kNull || size == 0) return;
-  parallel_for(outer, std::max<int64_t>(1, kParallelGrain / (size * inner)),
+  parallel_for(outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, size * inner)),
                [&](int64_t o0, int64_t o1) {
                  std::vector<T> best(static_cast<size_t>(inner));
                  std::vector<int64_t> index(static_cast<size_t>(inner));
