@@ -8,6 +8,8 @@
 #if MX_USE_CUDA
 #include <cuda_runtime.h>
 #include <nccl.h>
+
+#include "op/cuda/cuda_check.h"
 #endif
 
 namespace mx::kvstore {
@@ -37,21 +39,17 @@ int nccl_rank(const std::vector<int>& devices, int device, int key) {
 #if MX_USE_CUDA
 namespace {
 
+constexpr const char* kWhere = "kvstore 'device'";
+
 void check(ncclResult_t result, const char* call) {
   if (result != ncclSuccess)
-    throw Error(str("kvstore 'device': ", call, " failed: ", ncclGetErrorString(result)));
-}
-void check(cudaError_t err, const char* call) {
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    throw Error(str("kvstore 'device': ", call, " failed: ", cudaGetErrorString(err)));
-  }
+    throw Error(str(kWhere, ": ", call, " failed: ", ncclGetErrorString(result)));
 }
 
 // Restores the calling thread's current GPU (an engine worker's) on exit.
 class DeviceGuard {
  public:
-  DeviceGuard() { check(cudaGetDevice(&previous_), "cudaGetDevice"); }
+  DeviceGuard() { MX_CUDA_CHECK(cudaGetDevice(&previous_), kWhere); }
   ~DeviceGuard() { cudaSetDevice(previous_); }
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;
@@ -74,9 +72,9 @@ NcclComm::NcclComm(std::vector<int> devices)
   handles_->comms.resize(devices_.size(), nullptr);
   check(ncclCommInitAll(handles_->comms.data(), n, devices_.data()), "ncclCommInitAll");
   for (int device : devices_) {
-    check(cudaSetDevice(device), "cudaSetDevice");
+    MX_CUDA_CHECK(cudaSetDevice(device), kWhere);
     cudaStream_t stream = nullptr;
-    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    MX_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), kWhere);
     handles_->streams.push_back(stream);
   }
 }
@@ -115,8 +113,8 @@ void NcclComm::reduce_sum(const std::vector<const void*>& sends, void* recv, int
   }
   check(ncclGroupEnd(), "ncclGroupEnd");
   for (size_t r = 0; r < devices_.size(); ++r) {
-    check(cudaSetDevice(devices_[r]), "cudaSetDevice");
-    check(cudaStreamSynchronize(handles_->streams[r]), "cudaStreamSynchronize");
+    MX_CUDA_CHECK(cudaSetDevice(devices_[r]), kWhere);
+    MX_CUDA_CHECK(cudaStreamSynchronize(handles_->streams[r]), kWhere);
   }
 }
 #endif

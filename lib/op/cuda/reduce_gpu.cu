@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "op/cuda/device_value.cuh"
 #include "op/cuda/launch.cuh"
 #include "op/cuda/reduce_gpu.h"
 
@@ -50,16 +51,6 @@ void reduce_with(const char* op, const R& reducer, const ReduceIndex& index, con
   check_launch("block_reduce_kernel", op);
 }
 
-// float16 is compared as __half on the device.
-template <typename T>
-struct DeviceType {
-  using type = T;
-};
-template <>
-struct DeviceType<half_t> {
-  using type = __half;
-};
-
 }  // namespace
 
 template <typename T>
@@ -99,7 +90,7 @@ template <typename T>
 void argmax_gpu(const char* op, const T* in, T* out, int64_t outer, int64_t size, int64_t inner,
                 OpReq req, void* stream) {
   if (req == OpReq::kNull || size == 0) return;
-  using D = typename DeviceType<T>::type;
+  using D = DeviceType<T>;  // float16 is compared as __half on the device
   launch_elements(
       outer * inner, stream_of(stream), op,
       ArgmaxKernel<D>{reinterpret_cast<const D*>(in), reinterpret_cast<D*>(out), req, size, inner});
