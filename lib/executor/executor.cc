@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <type_traits>
 
 #include "base/error.h"
 #include "base/strings.h"
+#include "graph/fuse_inference.h"
+#include "op/dnnl/dnnl_switch.h"
 #include "op/registry.h"
 #include "storage/storage.h"
 
@@ -55,6 +58,19 @@ void check_kernels(const graph::IndexedGraph& graph, const graph::ExecPlan& plan
                              backward ? "backward kernel" : "kernel", " on ", ctx.to_string()));
     }
   }
+}
+
+// The inference fusion runs for CPU inference with oneDNN on, unless
+// MX_DNNL_FUSE=0 (to compare, or to rule it out).
+bool fusion_wanted(const BindOptions& options) {
+  if (!options.fuse_inference || options.for_training || options.ctx.kind() != DeviceKind::kCPU ||
+      !op::dnnl_enabled())
+    return false;
+  static const bool allowed = [] {
+    const char* env = std::getenv("MX_DNNL_FUSE");
+    return env == nullptr || std::string(env) != "0";
+  }();
+  return allowed;
 }
 
 }  // namespace
@@ -177,6 +193,15 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
     dtypes[name] = a.dtype();
   }
   for (const auto& [name, dtype] : options_.dtypes) dtypes[name] = dtype;
+  if (fusion_wanted(options_)) {
+    graph::EntryTypes entries = graph::infer_bound_entries(*graph_, known_shapes, dtypes);
+    graph::InferenceFusion fused =
+        graph::fuse_for_inference(*graph_, entries.shapes, entries.dtypes);
+    if (fused.fused_nodes > 0) {
+      graph_ = std::make_unique<graph::IndexedGraph>(fused.heads);
+      fused_nodes_ = fused.fused_nodes;
+    }
+  }
   graph::GraphPlan planned =
       graph::plan_graph(*graph_, known_shapes, dtypes, graph_plan_options(options_));
   report_ = planned_report(planned);

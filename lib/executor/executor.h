@@ -28,6 +28,12 @@ struct BindOptions {
   graph::MirrorPolicy mirror = graph::MirrorPolicy::kNone;
   // Element types of the arguments (default float32).
   std::map<std::string, DType> dtypes;
+  // Inference on the CPU with oneDNN: runs of convolutions, BatchNorm,
+  // activations, pooling and additions run as fused oneDNN graphs
+  // (graph/fuse_inference.h). Only with for_training = false; forward(true)
+  // is then refused. Off by default; mx-predict turns it on (MX_DNNL_FUSE=0
+  // turns it off).
+  bool fuse_inference = false;
 };
 
 // What the planner decided and what the storage counters saw.
@@ -80,6 +86,8 @@ class Executor {
   std::unique_ptr<Executor> reshape(const graph::ShapeMap& input_shapes) const;
 
   MemoryReport memory_report() const { return report_; }
+  // Nodes the inference fusion made (0 when it did not run or found nothing).
+  int fused_nodes() const { return fused_nodes_; }
 
   // Runs forward(train) and backward `iterations` times, one step at a time
   // with a wait after each, and returns the mean milliseconds of every step
@@ -128,6 +136,7 @@ class Executor {
   std::map<size_t, op::OpInstance> sum_ops_;  // gradient sums by input count
   Monitor monitor_;
   bool forward_was_train_ = false;
+  int fused_nodes_ = 0;
 };
 
 }  // namespace mx

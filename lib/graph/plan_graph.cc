@@ -1,13 +1,14 @@
 #include "graph/plan_graph.h"
 
 #include <optional>
+#include <utility>
 
 #include "graph/infer.h"
 
 namespace mx::graph {
 
-GraphPlan plan_graph(const IndexedGraph& g, const ShapeMap& shapes,
-                     const std::map<std::string, DType>& dtypes, const GraphPlanOptions& options) {
+EntryTypes infer_bound_entries(const IndexedGraph& g, const ShapeMap& shapes,
+                               const std::map<std::string, DType>& dtypes) {
   std::vector<Shape> entry_shapes(g.num_entries());
   std::vector<std::optional<DType>> entry_types(g.num_entries());
   for (uint32_t v : g.variables()) {
@@ -23,9 +24,14 @@ GraphPlan plan_graph(const IndexedGraph& g, const ShapeMap& shapes,
   entry_types = infer_entry_types(g, entry_types);
   std::vector<DType> types;
   for (const auto& t : entry_types) types.push_back(t.value_or(DType::kFloat32));
+  return {std::move(entry_shapes), std::move(types)};
+}
 
+GraphPlan plan_graph(const IndexedGraph& g, const ShapeMap& shapes,
+                     const std::map<std::string, DType>& dtypes, const GraphPlanOptions& options) {
+  EntryTypes entries = infer_bound_entries(g, shapes, dtypes);
   GraphPlan out;
-  out.plan = build_plan(g, entry_shapes, types, options.plan);
+  out.plan = build_plan(g, entries.shapes, entries.dtypes, options.plan);
   if (options.plan.for_training && options.mirror != MirrorPolicy::kNone)
     out.recompute_steps = apply_mirroring(out.plan, g, mirror_nodes(g, options.mirror));
   out.memory = plan_memory(out.plan, g, options.memory);

@@ -26,8 +26,17 @@ struct GraphPlan {
   size_t recompute_steps = 0;  // forward steps mirroring added
 };
 
-// `shapes` and `dtypes` by variable name; variables without a dtype (other
-// than auxiliary states, which infer theirs) are float32.
+// Every entry's shape and dtype from `shapes` and `dtypes` by variable
+// name; variables without a dtype (other than auxiliary states, which infer
+// theirs) are float32.
+struct EntryTypes {
+  std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+};
+EntryTypes infer_bound_entries(const IndexedGraph& g, const ShapeMap& shapes,
+                               const std::map<std::string, DType>& dtypes);
+
+// `shapes` and `dtypes` as for infer_bound_entries.
 GraphPlan plan_graph(const IndexedGraph& g, const ShapeMap& shapes,
                      const std::map<std::string, DType>& dtypes, const GraphPlanOptions& options);
 

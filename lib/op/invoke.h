@@ -18,6 +18,10 @@ class OpInstance {
   // Throws InputError for an unknown operator or bad parameters; `owner`
   // names the layer in messages (default: the operator's name).
   OpInstance(const std::string& op, const AttrMap& attrs, const std::string& owner = "");
+  // An operator made by a graph pass rather than found in the registry (a
+  // fused inference graph): `def` must outlive every instance.
+  OpInstance(const OpDef& def, ParamsPtr params, std::string owner)
+      : def_(&def), params_(std::move(params)), owner_(std::move(owner)) {}
 
   const OpDef& def() const { return *def_; }
   const ParamsPtr& params() const { return params_; }

@@ -15,6 +15,7 @@
 
 #include "base/param.h"
 #include "engine/engine.h"
+#include "op/inference_layer.h"
 #include "op/resources.h"
 #include "op/tensor_ref.h"
 
@@ -104,6 +105,12 @@ struct OpDef {
   // from the parameters and the input and output shapes; unset: one per
   // element of output 0. Read through forward_flops().
   std::function<double(const ParamsPtr&, const ShapeVector& in, const ShapeVector& out)> flops;
+  // The node's forward pass in inference as a layer of a fused CPU inference
+  // graph (op/inference_layer.h), from the parameters and the known input
+  // and output shapes; unset or nullopt: the node is not fused.
+  std::function<std::optional<InferenceLayer>(const ParamsPtr&, const ShapeVector& in,
+                                              const ShapeVector& out)>
+      inference_layer;
 
   double forward_flops(const ParamsPtr& params, const ShapeVector& in,
                        const ShapeVector& out) const {
@@ -229,6 +236,15 @@ class OpBuilder {
   }
   OpBuilder& flops(std::function<double(const P&, const ShapeVector&, const ShapeVector&)> fn) {
     def_.flops = [fn](const ParamsPtr& p, const ShapeVector& in, const ShapeVector& out) {
+      return fn(cast(p), in, out);
+    };
+    return *this;
+  }
+
+  OpBuilder& inference_layer(
+      std::function<std::optional<InferenceLayer>(const P&, const ShapeVector&, const ShapeVector&)>
+          fn) {
+    def_.inference_layer = [fn](const ParamsPtr& p, const ShapeVector& in, const ShapeVector& out) {
       return fn(cast(p), in, out);
     };
     return *this;

@@ -101,6 +101,7 @@ void Predictor::bind(const Shape& data_shape) {
   BindOptions options;
   options.ctx = ctx_;
   options.for_training = false;
+  options.fuse_inference = true;
   auto inferred = symbol_.infer_shape({{data_name_, data_shape}});
   const auto args = symbol_.list_arguments();
   std::map<std::string, NDArray> arrays, aux;

@@ -1,66 +1,12 @@
 #include "op/dnnl/dnnl_convolution.h"
 
 #include "op/dnnl/dnnl_context.h"
+#include "op/dnnl/dnnl_descs.h"
 
 namespace mx::op::dnnl_impl {
 namespace {
 
-using prop = dnnl::prop_kind;
 using algo = dnnl::algorithm;
-
-// The memory descriptors of one convolution in mx's plain layouts (a 1-D
-// convolution is a 2-D one of height 1).
-struct ConvDescs {
-  dims src, weights, bias, dst, strides, dilates, pad_l, pad_r;
-  tag weights_tag;
-
-  explicit ConvDescs(const ConvGeom& g) {
-    const Window2d& w = g.win;
-    src = {g.batch, g.channels, g.height, g.width};
-    dst = {g.batch, g.filters, g.out_height, g.out_width};
-    bias = {g.filters};
-    if (g.groups == 1) {
-      weights = {g.filters, g.channels, w.kernel[0], w.kernel[1]};
-      weights_tag = tag::oihw;
-    } else {
-      weights = {g.groups, g.filters / g.groups, g.channels / g.groups, w.kernel[0], w.kernel[1]};
-      weights_tag = tag::goihw;
-    }
-    strides = {w.stride[0], w.stride[1]};
-    dilates = {w.dilate[0] - 1, w.dilate[1] - 1};
-    pad_l = {w.pad[0], w.pad[1]};
-    // The right padding that gives exactly the output size (the last window
-    // may stop short of the padded edge).
-    pad_r = {(g.out_height - 1) * w.stride[0] + w.dilated(0) - g.height - w.pad[0],
-             (g.out_width - 1) * w.stride[1] + w.dilated(1) - g.width - w.pad[1]};
-  }
-
-  dnnl::convolution_forward::desc forward_desc(bool with_bias) const {
-    if (with_bias)
-      return {prop::forward_training,
-              algo::convolution_direct,
-              any(src),
-              any(weights),
-              any(bias),
-              any(dst),
-              strides,
-              dilates,
-              pad_l,
-              pad_r};
-    return {prop::forward_training,
-            algo::convolution_direct,
-            any(src),
-            any(weights),
-            any(dst),
-            strides,
-            dilates,
-            pad_l,
-            pad_r};
-  }
-  dnnl::convolution_forward::primitive_desc forward_pd(bool with_bias) const {
-    return {forward_desc(with_bias), scratch_attr(), cpu_engine()};
-  }
-};
 
 std::string geom_key(const char* pass, const ConvGeom& g) {
   const Window2d& w = g.win;
@@ -69,17 +15,11 @@ std::string geom_key(const char* pass, const ConvGeom& g) {
                   w.dilate[0], w.dilate[1], w.pad[0], w.pad[1]);
 }
 
-// oneDNN needs non-negative right padding; mx's shape rules always give it.
-bool supported(const ConvGeom& g) {
-  const ConvDescs d(g);
-  return d.pad_r[0] >= 0 && d.pad_r[1] >= 0 && g.batch > 0;
-}
-
 }  // namespace
 
 bool conv_forward(const ConvGeom& g, const float* x, const float* w, const float* bias, float* y,
                   OpReq req, const OpResources& res, std::optional<ContentStamp> w_stamp) {
-  if (!supported(g)) return false;
+  if (!conv_supported(g)) return false;
   if (req == OpReq::kNull) return true;
   const bool with_bias = bias != nullptr;
   auto step = cached_step(geom_key(with_bias ? "conv_fwd_b" : "conv_fwd", g), [&] {
@@ -107,7 +47,7 @@ bool conv_backward_data(const ConvGeom& g, const float* dy, const float* w, floa
                         const OpResources& res) {
   // An image layer's data gradient (1 to 3 channels): oneDNN pads the
   // channels to its block of 16 and is slower than im2col (bench_ops).
-  if (!supported(g) || g.channels / g.groups < 4) return false;
+  if (!conv_supported(g) || g.channels / g.groups < 4) return false;
   if (req == OpReq::kNull) return true;
   auto step = cached_step(geom_key("conv_bwd_data", g), [&] {
     const ConvDescs d(g);
@@ -126,7 +66,7 @@ bool conv_backward_data(const ConvGeom& g, const float* dy, const float* w, floa
 
 bool conv_backward_weights(const ConvGeom& g, const float* x, const float* dy, float* dw,
                            OpReq w_req, float* db, OpReq b_req, const OpResources& res) {
-  if (!supported(g)) return false;
+  if (!conv_supported(g)) return false;
   const bool with_bias = db != nullptr && b_req != OpReq::kNull;
   if (w_req == OpReq::kNull && !with_bias) return true;
   auto step = cached_step(geom_key(with_bias ? "conv_bwd_w_b" : "conv_bwd_w", g), [&] {

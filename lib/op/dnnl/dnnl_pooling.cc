@@ -4,6 +4,7 @@
 #include <array>
 
 #include "op/dnnl/dnnl_context.h"
+#include "op/dnnl/dnnl_descs.h"
 
 namespace mx::op::dnnl_impl {
 namespace {
@@ -19,15 +20,12 @@ struct PoolDescs {
   explicit PoolDescs(const PoolSpec& s)
       : src(plain({s.batch, s.channels, s.height, s.width}, tag::nchw)),
         dst(plain({s.batch, s.channels, s.out_height, s.out_width}, tag::nchw)),
-        strides{s.win.stride[0], s.win.stride[1]},
-        kernel{s.win.kernel[0], s.win.kernel[1]},
-        pad_l{s.win.pad[0], s.win.pad[1]},
-        kind(s.max           ? algo::pooling_max
-             : s.include_pad ? algo::pooling_avg_include_padding
-                             : algo::pooling_avg_exclude_padding) {
-    const std::array<int64_t, 2> in{s.height, s.width}, out{s.out_height, s.out_width};
-    for (size_t d = 0; d < 2; ++d)
-      pad_r.push_back(std::max(pad_l[d], (out[d] - 1) * strides[d] + kernel[d] - in[d] - pad_l[d]));
+        kind(pool_algorithm(s)) {
+    const PoolWindowDims w = pool_window_dims(s);
+    strides.assign(w.strides.begin(), w.strides.end());
+    kernel.assign(w.kernel.begin(), w.kernel.end());
+    pad_l.assign(w.pad_l.begin(), w.pad_l.end());
+    pad_r.assign(w.pad_r.begin(), w.pad_r.end());
   }
 
   dnnl::pooling_forward::primitive_desc forward_pd(prop kind_of_pass) const {
@@ -35,20 +33,6 @@ struct PoolDescs {
     return {desc, scratch_attr(), cpu_engine()};
   }
 };
-
-// MXNet's and oneDNN's windows agree when no window lies wholly in the
-// padding and, for an average over the padding, none reaches past it (the
-// 'full' convention's last window), where MXNet divides by less than the
-// kernel size.
-bool supported(const PoolSpec& s) {
-  if (s.batch <= 0 || s.channels <= 0) return false;
-  const PoolDescs d(s);
-  for (size_t k = 0; k < 2; ++k) {
-    if (d.pad_l[k] >= d.kernel[k] || d.pad_r[k] >= d.kernel[k]) return false;
-    if (!s.max && s.include_pad && d.pad_r[k] > d.pad_l[k]) return false;
-  }
-  return true;
-}
 
 std::string spec_key(const char* pass, const PoolSpec& s) {
   const Window2d& w = s.win;
@@ -66,8 +50,35 @@ std::byte* thread_buffer(size_t bytes) {
 
 }  // namespace
 
+PoolWindowDims pool_window_dims(const PoolSpec& s) {
+  PoolWindowDims w;
+  const std::array<int64_t, 2> in{s.height, s.width}, out{s.out_height, s.out_width};
+  for (size_t d = 0; d < 2; ++d) {
+    w.strides[d] = s.win.stride[d];
+    w.kernel[d] = s.win.kernel[d];
+    w.pad_l[d] = s.win.pad[d];
+    w.pad_r[d] =
+        std::max(w.pad_l[d], (out[d] - 1) * w.strides[d] + w.kernel[d] - in[d] - w.pad_l[d]);
+  }
+  return w;
+}
+
+// MXNet's and oneDNN's windows agree when no window lies wholly in the
+// padding and, for an average over the padding, none reaches past it (the
+// 'full' convention's last window), where MXNet divides by less than the
+// kernel size.
+bool pool_supported(const PoolSpec& s) {
+  if (s.batch <= 0 || s.channels <= 0) return false;
+  const PoolWindowDims d = pool_window_dims(s);
+  for (size_t k = 0; k < 2; ++k) {
+    if (d.pad_l[k] >= d.kernel[k] || d.pad_r[k] >= d.kernel[k]) return false;
+    if (!s.max && s.include_pad && d.pad_r[k] > d.pad_l[k]) return false;
+  }
+  return true;
+}
+
 bool pool_forward(const PoolSpec& s, const float* x, float* y, OpReq req, const OpResources& res) {
-  if (!supported(s)) return false;
+  if (!pool_supported(s)) return false;
   if (req == OpReq::kNull) return true;
   auto step = cached_step(spec_key("pool_fwd", s), [&] {
     const PoolDescs d(s);
@@ -81,7 +92,7 @@ bool pool_forward(const PoolSpec& s, const float* x, float* y, OpReq req, const 
 
 bool pool_backward(const PoolSpec& s, const float* x, const float* dy, float* dx, OpReq req,
                    const OpResources& res) {
-  if (!supported(s)) return false;
+  if (!pool_supported(s)) return false;
   if (req == OpReq::kNull) return true;
   if (!s.max) {
     auto step = cached_step(spec_key("pool_bwd", s), [&] {

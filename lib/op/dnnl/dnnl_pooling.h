@@ -3,6 +3,7 @@
 // the case (the caller then runs the reference kernel).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "op/nn/conv_util.h"
@@ -15,6 +16,15 @@ struct PoolSpec {
   bool max = true;
   bool include_pad = true;  // average: divide by the window clipped to data + padding
 };
+
+// Strides, kernel and padding as oneDNN takes them: the right padding
+// reaches the last window (MXNet's 'full' convention).
+struct PoolWindowDims {
+  std::array<int64_t, 2> strides, kernel, pad_l, pad_r;
+};
+PoolWindowDims pool_window_dims(const PoolSpec& s);
+// True when oneDNN computes the case as MXNet does (see dnnl_pooling.cc).
+bool pool_supported(const PoolSpec& s);
 
 bool pool_forward(const PoolSpec& s, const float* x, float* y, OpReq req, const OpResources& res);
 

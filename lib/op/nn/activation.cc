@@ -65,6 +65,20 @@ void register_activation_ops(OpRegistry& r) {
       .inplace({{0, 0}})
       .backward_uses(false, true)
       .backward_inplace()
+      .inference_layer([](const ActivationParam& p, const ShapeVector& in,
+                          const ShapeVector&) -> std::optional<InferenceLayer> {
+        if (in[0].ndim() != 4) return std::nullopt;
+        InferenceLayer layer;
+        layer.kind = LayerKind::kActivation;
+        switch (p.act_type) {
+          case ActType::kRelu: layer.activation = LayerActivation::kRelu; break;
+          case ActType::kSigmoid: layer.activation = LayerActivation::kSigmoid; break;
+          case ActType::kTanh: layer.activation = LayerActivation::kTanh; break;
+          case ActType::kSoftRelu: layer.activation = LayerActivation::kSoftRelu; break;
+          default: return std::nullopt;
+        }
+        return layer;
+      })
       .forward_cpu([](const ActivationParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "Activation", [&](auto tag) {
           using T = typename decltype(tag)::type;

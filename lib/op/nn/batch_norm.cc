@@ -286,6 +286,15 @@ void register_batch_norm_ops(OpRegistry& r) {
       .visible_outputs([](const BatchNormParam& p) { return p.output_mean_var ? 3 : 1; })
       .infer_shape(infer_batch_norm)
       .backward_ignores_outputs({0})
+      .inference_layer([](const BatchNormParam& p, const ShapeVector& in,
+                          const ShapeVector&) -> std::optional<InferenceLayer> {
+        if (in[0].ndim() != 4 || channel_axis(p, 4) != 1) return std::nullopt;
+        InferenceLayer layer;
+        layer.kind = LayerKind::kBatchNorm;
+        layer.bn_eps = p.eps;
+        layer.bn_fix_gamma = p.fix_gamma;
+        return layer;
+      })
       .forward_cpu([](const BatchNormParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "BatchNorm",
                       [&](auto tag) { batch_norm_forward<typename decltype(tag)::type>(p, c); });

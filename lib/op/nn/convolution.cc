@@ -489,6 +489,15 @@ void register_convolution_ops(OpRegistry& r) {
       .backward_uses(true, false)
       .expensive()
       .flops(convolution_flops)
+      .inference_layer([](const ConvolutionParam& p, const ShapeVector& in,
+                          const ShapeVector& out) -> std::optional<InferenceLayer> {
+        if (in[0].ndim() != 4) return std::nullopt;
+        InferenceLayer layer;
+        layer.kind = LayerKind::kConvolution;
+        layer.conv = convolution_geom(p, in[0], out[0]);
+        layer.conv_bias = !p.no_bias;
+        return layer;
+      })
       .forward_cpu([](const ConvolutionParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "Convolution",
                       [&](auto tag) { convolution_forward<typename decltype(tag)::type>(p, c); });

@@ -240,7 +240,6 @@ void unpool_plane(const PoolingParam& p, const PoolGeom& g, const T* x, const T*
   }
 }
 
-#if MX_USE_DNNL
 // The case as oneDNN sees it; sum pooling stays with the reference kernel.
 std::optional<dnnl_impl::PoolSpec> dnnl_spec(const PoolingParam& p, const PoolGeom& g,
                                              const Shape& data) {
@@ -257,7 +256,6 @@ std::optional<dnnl_impl::PoolSpec> dnnl_spec(const PoolingParam& p, const PoolGe
   s.include_pad = p.count_include_pad.value_or(true);
   return s;
 }
-#endif
 
 int64_t plane_grain(const PoolGeom& g) {
   return std::max<int64_t>(
@@ -351,6 +349,16 @@ void register_pooling_ops(OpRegistry& r) {
   pooling.describe("1-D or 2-D max, average or sum pooling, optionally over the whole plane.")
       .inputs({"data"})
       .infer_shape(infer_pooling)
+      .inference_layer([](const PoolingParam& p, const ShapeVector& in,
+                          const ShapeVector& out) -> std::optional<InferenceLayer> {
+        if (in[0].ndim() != 4) return std::nullopt;
+        auto spec = dnnl_spec(p, pool_geom(p, in[0], out[0]), in[0]);
+        if (!spec) return std::nullopt;
+        InferenceLayer layer;
+        layer.kind = LayerKind::kPooling;
+        layer.pool = *spec;
+        return layer;
+      })
       .forward_cpu([](const PoolingParam& p, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, "Pooling",
                       [&](auto tag) { pooling_forward<typename decltype(tag)::type>(p, c); });

@@ -53,6 +53,13 @@ void register_binary(OpRegistry& r, const char* name, Binary kind, const char* w
       .inputs({"lhs", "rhs"})
       .infer_shape(same_shape)
       .inplace({{0, 0}, {1, 0}})
+      .inference_layer([kind](const NoParams&, const ShapeVector& in,
+                              const ShapeVector&) -> std::optional<InferenceLayer> {
+        if (kind != Binary::kAdd || in[0].ndim() != 4 || in[0] != in[1]) return std::nullopt;
+        InferenceLayer layer;
+        layer.kind = LayerKind::kAdd;
+        return layer;
+      })
       .forward_cpu([kind, name](const NoParams&, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;

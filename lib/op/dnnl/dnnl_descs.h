@@ -1,0 +1,72 @@
+// oneDNN descriptors of mx's layer geometries, shared by the per-operator
+// kernels and the fused inference graph (dnnl_inference_graph.h).
+#pragma once
+
+#include <algorithm>
+
+#include "op/dnnl/dnnl_context.h"
+#include "op/dnnl/dnnl_pooling.h"
+#include "op/nn/conv_util.h"
+
+namespace mx::op::dnnl_impl {
+
+// The memory descriptors of one convolution in mx's plain layouts (a 1-D
+// convolution is a 2-D one of height 1).
+struct ConvDescs {
+  dims src, weights, bias, dst, strides, dilates, pad_l, pad_r;
+  tag weights_tag;
+
+  explicit ConvDescs(const ConvGeom& g) {
+    const Window2d& w = g.win;
+    src = {g.batch, g.channels, g.height, g.width};
+    dst = {g.batch, g.filters, g.out_height, g.out_width};
+    bias = {g.filters};
+    if (g.groups == 1) {
+      weights = {g.filters, g.channels, w.kernel[0], w.kernel[1]};
+      weights_tag = tag::oihw;
+    } else {
+      weights = {g.groups, g.filters / g.groups, g.channels / g.groups, w.kernel[0], w.kernel[1]};
+      weights_tag = tag::goihw;
+    }
+    strides = {w.stride[0], w.stride[1]};
+    dilates = {w.dilate[0] - 1, w.dilate[1] - 1};
+    pad_l = {w.pad[0], w.pad[1]};
+    // The right padding that gives exactly the output size. The last window
+    // may stop short of the data's edge (a strided 1x1 convolution of an
+    // even size): oneDNN then takes 0, which gives the same output size
+    // since it rounds the window count down.
+    pad_r = {
+        std::max<int64_t>(0, (g.out_height - 1) * w.stride[0] + w.dilated(0) - g.height - w.pad[0]),
+        std::max<int64_t>(0, (g.out_width - 1) * w.stride[1] + w.dilated(1) - g.width - w.pad[1])};
+  }
+
+  dnnl::convolution_forward::desc forward_desc(
+      bool with_bias, dnnl::prop_kind pass = dnnl::prop_kind::forward_training) const {
+    if (with_bias)
+      return {pass,      dnnl::algorithm::convolution_direct,
+              any(src),  any(weights),
+              any(bias), any(dst),
+              strides,   dilates,
+              pad_l,     pad_r};
+    return {pass,     dnnl::algorithm::convolution_direct,
+            any(src), any(weights),
+            any(dst), strides,
+            dilates,  pad_l,
+            pad_r};
+  }
+  dnnl::convolution_forward::primitive_desc forward_pd(bool with_bias) const {
+    return {forward_desc(with_bias), scratch_attr(), cpu_engine()};
+  }
+};
+
+// oneDNN takes every convolution mx's shape rules allow, with images.
+inline bool conv_supported(const ConvGeom& g) { return g.batch > 0; }
+
+// MXNet's max, average over the padding, or average over the data alone.
+inline dnnl::algorithm pool_algorithm(const PoolSpec& s) {
+  return s.max           ? dnnl::algorithm::pooling_max
+         : s.include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                         : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+}  // namespace mx::op::dnnl_impl

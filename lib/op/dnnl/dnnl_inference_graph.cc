@@ -1,0 +1,795 @@
+#include "op/dnnl/dnnl_inference_graph.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include "base/error.h"
+#include "base/strings.h"
+#include "op/dnnl/dnnl_context.h"
+#include "op/dnnl/dnnl_descs.h"
+
+namespace mx::op::dnnl_impl {
+namespace {
+
+using prop = dnnl::prop_kind;
+using md = dnnl::memory::desc;
+
+constexpr size_t kAlign = 64;
+size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+dnnl::algorithm eltwise_algorithm(LayerActivation a) {
+  switch (a) {
+    case LayerActivation::kRelu: return dnnl::algorithm::eltwise_relu;
+    case LayerActivation::kSigmoid: return dnnl::algorithm::eltwise_logistic;
+    case LayerActivation::kTanh: return dnnl::algorithm::eltwise_tanh;
+    case LayerActivation::kSoftRelu: return dnnl::algorithm::eltwise_soft_relu;
+  }
+  return dnnl::algorithm::eltwise_relu;
+}
+
+dims dims_of(const Shape& s) {
+  dims d;
+  for (int i = 0; i < s.ndim(); ++i) d.push_back(s[i]);
+  return d;
+}
+
+// Bytes that stay 64-byte aligned and live across runs (prepared weights).
+class AlignedBuffer {
+ public:
+  void* reserve(size_t bytes) {
+    if (bytes_.size() < bytes + kAlign) bytes_.resize(bytes + kAlign);
+    return data();
+  }
+  void* data() {
+    auto address = reinterpret_cast<uintptr_t>(bytes_.data());
+    return bytes_.data() + (aligned(address) - address);
+  }
+
+ private:
+  std::vector<std::byte> bytes_;
+};
+
+}  // namespace
+
+struct DnnlInferenceGraph::Impl {
+  // One tensor of the graph: a graph input (read where the caller has it, in
+  // plain layout) or an intermediate in the workspace.
+  struct Value {
+    md desc;
+    int input = -1;  // the graph input it is
+    int slot = -1;   // workspace slot, once planned
+    int last_use = -1;
+  };
+  // Where an argument of a primitive lives at run time.
+  enum class Source { kValue, kWeights, kBias, kScaleShift, kInput, kOutput };
+  struct Arg {
+    int arg;
+    Source source;
+    int index;  // value, conv state, BatchNorm state, input or output
+    md desc;
+  };
+  struct Exec {
+    dnnl::primitive primitive;
+    std::vector<Arg> args;
+    std::vector<int> reads, writes;  // values
+    int inplace_from = -1;           // writes[0] may take this value's slot when it dies here
+    size_t scratchpad = 0;
+  };
+  // A convolution's weights and bias as the primitive takes them: reordered,
+  // with a following BatchNorm folded in, once per content of their sources.
+  struct ConvState {
+    int weight = -1, bias = -1;                      // graph inputs
+    int gamma = -1, beta = -1, mean = -1, var = -1;  // of a folded BatchNorm
+    bool fold = false, fix_gamma = true;
+    double eps = 0;
+    int64_t filters = 0;
+    md plain_weights, weights;
+    std::optional<dnnl::reorder> reorder;
+    std::vector<std::optional<ContentStamp>> stamps;
+    bool ready = false;
+    AlignedBuffer reordered;
+    std::vector<float> folded, folded_bias;
+    const void *weights_at = nullptr, *bias_at = nullptr;
+  };
+  struct BatchNormState {
+    int gamma, beta;
+    bool fix_gamma;
+    std::vector<float> scale_shift;  // (2, channels): scale, then shift
+  };
+
+  FusedGraphDesc desc;
+  std::vector<Value> values;
+  std::vector<Shape> shapes;  // per graph value
+  std::vector<Exec> execs;
+  std::vector<ConvState> convs;
+  std::vector<BatchNormState> batch_norms;
+  std::vector<size_t> slot_offsets;
+  size_t scratch_offset = 0;
+  Stats stats;
+  std::mutex mutex;
+  AlignedBuffer own_workspace;  // when the caller has no TempSpace
+
+  // The one layout of every convolution's input and output: mixing the
+  // layouts each convolution prefers alone costs a reorder between layers.
+  tag activation_tag = tag::any;
+
+  // Planning state.
+  std::vector<std::vector<int>> consumers;  // per value: layers reading it
+  std::vector<bool> is_output;
+  std::vector<int> emit_at;    // per layer: the layer whose turn runs it
+  std::vector<bool> absorbed;  // run as part of another layer's primitive
+  std::vector<std::tuple<int, md, int>> reordered_values;  // (value, layout, copy)
+
+  explicit Impl(const FusedGraphDesc& d) : desc(d) {
+    const int n = d.num_values();
+    values.resize(static_cast<size_t>(n));
+    shapes.resize(static_cast<size_t>(n));
+    consumers.resize(static_cast<size_t>(n));
+    is_output.assign(static_cast<size_t>(n), false);
+    for (size_t i = 0; i < d.inputs.size(); ++i) {
+      values[i].input = static_cast<int>(i);
+      shapes[i] = d.inputs[i];
+      if (d.inputs[i].ndim() == 4) values[i].desc = plain(dims_of(d.inputs[i]), tag::nchw);
+    }
+    for (size_t l = 0; l < d.layers.size(); ++l) {
+      for (int v : d.layers[l].inputs)
+        consumers[static_cast<size_t>(v)].push_back(static_cast<int>(l));
+      shapes[static_cast<size_t>(d.value_of_layer(l))] = output_shape(d.layers[l]);
+    }
+    for (int v : d.outputs) is_output[static_cast<size_t>(v)] = true;
+    plan_fusions();
+    activation_tag = preferred_activation_tag();
+    for (size_t l = 0; l < d.layers.size(); ++l) emit_turn(static_cast<int>(l));
+    plan_workspace();
+  }
+
+  const FusedLayer& layer(int l) const { return desc.layers[static_cast<size_t>(l)]; }
+  int value_of(int l) const { return desc.value_of_layer(static_cast<size_t>(l)); }
+  int data_of(int l) const { return layer(l).inputs[0]; }
+
+  Shape output_shape(const FusedLayer& f) const {
+    const InferenceLayer& l = f.layer;
+    switch (l.kind) {
+      case LayerKind::kConvolution:
+        return Shape{l.conv.batch, l.conv.filters, l.conv.out_height, l.conv.out_width};
+      case LayerKind::kPooling:
+        return Shape{l.pool.batch, l.pool.channels, l.pool.out_height, l.pool.out_width};
+      default: return shapes[static_cast<size_t>(f.inputs[0])];
+    }
+  }
+
+  // The layout most of the convolutions' work prefers (by FLOPs), each
+  // asked alone with every layout left to oneDNN.
+  tag preferred_activation_tag() const {
+    const tag candidates[] = {tag::nhwc, tag::nChw16c, tag::nChw8c, tag::nchw};
+    double weight[std::size(candidates)] = {};
+    for (const FusedLayer& f : desc.layers) {
+      if (f.layer.kind != LayerKind::kConvolution) continue;
+      const ConvGeom& g = f.layer.conv;
+      const ConvDescs cd(g);
+      dnnl::convolution_forward::primitive_desc pd(
+          cd.forward_desc(f.layer.conv_bias, prop::forward_inference), scratch_attr(),
+          cpu_engine());
+      const double flops = static_cast<double>(g.batch * g.filters * g.out_plane()) *
+                           static_cast<double>(g.group_rows());
+      for (size_t c = 0; c < std::size(candidates); ++c)
+        if (pd.src_desc() == plain(cd.src, candidates[c])) weight[c] += flops;
+    }
+    size_t best = 0;
+    for (size_t c = 1; c < std::size(candidates); ++c)
+      if (weight[c] > weight[best]) best = c;
+    return weight[best] > 0 ? candidates[best] : tag::any;
+  }
+
+  // The one layer reading value v, when v is read by one layer only and is
+  // not handed back (so a fused primitive may keep it to itself).
+  std::optional<int> sole_consumer(int v) const {
+    const auto& c = consumers[static_cast<size_t>(v)];
+    if (is_output[static_cast<size_t>(v)] || c.size() != 1) return std::nullopt;
+    return c[0];
+  }
+
+  // A fused primitive: a convolution with the BatchNorm, activations and the
+  // addition that follow it, or a BatchNorm with its ReLU.
+  struct Fusion {
+    int fold_batch_norm = -1;
+    std::vector<int> post_ops;  // absorbed activation and addition layers, in order
+    int last = -1;              // runs in this layer's turn
+  };
+  std::vector<Fusion> fusions;  // per layer that heads one
+
+  void plan_fusions() {
+    const int count = static_cast<int>(desc.layers.size());
+    fusions.assign(static_cast<size_t>(count), {});
+    absorbed.assign(static_cast<size_t>(count), false);
+    emit_at.resize(static_cast<size_t>(count));
+    for (int l = 0; l < count; ++l) emit_at[static_cast<size_t>(l)] = l;
+    for (int l = 0; l < count; ++l) {
+      if (absorbed[static_cast<size_t>(l)]) continue;
+      Fusion& f = fusions[static_cast<size_t>(l)];
+      f.last = l;
+      const LayerKind kind = layer(l).layer.kind;
+      if (kind == LayerKind::kBatchNorm) {
+        auto next = sole_consumer(value_of(l));
+        if (next && layer(*next).layer.kind == LayerKind::kActivation &&
+            layer(*next).layer.activation == LayerActivation::kRelu) {
+          f.post_ops.push_back(*next);
+          f.last = *next;
+        }
+      } else if (kind == LayerKind::kConvolution) {
+        bool has_sum = false, has_eltwise = false;
+        int current = value_of(l);
+        while (auto next = sole_consumer(current)) {
+          if (absorbed[static_cast<size_t>(*next)]) break;  // an addition another chain took
+          const FusedLayer& n = layer(*next);
+          if (n.layer.kind == LayerKind::kBatchNorm && n.inputs[0] == current &&
+              f.fold_batch_norm < 0 && f.post_ops.empty()) {
+            f.fold_batch_norm = *next;
+          } else if (n.layer.kind == LayerKind::kActivation && !has_eltwise) {
+            f.post_ops.push_back(*next);
+            has_eltwise = true;
+          } else if (n.layer.kind == LayerKind::kAdd && !has_sum && !has_eltwise &&
+                     n.inputs[0] != n.inputs[1]) {
+            f.post_ops.push_back(*next);
+            has_sum = true;
+          } else {
+            break;
+          }
+          f.last = *next;
+          current = value_of(*next);
+        }
+      }
+      std::vector<int> members = f.post_ops;
+      if (f.fold_batch_norm >= 0) members.push_back(f.fold_batch_norm);
+      for (int m : members) {
+        absorbed[static_cast<size_t>(m)] = true;
+        emit_at[static_cast<size_t>(m)] = f.last;
+      }
+      emit_at[static_cast<size_t>(l)] = f.last;
+    }
+  }
+
+  // True when no layer after `turn` reads v (so the primitive of that turn
+  // may write over it).
+  bool dies_at(int v, int turn) const {
+    if (values[static_cast<size_t>(v)].input >= 0) return false;
+    for (int c : consumers[static_cast<size_t>(v)])
+      if (emit_at[static_cast<size_t>(c)] > turn) return false;
+    return true;
+  }
+
+  int add_value(const md& layout) {
+    values.push_back({layout, -1, -1, -1});
+    return static_cast<int>(values.size()) - 1;
+  }
+
+  Exec& add_exec(dnnl::primitive primitive, size_t scratchpad) {
+    Exec e;
+    e.primitive = std::move(primitive);
+    e.scratchpad = scratchpad;
+    execs.push_back(std::move(e));
+    return execs.back();
+  }
+
+  // v in layout `want`: v itself, or a copy reordered once and shared by
+  // every layer that wants that layout.
+  int as_layout(int v, const md& want) {
+    if (values[static_cast<size_t>(v)].desc == want) return v;
+    for (const auto& [source, layout, copy] : reordered_values)
+      if (source == v && layout == want) return copy;
+    const int copy = add_value(want);
+    add_reorder(v, copy);
+    reordered_values.emplace_back(v, want, copy);
+    return copy;
+  }
+
+  void add_reorder(int from, int to) {
+    const md& a = values[static_cast<size_t>(from)].desc;
+    const md& b = values[static_cast<size_t>(to)].desc;
+    // A value read before the layer that makes it ran would show here as
+    // an empty layout: a planning bug, not bad input.
+    MX_CHECK(a.dims() == b.dims(), "fused inference graph: value ", from,
+             " is read before it is made");
+    Exec& e =
+        add_exec(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), a, cpu_engine(), b)), 0);
+    e.args = {{DNNL_ARG_FROM, Source::kValue, from, a}, {DNNL_ARG_TO, Source::kValue, to, b}};
+    e.reads = {from};
+    e.writes = {to};
+    ++stats.reorders;
+  }
+
+  // Hands value v back as output k (plain layout) right after it is made.
+  void emit_outputs_of(int v) {
+    for (size_t k = 0; k < desc.outputs.size(); ++k) {
+      if (desc.outputs[k] != v) continue;
+      const md& from = values[static_cast<size_t>(v)].desc;
+      const md to = plain(dims_of(shapes[static_cast<size_t>(v)]), tag::nchw);
+      Exec& e = add_exec(
+          dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to)), 0);
+      e.args = {{DNNL_ARG_FROM, Source::kValue, v, from},
+                {DNNL_ARG_TO, Source::kOutput, static_cast<int>(k), to}};
+      e.reads = {v};
+      ++stats.reorders;
+    }
+  }
+
+  int graph_input(int l, size_t position) const {
+    const int v = layer(l).inputs.at(position);
+    if (v >= static_cast<int>(desc.inputs.size()))
+      throw Error(str("fused inference graph: parameter ", position, " of '", layer(l).name,
+                      "' is computed inside the graph"));
+    return v;
+  }
+
+  // Runs every primitive whose turn is layer `turn`.
+  void emit_turn(int turn) {
+    for (int l = 0; l < static_cast<int>(desc.layers.size()); ++l) {
+      if (absorbed[static_cast<size_t>(l)] || fusions[static_cast<size_t>(l)].last != turn)
+        continue;
+      const int out = value_of(fusions[static_cast<size_t>(l)].last);
+      switch (layer(l).layer.kind) {
+        case LayerKind::kConvolution: emit_convolution(l, out); break;
+        case LayerKind::kBatchNorm: emit_batch_norm(l, out); break;
+        case LayerKind::kActivation: emit_activation(l); break;
+        case LayerKind::kPooling: emit_pooling(l); break;
+        case LayerKind::kAdd: emit_add(l); break;
+      }
+      emit_outputs_of(out);
+    }
+  }
+
+  void emit_convolution(int l, int out) {
+    const Fusion& f = fusions[static_cast<size_t>(l)];
+    const InferenceLayer& spec = layer(l).layer;
+    const ConvDescs cd(spec.conv);
+    const bool fold = f.fold_batch_norm >= 0;
+    const bool with_bias = spec.conv_bias || fold;
+    dnnl::post_ops post;
+    int sum_value = -1;
+    for (int p : f.post_ops) {
+      const FusedLayer& n = layer(p);
+      if (n.layer.kind == LayerKind::kAdd) {
+        sum_value = chain_other_input(f, l, p);
+        post.append_sum(1.0f);
+        ++stats.fused_additions;
+      } else {
+        post.append_eltwise(1.0f, eltwise_algorithm(n.layer.activation), 0.0f, 0.0f);
+        ++stats.fused_activations;
+      }
+    }
+    dnnl::primitive_attr attr = scratch_attr();
+    attr.set_post_ops(post);
+    const dnnl::convolution_forward::primitive_desc pd = convolution_pd(l, cd, with_bias, attr);
+    const int src = as_layout(data_of(l), pd.src_desc());
+    values[static_cast<size_t>(out)].desc = pd.dst_desc();
+
+    ConvState state;
+    state.weight = graph_input(l, 1);
+    if (spec.conv_bias) state.bias = graph_input(l, 2);
+    state.filters = spec.conv.filters;
+    state.plain_weights = plain(cd.weights, cd.weights_tag);
+    state.weights = pd.weights_desc();
+    if (state.weights != state.plain_weights)
+      state.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), state.plain_weights,
+                                                                  cpu_engine(), state.weights));
+    if (fold) {
+      const int bn = f.fold_batch_norm;
+      state.fold = true;
+      state.gamma = graph_input(bn, 1);
+      state.beta = graph_input(bn, 2);
+      state.mean = graph_input(bn, 3);
+      state.var = graph_input(bn, 4);
+      state.fix_gamma = layer(bn).layer.bn_fix_gamma;
+      state.eps = layer(bn).layer.bn_eps;
+      ++stats.folded_batch_norms;
+    }
+    const md bias_desc = plain(cd.bias, tag::x);
+    if (with_bias && pd.bias_desc() != bias_desc)
+      throw Error("fused inference graph: oneDNN asks for a blocked bias layout");
+    convs.push_back(std::move(state));
+    const int conv_index = static_cast<int>(convs.size()) - 1;
+    ++stats.convolutions;
+
+    const int turn = f.last;
+    int inplace_from = -1;
+    if (sum_value >= 0) {
+      // The sum post-op adds to what dst holds: take the addend's memory when
+      // it dies here in the same layout, else copy it in first.
+      if (dies_at(sum_value, turn) && values[static_cast<size_t>(sum_value)].desc == pd.dst_desc())
+        inplace_from = sum_value;
+      else
+        add_reorder(sum_value, out);
+    }
+    Exec& e = add_exec(dnnl::convolution_forward(pd), pd.scratchpad_desc().get_size());
+    e.args = {{DNNL_ARG_SRC, Source::kValue, src, pd.src_desc()},
+              {DNNL_ARG_WEIGHTS, Source::kWeights, conv_index, pd.weights_desc()},
+              {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
+    if (with_bias) e.args.push_back({DNNL_ARG_BIAS, Source::kBias, conv_index, bias_desc});
+    e.reads = {src};
+    if (sum_value >= 0) e.reads.push_back(inplace_from >= 0 ? sum_value : out);
+    e.writes = {out};
+    e.inplace_from = inplace_from;
+  }
+
+  // The convolution in the graph's activation layout (its input as given
+  // when that is a graph input), or in the layouts oneDNN picks when it has
+  // no implementation for that.
+  dnnl::convolution_forward::primitive_desc convolution_pd(int l, const ConvDescs& cd,
+                                                           bool with_bias,
+                                                           const dnnl::primitive_attr& attr) const {
+    auto make = [&](const md& src, const md& dst) -> dnnl::convolution_forward::primitive_desc {
+      if (with_bias)
+        return {{prop::forward_inference, dnnl::algorithm::convolution_direct, src, any(cd.weights),
+                 any(cd.bias), dst, cd.strides, cd.dilates, cd.pad_l, cd.pad_r},
+                attr,
+                cpu_engine()};
+      return {{prop::forward_inference, dnnl::algorithm::convolution_direct, src, any(cd.weights),
+               dst, cd.strides, cd.dilates, cd.pad_l, cd.pad_r},
+              attr,
+              cpu_engine()};
+    };
+    // oneDNN's reference implementation is orders of magnitude slower than a
+    // reorder: a layout only it takes is not worth keeping.
+    auto fast = [](const dnnl::convolution_forward::primitive_desc& pd) {
+      return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+    };
+    if (activation_tag != tag::any) {
+      const md dst = plain(cd.dst, activation_tag);
+      // The input in the graph's layout, else (a graph input, or an image's
+      // few channels) in the one oneDNN picks.
+      for (const md& src : {plain(cd.src, activation_tag), any(cd.src)}) {
+        try {
+          auto pd = make(src, dst);
+          if (fast(pd) && (values[static_cast<size_t>(data_of(l))].input < 0 ||
+                           src.data.format_kind == dnnl_format_kind_any))
+            return pd;
+        } catch (const dnnl::error&) {
+          // no implementation for that layout
+        }
+      }
+    }
+    return make(any(cd.src), any(cd.dst));
+  }
+
+  // The input of addition layer `add` that does not come from the chain
+  // headed by convolution l.
+  int chain_other_input(const Fusion& f, int l, int add) const {
+    int previous = value_of(l);
+    if (f.fold_batch_norm >= 0) previous = value_of(f.fold_batch_norm);
+    for (int p : f.post_ops) {
+      if (p == add) break;
+      previous = value_of(p);
+    }
+    const auto& in = layer(add).inputs;
+    return in[0] == previous ? in[1] : in[0];
+  }
+
+  void emit_batch_norm(int l, int out) {
+    const InferenceLayer& spec = layer(l).layer;
+    const bool relu = !fusions[static_cast<size_t>(l)].post_ops.empty();
+    const int src = data_of(l);
+    const md& layout = values[static_cast<size_t>(src)].desc;
+    auto flags =
+        dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale_shift;
+    if (relu) {
+      flags |= dnnl::normalization_flags::fuse_norm_relu;
+      ++stats.fused_activations;
+    }
+    dnnl::batch_normalization_forward::primitive_desc pd(
+        {prop::forward_inference, layout, static_cast<float>(spec.bn_eps), flags}, scratch_attr(),
+        cpu_engine());
+    values[static_cast<size_t>(out)].desc = pd.dst_desc();
+    BatchNormState state{graph_input(l, 1), graph_input(l, 2), spec.bn_fix_gamma, {}};
+    state.scale_shift.resize(2 * static_cast<size_t>(shapes[static_cast<size_t>(src)][1]));
+    batch_norms.push_back(std::move(state));
+    Exec& e = add_exec(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc().get_size());
+    e.args = {{DNNL_ARG_SRC, Source::kValue, src, layout},
+              {DNNL_ARG_MEAN, Source::kInput, graph_input(l, 3), pd.mean_desc()},
+              {DNNL_ARG_VARIANCE, Source::kInput, graph_input(l, 4), pd.variance_desc()},
+              {DNNL_ARG_SCALE_SHIFT, Source::kScaleShift, static_cast<int>(batch_norms.size()) - 1,
+               pd.weights_desc()},
+              {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
+    e.reads = {src};
+    e.writes = {out};
+    if (dies_at(src, fusions[static_cast<size_t>(l)].last)) e.inplace_from = src;
+  }
+
+  void emit_activation(int l) {
+    const int src = data_of(l), out = value_of(l);
+    const md& layout = values[static_cast<size_t>(src)].desc;
+    dnnl::eltwise_forward::primitive_desc pd(
+        {prop::forward_inference, eltwise_algorithm(layer(l).layer.activation), layout, 0.0f, 0.0f},
+        scratch_attr(), cpu_engine());
+    values[static_cast<size_t>(out)].desc = pd.dst_desc();
+    Exec& e = add_exec(dnnl::eltwise_forward(pd), pd.scratchpad_desc().get_size());
+    e.args = {{DNNL_ARG_SRC, Source::kValue, src, layout},
+              {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
+    e.reads = {src};
+    e.writes = {out};
+    if (dies_at(src, l)) e.inplace_from = src;
+  }
+
+  void emit_pooling(int l) {
+    const PoolSpec& s = layer(l).layer.pool;
+    const int src = data_of(l), out = value_of(l);
+    const md& layout = values[static_cast<size_t>(src)].desc;
+    const PoolWindowDims w = pool_window_dims(s);
+    const dims strides(w.strides.begin(), w.strides.end()),
+        kernel(w.kernel.begin(), w.kernel.end()), pad_l(w.pad_l.begin(), w.pad_l.end()),
+        pad_r(w.pad_r.begin(), w.pad_r.end());
+    dnnl::pooling_forward::primitive_desc pd(
+        {prop::forward_inference, pool_algorithm(s), layout,
+         any({s.batch, s.channels, s.out_height, s.out_width}), strides, kernel, pad_l, pad_r},
+        scratch_attr(), cpu_engine());
+    values[static_cast<size_t>(out)].desc = pd.dst_desc();
+    Exec& e = add_exec(dnnl::pooling_forward(pd), pd.scratchpad_desc().get_size());
+    e.args = {{DNNL_ARG_SRC, Source::kValue, src, layout},
+              {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
+    e.reads = {src};
+    e.writes = {out};
+  }
+
+  void emit_add(int l) {
+    int a = layer(l).inputs[0], b = layer(l).inputs[1];
+    // Keep the layout of an intermediate (blocked) operand rather than a graph input's.
+    if (values[static_cast<size_t>(a)].input >= 0 && values[static_cast<size_t>(b)].input < 0)
+      std::swap(a, b);
+    const md layout = values[static_cast<size_t>(a)].desc;
+    const int b_as_a = as_layout(b, layout);
+    const int out = value_of(l);
+    dnnl::binary::primitive_desc pd({dnnl::algorithm::binary_add, layout, layout, layout},
+                                    scratch_attr(), cpu_engine());
+    values[static_cast<size_t>(out)].desc = pd.dst_desc();
+    Exec& e = add_exec(dnnl::binary(pd), pd.scratchpad_desc().get_size());
+    e.args = {{DNNL_ARG_SRC_0, Source::kValue, a, layout},
+              {DNNL_ARG_SRC_1, Source::kValue, b_as_a, layout},
+              {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
+    e.reads = {a, b_as_a};
+    e.writes = {out};
+    if (dies_at(a, l)) e.inplace_from = a;
+  }
+
+  // Slots of the workspace by liveness: a value's slot returns to the free
+  // list after its last reader; an in-place primitive hands its input's
+  // slot to its output.
+  void plan_workspace() {
+    for (size_t k = 0; k < execs.size(); ++k)
+      for (int v : execs[k].reads) values[static_cast<size_t>(v)].last_use = static_cast<int>(k);
+    std::vector<size_t> slot_bytes;
+    std::vector<int> free_slots;
+    auto take_slot = [&](size_t bytes) {
+      int best = -1;
+      for (size_t i = 0; i < free_slots.size(); ++i) {
+        const size_t have = slot_bytes[static_cast<size_t>(free_slots[i])];
+        if (best < 0) {
+          best = static_cast<int>(i);
+          continue;
+        }
+        const size_t best_have =
+            slot_bytes[static_cast<size_t>(free_slots[static_cast<size_t>(best)])];
+        // The smallest that fits, else the largest (grown).
+        const bool fits = have >= bytes, best_fits = best_have >= bytes;
+        if ((fits && (!best_fits || have < best_have)) || (!fits && !best_fits && have > best_have))
+          best = static_cast<int>(i);
+      }
+      if (best < 0) {
+        slot_bytes.push_back(bytes);
+        return static_cast<int>(slot_bytes.size()) - 1;
+      }
+      const int slot = free_slots[static_cast<size_t>(best)];
+      free_slots.erase(free_slots.begin() + best);
+      slot_bytes[static_cast<size_t>(slot)] =
+          std::max(slot_bytes[static_cast<size_t>(slot)], bytes);
+      return slot;
+    };
+    size_t scratch = 0;
+    for (size_t k = 0; k < execs.size(); ++k) {
+      Exec& e = execs[k];
+      scratch = std::max(scratch, e.scratchpad);
+      int handed = -1;
+      for (size_t w = 0; w < e.writes.size(); ++w) {
+        Value& out = values[static_cast<size_t>(e.writes[w])];
+        if (out.slot >= 0 || out.input >= 0) continue;
+        const size_t bytes = out.desc.get_size();
+        if (w == 0 && e.inplace_from >= 0) {
+          Value& in = values[static_cast<size_t>(e.inplace_from)];
+          if (in.last_use == static_cast<int>(k) && in.slot >= 0 &&
+              slot_bytes[static_cast<size_t>(in.slot)] >= bytes) {
+            out.slot = in.slot;
+            handed = e.inplace_from;
+            continue;
+          }
+          if (e.primitive.get_kind() == dnnl::primitive::kind::convolution)
+            throw Error("fused inference graph: a residual addend could not be written over");
+          e.inplace_from = -1;
+        }
+        out.slot = take_slot(bytes);
+      }
+      for (int v : e.reads) {
+        Value& in = values[static_cast<size_t>(v)];
+        if (v == handed || in.slot < 0 || in.last_use != static_cast<int>(k)) continue;
+        free_slots.push_back(in.slot);
+        in.last_use = -2;  // freed once even when read twice by this primitive
+      }
+    }
+    size_t offset = 0;
+    for (size_t bytes : slot_bytes) {
+      slot_offsets.push_back(offset);
+      offset += aligned(bytes);
+    }
+    scratch_offset = offset;
+    stats.workspace_bytes = offset + aligned(scratch);
+    stats.primitives = static_cast<int>(execs.size());
+  }
+
+  // Weights (and bias) of every convolution as its primitive takes them.
+  void prepare_weights(const std::vector<TensorRef>& inputs, dnnl::stream& stream) {
+    for (ConvState& c : convs) {
+      if (!c.fold) c.bias_at = c.bias >= 0 ? inputs[static_cast<size_t>(c.bias)].data : nullptr;
+      if (!c.fold && !c.reorder) {  // taken as the caller has them
+        c.weights_at = inputs[static_cast<size_t>(c.weight)].data;
+        continue;
+      }
+      std::vector<std::optional<ContentStamp>> stamps;
+      bool all_stamped = true;
+      for (int i : {c.weight, c.bias, c.gamma, c.beta, c.mean, c.var}) {
+        if (i < 0) continue;
+        stamps.push_back(content_stamp(inputs[static_cast<size_t>(i)]));
+        all_stamped = all_stamped && stamps.back().has_value();
+      }
+      const auto same = [](const std::optional<ContentStamp>& a,
+                           const std::optional<ContentStamp>& b) {
+        return a && b && a->var_uid == b->var_uid && a->version == b->version;
+      };
+      bool unchanged = c.ready && stamps.size() == c.stamps.size();
+      for (size_t i = 0; unchanged && i < stamps.size(); ++i)
+        unchanged = same(stamps[i], c.stamps[i]);
+      if (unchanged) continue;
+
+      const auto* weights = static_cast<const float*>(inputs[static_cast<size_t>(c.weight)].data);
+      const void* plain_weights = weights;
+      if (c.fold) {
+        fold_batch_norm(c, inputs, weights);
+        plain_weights = c.folded.data();
+      }
+      if (c.reorder) {
+        void* target = c.reordered.reserve(c.weights.get_size());
+        dnnl::memory from(c.plain_weights, cpu_engine(), const_cast<void*>(plain_weights));
+        dnnl::memory to(c.weights, cpu_engine(), target);
+        c.reorder->execute(stream, from, to);
+        c.weights_at = target;
+      } else {
+        c.weights_at = plain_weights;
+      }
+      // Without a stamp the caller's arrays may change unseen: prepare again next time.
+      c.ready = all_stamped;
+      c.stamps = std::move(stamps);
+    }
+  }
+
+  // BatchNorm(conv(x, w) + b) = conv(x, w * s) + (b - mean) * s + beta with
+  // s = gamma / sqrt(var + eps) per filter, as MXNet's BatchNorm computes it.
+  static void fold_batch_norm(ConvState& c, const std::vector<TensorRef>& inputs,
+                              const float* weights) {
+    auto at = [&](int i) { return static_cast<const float*>(inputs[static_cast<size_t>(i)].data); };
+    const float *gamma = at(c.gamma), *beta = at(c.beta), *mean = at(c.mean), *var = at(c.var);
+    const auto* bias = c.bias >= 0 ? at(c.bias) : nullptr;
+    const size_t filters = static_cast<size_t>(c.filters);
+    const size_t per_filter = c.plain_weights.get_size() / sizeof(float) / filters;
+    c.folded.resize(filters * per_filter);
+    c.folded_bias.resize(filters);
+    for (size_t o = 0; o < filters; ++o) {
+      const double scale = (c.fix_gamma ? 1.0 : static_cast<double>(gamma[o])) /
+                           std::sqrt(static_cast<double>(var[o]) + c.eps);
+      for (size_t k = 0; k < per_filter; ++k)
+        c.folded[o * per_filter + k] = static_cast<float>(weights[o * per_filter + k] * scale);
+      const double b = bias != nullptr ? bias[o] : 0.0;
+      c.folded_bias[o] = static_cast<float>((b - mean[o]) * scale + beta[o]);
+    }
+    c.bias_at = c.folded_bias.data();
+  }
+
+  void prepare_batch_norms(const std::vector<TensorRef>& inputs) {
+    for (BatchNormState& b : batch_norms) {
+      const size_t channels = b.scale_shift.size() / 2;
+      const auto* gamma = static_cast<const float*>(inputs[static_cast<size_t>(b.gamma)].data);
+      const auto* beta = static_cast<const float*>(inputs[static_cast<size_t>(b.beta)].data);
+      for (size_t ch = 0; ch < channels; ++ch) {
+        b.scale_shift[ch] = b.fix_gamma ? 1.0f : gamma[ch];
+        b.scale_shift[channels + ch] = beta[ch];
+      }
+    }
+  }
+
+  void run(const std::vector<TensorRef>& inputs, const std::vector<TensorRef>& outputs,
+           const std::vector<OpReq>& req, const OpResources& resources) {
+    MX_CHECK(inputs.size() == desc.inputs.size() && outputs.size() == desc.outputs.size(),
+             "fused inference graph called with the wrong number of arrays");
+    std::lock_guard lock(mutex);
+    omp_set_num_threads(dnnl_threads());
+    const dnnl::engine& engine = cpu_engine();
+    thread_local dnnl::stream stream(engine);
+    auto* base = static_cast<std::byte*>(resources.temp != nullptr
+                                             ? resources.temp_space(stats.workspace_bytes + kAlign)
+                                             : own_workspace.reserve(stats.workspace_bytes));
+    if (auto address = reinterpret_cast<uintptr_t>(base); address % kAlign != 0)
+      base += aligned(address) - address;
+    prepare_weights(inputs, stream);
+    prepare_batch_norms(inputs);
+    // Outputs added to (kAdd) are made in a buffer of their own first.
+    std::vector<std::vector<float>> sums(outputs.size());
+    auto output_at = [&](size_t k) -> void* {
+      if (req[k] != OpReq::kAdd) return outputs[k].data;
+      sums[k].resize(static_cast<size_t>(outputs[k].size()));
+      return sums[k].data();
+    };
+    auto address_of = [&](const Arg& a) -> void* {
+      const auto i = static_cast<size_t>(a.index);
+      switch (a.source) {
+        case Source::kValue: {
+          const Value& v = values[i];
+          if (v.input >= 0) return inputs[static_cast<size_t>(v.input)].data;
+          return base + slot_offsets[static_cast<size_t>(v.slot)];
+        }
+        case Source::kWeights: return const_cast<void*>(convs[i].weights_at);
+        case Source::kBias: return const_cast<void*>(convs[i].bias_at);
+        case Source::kScaleShift: return batch_norms[i].scale_shift.data();
+        case Source::kInput: return inputs[i].data;
+        case Source::kOutput: return output_at(i);
+      }
+      return nullptr;
+    };
+    std::unordered_map<int, dnnl::memory> args;
+    for (const Exec& e : execs) {
+      const bool unwanted = std::any_of(e.args.begin(), e.args.end(), [&](const Arg& a) {
+        return a.source == Source::kOutput && req[static_cast<size_t>(a.index)] == OpReq::kNull;
+      });
+      if (unwanted) continue;
+      args.clear();
+      for (const Arg& a : e.args) args.emplace(a.arg, dnnl::memory(a.desc, engine, address_of(a)));
+      if (e.scratchpad > 0)
+        args.emplace(DNNL_ARG_SCRATCHPAD,
+                     dnnl::memory(dnnl::memory::desc({static_cast<dnnl::memory::dim>(e.scratchpad)},
+                                                     dnnl::memory::data_type::u8, tag::x),
+                                  engine, base + scratch_offset));
+      e.primitive.execute(stream, args);
+    }
+    stream.wait();
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (req[k] != OpReq::kAdd) continue;
+      auto* target = static_cast<float*>(outputs[k].data);
+      for (size_t i = 0; i < sums[k].size(); ++i) target[i] += sums[k][i];
+    }
+  }
+};
+
+DnnlInferenceGraph::DnnlInferenceGraph(const FusedGraphDesc& desc) {
+  try {
+    impl_ = std::make_unique<Impl>(desc);
+  } catch (const dnnl::error& e) {
+    throw Error(str("fused inference graph: oneDNN cannot build it: ", e.what()));
+  }
+}
+
+DnnlInferenceGraph::~DnnlInferenceGraph() = default;
+
+void DnnlInferenceGraph::run(const std::vector<TensorRef>& inputs,
+                             const std::vector<TensorRef>& outputs, const std::vector<OpReq>& req,
+                             const OpResources& resources) {
+  try {
+    impl_->run(inputs, outputs, req, resources);
+  } catch (const dnnl::error& e) {
+    throw Error(str("fused inference graph: oneDNN failed: ", e.what()));
+  }
+}
+
+const DnnlInferenceGraph::Stats& DnnlInferenceGraph::stats() const { return impl_->stats; }
+
+}  // namespace mx::op::dnnl_impl

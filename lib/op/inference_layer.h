@@ -1,0 +1,54 @@
+// What a graph pass needs to know of a node to run it inside a fused CPU
+// inference graph (graph/fuse_inference.h): the node's forward pass in
+// inference described as one layer oneDNN can run. Operators that can be
+// fused say so with OpBuilder::inference_layer; the description is
+// independent of oneDNN so that every build compiles it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/shape.h"
+#include "op/dnnl/dnnl_pooling.h"  // PoolSpec (plain data, no oneDNN types)
+#include "op/nn/conv_util.h"
+
+namespace mx::op {
+
+enum class LayerKind { kConvolution, kBatchNorm, kActivation, kPooling, kAdd };
+enum class LayerActivation { kRelu, kSigmoid, kTanh, kSoftRelu };
+
+// One layer in inference. Inputs are the node's (the data first); for a
+// convolution the weight and bias, for BatchNorm gamma, beta and the moving
+// mean and variance, are read as they are at each call.
+struct InferenceLayer {
+  LayerKind kind = LayerKind::kConvolution;
+  ConvGeom conv;  // kConvolution
+  bool conv_bias = false;
+  double bn_eps = 1e-3;  // kBatchNorm, channels on axis 1 of 4-D data
+  bool bn_fix_gamma = true;
+  LayerActivation activation = LayerActivation::kRelu;  // kActivation
+  dnnl_impl::PoolSpec pool;                             // kPooling
+};
+
+// A fused inference graph: values 0 .. inputs.size()-1 are its inputs (the
+// node's inputs, auxiliary states last), layer i writes value
+// inputs.size() + i, and `outputs` lists the values it hands back, in plain
+// row-major layout.
+struct FusedLayer {
+  InferenceLayer layer;
+  std::vector<int> inputs;
+  std::string name;  // the original node's, for messages and listings
+};
+struct FusedGraphDesc {
+  std::vector<Shape> inputs;
+  std::vector<FusedLayer> layers;
+  std::vector<int> outputs;
+  std::vector<Shape> output_shapes;  // per output
+  size_t num_aux = 0;                // the last num_aux inputs are auxiliary states
+
+  int num_values() const { return static_cast<int>(inputs.size() + layers.size()); }
+  int value_of_layer(size_t layer) const { return static_cast<int>(inputs.size() + layer); }
+};
+
+}  // namespace mx::op

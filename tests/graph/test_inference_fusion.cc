@@ -1,0 +1,228 @@
+// The inference fusion pass (graph/fuse_inference.h) and the fused oneDNN
+// graph it makes (op/dnnl/dnnl_inference_graph.h): an executor bound with
+// fuse_inference must give what the layer-by-layer executor gives, on the
+// shapes of the networks that use it (ResNet v1 and v2 blocks, grouped and
+// strided convolutions, every pooling convention), and follow the
+// parameters when they change.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "base/error.h"
+#include "engine/engine.h"
+#include "executor/executor.h"
+#include "op/dnnl/dnnl_switch.h"
+
+using namespace mx;
+using namespace mx::graph;
+
+namespace {
+
+using Attrs = std::map<std::string, std::string>;
+
+Symbol var(const std::string& name) { return Symbol::variable(name); }
+
+Symbol conv(const Symbol& x, const std::string& name, int filters, int kernel, int stride = 1,
+            int pad = 0, bool bias = false, int groups = 1) {
+  auto pair = [](int v) { return "(" + std::to_string(v) + ", " + std::to_string(v) + ")"; };
+  return Symbol::create("Convolution", name,
+                        {{"num_filter", std::to_string(filters)},
+                         {"kernel", pair(kernel)},
+                         {"stride", pair(stride)},
+                         {"pad", pair(pad)},
+                         {"no_bias", bias ? "False" : "True"},
+                         {"num_group", std::to_string(groups)}},
+                        {x});
+}
+Symbol bn(const Symbol& x, const std::string& name, bool fix_gamma = false) {
+  return Symbol::create("BatchNorm", name,
+                        {{"fix_gamma", fix_gamma ? "True" : "False"}, {"eps", "1e-5"}}, {x});
+}
+Symbol act(const Symbol& x, const std::string& name, const char* type = "relu") {
+  return Symbol::create("Activation", name, {{"act_type", type}}, {x});
+}
+Symbol add(const Symbol& a, const Symbol& b, const std::string& name) {
+  return Symbol::create("elemwise_add", name, {}, {a, b});
+}
+Symbol pool(const Symbol& x, const std::string& name, Attrs attrs) {
+  return Symbol::create("Pooling", name, attrs, {x});
+}
+Symbol head(const Symbol& x, int classes) {
+  Symbol flat = Symbol::create("Flatten", "flatten", {}, {x});
+  return Symbol::create("FullyConnected", "fc", {{"num_hidden", std::to_string(classes)}}, {flat});
+}
+
+// A pre-activation (v2) bottleneck unit, as Gluon's resnet50_v2 builds it.
+Symbol unit_v2(const Symbol& x, const std::string& name, int channels, int stride, bool project) {
+  Symbol pre = act(bn(x, name + "_bn1"), name + "_relu1");
+  Symbol h = conv(pre, name + "_conv1", channels / 4, 1);
+  h = act(bn(h, name + "_bn2"), name + "_relu2");
+  h = conv(h, name + "_conv2", channels / 4, 3, stride, 1);
+  h = act(bn(h, name + "_bn3"), name + "_relu3");
+  h = conv(h, name + "_conv3", channels, 1);
+  Symbol shortcut = project ? conv(pre, name + "_down", channels, 1, stride) : x;
+  return add(h, shortcut, name + "_add");
+}
+
+Symbol resnet_v2() {
+  Symbol x = bn(var("data"), "bn_data", true);
+  x = conv(x, "conv0", 16, 3, 1, 1);
+  x = act(bn(x, "bn0"), "relu0");
+  x = pool(x, "pool0", {{"kernel", "(3, 3)"}, {"stride", "(2, 2)"}, {"pad", "(1, 1)"}});
+  x = unit_v2(x, "s1u1", 32, 1, true);
+  x = unit_v2(x, "s1u2", 32, 1, false);
+  x = unit_v2(x, "s2u1", 64, 2, true);
+  x = act(bn(x, "bn_last"), "relu_last");
+  x = pool(x, "pool1", {{"global_pool", "True"}, {"pool_type", "avg"}, {"kernel", "(1, 1)"}});
+  return head(x, 10);
+}
+
+// A post-activation (v1) basic block: the addition comes after the second
+// BatchNorm, the ReLU after the addition.
+Symbol unit_v1(const Symbol& x, const std::string& name, int channels, int stride) {
+  Symbol h =
+      act(bn(conv(x, name + "_conv1", channels, 3, stride, 1), name + "_bn1"), name + "_relu1");
+  h = bn(conv(h, name + "_conv2", channels, 3, 1, 1), name + "_bn2");
+  Symbol shortcut =
+      stride == 1 ? x : bn(conv(x, name + "_down", channels, 1, stride), name + "_bn_down");
+  return act(add(h, shortcut, name + "_add"), name + "_relu2");
+}
+
+// Every other case the fused graph takes: a bias, groups, tanh and sigmoid,
+// average pooling with the 'full' convention and without the padding, a
+// convolution with no BatchNorm after it, an addition of two graph values.
+Symbol mixed_net() {
+  Symbol x = conv(var("data"), "c0", 8, 3, 1, 1, true);
+  x = act(x, "t0", "tanh");
+  x = unit_v1(x, "u1", 16, 2);
+  x = unit_v1(x, "u2", 16, 1);
+  Symbol g = conv(x, "grouped", 16, 3, 1, 1, true, 4);
+  g = act(bn(g, "bn_g"), "sig", "sigmoid");
+  x = add(g, x, "join");
+  x = pool(x, "avg_full",
+           {{"kernel", "(3, 3)"},
+            {"stride", "(2, 2)"},
+            {"pool_type", "avg"},
+            {"pooling_convention", "full"},
+            {"count_include_pad", "False"}});
+  return head(x, 5);
+}
+
+void fill_uniform(NDArray a, std::mt19937_64& rng, double low, double high) {
+  std::uniform_real_distribution<float> u(static_cast<float>(low), static_cast<float>(high));
+  std::vector<float> v(static_cast<size_t>(a.size()));
+  for (auto& x : v) x = u(rng);
+  NDArray::from_vector<float>(a.shape(), v).copy_to(a);
+}
+
+// One network bound twice on the same arrays: layer by layer, and fused.
+struct TwoWays {
+  std::unique_ptr<Executor> plain, fused;
+
+  TwoWays(const Symbol& net, const Shape& data, uint64_t seed = 1) {
+    BindOptions options;
+    options.for_training = false;
+    plain = Executor::simple_bind(net, {{"data", data}}, options);
+    std::mt19937_64 rng(seed);
+    for (const auto& [name, a] : plain->arg_dict()) fill_uniform(a, rng, -0.5, 0.5);
+    for (const auto& [name, a] : plain->aux_dict())
+      fill_uniform(a, rng, name.find("var") != std::string::npos ? 0.5 : -0.2, 1.5);
+    options.fuse_inference = true;
+    fused = std::make_unique<Executor>(net, plain->arg_dict(), std::map<std::string, NDArray>{},
+                                       plain->aux_dict(), options);
+  }
+};
+
+void check_same_outputs(Executor& plain, Executor& fused) {
+  plain.forward(false);
+  fused.forward(false);
+  REQUIRE(plain.outputs().size() == fused.outputs().size());
+  for (size_t k = 0; k < plain.outputs().size(); ++k) {
+    const auto want = plain.outputs()[k].to_vector<float>();
+    const auto got = fused.outputs()[k].to_vector<float>();
+    REQUIRE(want.size() == got.size());
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      worst = std::max(worst, std::abs(double(want[i]) - got[i]) / (1e-3 + std::abs(want[i])));
+    INFO("output ", k, ": worst relative difference ", worst);
+    CHECK(worst < 1e-3);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a fused ResNet v2 gives the layer-by-layer outputs") {
+  TwoWays net(resnet_v2(), Shape{2, 3, 16, 16});
+  if (op::dnnl_built()) {
+    // Everything from the data's BatchNorm to the global pooling is one node.
+    CHECK(net.fused->fused_nodes() == 1);
+  } else {
+    CHECK(net.fused->fused_nodes() == 0);
+  }
+  CHECK(net.plain->fused_nodes() == 0);
+  check_same_outputs(*net.plain, *net.fused);
+}
+
+TEST_CASE("a fused network of ResNet v1 blocks, groups, tanh, sigmoid and 'full' pooling") {
+  TwoWays net(mixed_net(), Shape{3, 3, 12, 12}, 7);
+  CHECK(net.fused->fused_nodes() == (op::dnnl_built() ? 1 : 0));
+  check_same_outputs(*net.plain, *net.fused);
+}
+
+TEST_CASE("values read outside a fused run are handed back: an inner output as a second head") {
+  Symbol c = conv(var("data"), "c", 8, 3, 1, 1);
+  Symbol inner = act(bn(c, "bn"), "relu");
+  Symbol outer = conv(inner, "c2", 8, 3, 1, 1);
+  Symbol net = Symbol::group({head(outer, 4), inner});
+  TwoWays two(net, Shape{2, 3, 8, 8}, 3);
+  check_same_outputs(*two.plain, *two.fused);
+}
+
+TEST_CASE("the fused graph follows new weights and statistics (folded BatchNorm included)") {
+  TwoWays net(resnet_v2(), Shape{2, 3, 16, 16}, 5);
+  check_same_outputs(*net.plain, *net.fused);
+  std::mt19937_64 rng(11);
+  // conv1 of s1u1 is followed by bn2, which is folded into its weights.
+  fill_uniform(net.plain->arg_dict().at("s1u1_conv1_weight"), rng, -1, 1);
+  fill_uniform(net.plain->arg_dict().at("s1u1_bn2_gamma"), rng, 0.5, 2);
+  fill_uniform(net.plain->aux_dict().at("s1u1_bn2_moving_var"), rng, 2, 3);
+  fill_uniform(net.plain->aux_dict().at("bn_last_moving_mean"), rng, -1, 1);
+  check_same_outputs(*net.plain, *net.fused);
+}
+
+TEST_CASE("a fused executor reshapes to another batch size") {
+  TwoWays net(mixed_net(), Shape{2, 3, 12, 12}, 9);
+  auto plain = net.plain->reshape({{"data", Shape{5, 3, 12, 12}}});
+  auto fused = net.fused->reshape({{"data", Shape{5, 3, 12, 12}}});
+  std::mt19937_64 rng(2);
+  fill_uniform(plain->arg_dict().at("data"), rng, -1, 1);
+  NDArray fused_data = fused->arg_dict().at("data");
+  plain->arg_dict().at("data").copy_to(fused_data);
+  CHECK(fused->fused_nodes() == net.fused->fused_nodes());
+  check_same_outputs(*plain, *fused);
+}
+
+TEST_CASE("a fused executor refuses a training forward pass, and training binds never fuse") {
+  TwoWays net(resnet_v2(), Shape{1, 3, 16, 16});
+  if (net.fused->fused_nodes() > 0) {
+    net.fused->forward(true);
+    CHECK_THROWS_WITH_AS(Engine::get().wait_all(), doctest::Contains("bound for training"), Error);
+  }
+  BindOptions training;
+  training.fuse_inference = true;  // ignored with for_training
+  auto exe = Executor::simple_bind(resnet_v2(), {{"data", Shape{1, 3, 16, 16}}}, training);
+  CHECK(exe->fused_nodes() == 0);
+}
+
+TEST_CASE("nothing is fused without a convolution, or with oneDNN switched off") {
+  BindOptions options;
+  options.for_training = false;
+  options.fuse_inference = true;
+  Symbol no_conv = head(act(bn(var("data"), "bn"), "relu"), 3);
+  CHECK(Executor::simple_bind(no_conv, {{"data", Shape{2, 4, 5, 5}}}, options)->fused_nodes() == 0);
+  op::ScopedDnnl off(false);
+  CHECK(
+      Executor::simple_bind(resnet_v2(), {{"data", Shape{1, 3, 16, 16}}}, options)->fused_nodes() ==
+      0);
+}
