@@ -51,8 +51,9 @@ bool conv_backward_data(const ConvGeom& g, const float* dy, const float* w, floa
   if (req == OpReq::kNull) return true;
   auto step = cached_step(geom_key("conv_bwd_data", g), [&] {
     const ConvDescs d(g);
-    dnnl::convolution_backward_data::desc desc(algo::convolution_direct, any(d.src), any(d.weights),
-                                               any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
+    dnnl::convolution_backward_data::desc desc(algo::convolution_direct, d.activation(d.src),
+                                               any(d.weights), d.activation(d.dst), d.strides,
+                                               d.dilates, d.pad_l, d.pad_r);
     dnnl::convolution_backward_data::primitive_desc pd(desc, scratch_attr(), cpu_engine(),
                                                        d.forward_pd(false));
     return make_step(dnnl::convolution_backward_data(pd), pd,
@@ -71,12 +72,13 @@ bool conv_backward_weights(const ConvGeom& g, const float* x, const float* dy, f
   if (w_req == OpReq::kNull && !with_bias) return true;
   auto step = cached_step(geom_key(with_bias ? "conv_bwd_w_b" : "conv_bwd_w", g), [&] {
     const ConvDescs d(g);
-    auto desc = with_bias ? dnnl::convolution_backward_weights::desc(
-                                algo::convolution_direct, any(d.src), any(d.weights), any(d.bias),
-                                any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r)
-                          : dnnl::convolution_backward_weights::desc(
-                                algo::convolution_direct, any(d.src), any(d.weights), any(d.dst),
-                                d.strides, d.dilates, d.pad_l, d.pad_r);
+    auto desc = with_bias
+                    ? dnnl::convolution_backward_weights::desc(
+                          algo::convolution_direct, d.activation(d.src), any(d.weights),
+                          any(d.bias), d.activation(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r)
+                    : dnnl::convolution_backward_weights::desc(
+                          algo::convolution_direct, d.activation(d.src), any(d.weights),
+                          d.activation(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
     dnnl::convolution_backward_weights::primitive_desc pd(desc, scratch_attr(), cpu_engine(),
                                                           d.forward_pd(with_bias));
     std::vector<ArgSpec> args{{DNNL_ARG_SRC, plain(d.src, tag::nchw)},

@@ -15,6 +15,12 @@ namespace mx::op::dnnl_impl {
 struct ConvDescs {
   dims src, weights, bias, dst, strides, dilates, pad_l, pad_r;
   tag weights_tag;
+  // The activations' layout: oneDNN's choice (`any`: blocks of 16 channels
+  // on AVX-512), or nhwc where channel counts that are not multiples of 16
+  // would be padded in those blocks (LeNet's 20 and 50 channels: conv2 ran
+  // 30% faster in every pass in nhwc, docs/benchmarks.md). Image inputs of
+  // 1 to 3 channels keep oneDNN's choice.
+  tag activation_tag = tag::any;
 
   explicit ConvDescs(const ConvGeom& g) {
     const Window2d& w = g.win;
@@ -28,6 +34,8 @@ struct ConvDescs {
       weights = {g.groups, g.filters / g.groups, g.channels / g.groups, w.kernel[0], w.kernel[1]};
       weights_tag = tag::goihw;
     }
+    if (g.groups == 1 && g.channels >= 4 && (g.channels % 16 != 0 || g.filters % 16 != 0))
+      activation_tag = tag::nhwc;
     strides = {w.stride[0], w.stride[1]};
     dilates = {w.dilate[0] - 1, w.dilate[1] - 1};
     pad_l = {w.pad[0], w.pad[1]};
@@ -40,18 +48,32 @@ struct ConvDescs {
         std::max<int64_t>(0, (g.out_width - 1) * w.stride[1] + w.dilated(1) - g.width - w.pad[1])};
   }
 
+  // An activation (src or dst shape) in that layout.
+  dnnl::memory::desc activation(const dims& shape) const {
+    return activation_tag == tag::any ? any(shape) : plain(shape, activation_tag);
+  }
+
   dnnl::convolution_forward::desc forward_desc(
       bool with_bias, dnnl::prop_kind pass = dnnl::prop_kind::forward_training) const {
     if (with_bias)
-      return {pass,      dnnl::algorithm::convolution_direct,
-              any(src),  any(weights),
-              any(bias), any(dst),
-              strides,   dilates,
-              pad_l,     pad_r};
-    return {pass,     dnnl::algorithm::convolution_direct,
-            any(src), any(weights),
-            any(dst), strides,
-            dilates,  pad_l,
+      return {pass,
+              dnnl::algorithm::convolution_direct,
+              activation(src),
+              any(weights),
+              any(bias),
+              activation(dst),
+              strides,
+              dilates,
+              pad_l,
+              pad_r};
+    return {pass,
+            dnnl::algorithm::convolution_direct,
+            activation(src),
+            any(weights),
+            activation(dst),
+            strides,
+            dilates,
+            pad_l,
             pad_r};
   }
   dnnl::convolution_forward::primitive_desc forward_pd(bool with_bias) const {
