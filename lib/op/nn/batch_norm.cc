@@ -15,14 +15,10 @@
 #include <type_traits>
 
 #include "base/parallel.h"
-#include "op/dnnl/dnnl_switch.h"
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/nn/batch_norm_kernels.h"
 #include "op/registry.h"
-#if MX_USE_DNNL
-#include "op/dnnl/dnnl_batch_norm.h"
-#endif
 #if MX_USE_CUDA
 #include "op/cuda/nn_gpu.h"
 #endif
@@ -104,20 +100,6 @@ void infer_batch_norm(const BatchNormParam& p, ShapeVector& in, ShapeVector& aux
   assign_shape(out[0], data, "output");
 }
 
-#if MX_USE_DNNL
-dnnl_impl::BatchNormSpec dnnl_spec(const BatchNormParam& p, const BatchNormView& v, bool is_train) {
-  dnnl_impl::BatchNormSpec s;
-  s.outer = v.outer;
-  s.channels = v.channels;
-  s.inner = v.inner;
-  s.eps = static_cast<float>(p.eps);
-  s.momentum = p.momentum;
-  s.fix_gamma = p.fix_gamma;
-  s.batch_stats = is_train && !p.use_global_stats;
-  return s;
-}
-#endif
-
 template <typename T>
 void batch_norm_forward(const BatchNormParam& p, const ForwardCall& c) {
   const BatchNormView v = channel_view(p, c.inputs[0].shape);
@@ -132,15 +114,6 @@ void batch_norm_forward(const BatchNormParam& p, const ForwardCall& c) {
   const bool batch_stats = c.is_train && !p.use_global_stats;
   const int64_t count = v.outer * v.inner;
   const double momentum = p.momentum;
-#if MX_USE_DNNL
-  if constexpr (std::is_same_v<T, float>)
-    if (dnnl_enabled() &&
-        dnnl_impl::batch_norm_forward(dnnl_spec(p, v, c.is_train),
-                                      {x, gamma, beta, moving_mean, moving_var, y, mean_out,
-                                       invstd_out, c.req[0], c.req[1], c.req[2]},
-                                      c.resources))
-      return;
-#endif
 
   parallel_for(
       v.channels, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(count, 1)),
@@ -195,15 +168,6 @@ void batch_norm_backward(const BatchNormParam& p, const BackwardCall& c) {
   T* dbeta = grad(2);
   const bool batch_stats = c.is_train && !p.use_global_stats;
   const int64_t count = v.outer * v.inner;
-#if MX_USE_DNNL
-  if constexpr (std::is_same_v<T, float>)
-    if (dnnl_enabled() && dnnl_impl::batch_norm_backward(
-                              dnnl_spec(p, v, c.is_train),
-                              {x, gamma, dy, saved_mean, saved_invstd, moving_mean, moving_var, dx,
-                               dgamma, dbeta, c.req[0], c.req[1], c.req[2]},
-                              c.resources))
-      return;
-#endif
 
   parallel_for(v.channels, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(count, 1)),
                [&](int64_t begin, int64_t end) {
