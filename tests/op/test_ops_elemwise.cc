@@ -62,6 +62,10 @@ TEST_CASE("gradients: Activation and FullyConnected") {
   big.max_checks_per_input = 20;
   check_gradient("FullyConnected", {{"num_hidden", "64"}},
                  {Shape{64, 300}, Shape{64, 300}, Shape{64}}, big);
+  // oneDNN takes layers of 32 outputs or more (fc_worth_it): no bias, no flatten.
+  check_gradient("FullyConnected",
+                 {{"num_hidden", "40"}, {"no_bias", "True"}, {"flatten", "False"}},
+                 {Shape{2, 3, 4}, Shape{40, 4}}, big);
 }
 
 TEST_CASE("BlockGrad passes values and stops the gradient") {

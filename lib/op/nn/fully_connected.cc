@@ -77,7 +77,7 @@ void forward(const FullyConnectedParam& p, const ForwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
 #if MX_USE_DNNL
   if constexpr (std::is_same_v<T, float>)
-    if (dnnl_enabled()) {
+    if (dnnl_enabled() && dnnl_impl::fc_worth_it({rows, k, h})) {
       dnnl_impl::fc_forward({rows, k, h}, x, w, p.no_bias ? nullptr : c.inputs[2].ptr<T>(), y,
                             c.req[0], c.resources,
                             c.is_train ? std::nullopt : dnnl_impl::content_stamp(c.inputs[1]));
@@ -106,7 +106,7 @@ void backward(const FullyConnectedParam& p, const BackwardCall& c) {
   const T* w = c.inputs[1].ptr<T>();
 #if MX_USE_DNNL
   if constexpr (std::is_same_v<T, float>)
-    if (dnnl_enabled()) {
+    if (dnnl_enabled() && dnnl_impl::fc_worth_it({rows, k, h})) {
       auto grad = [&](size_t i) {
         return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].ptr<T>();
       };
