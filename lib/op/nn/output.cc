@@ -257,8 +257,9 @@ void infer_regression(const RegressionOutputParam&, ShapeVector& in, ShapeVector
 
 // On the CPU, or (gpu) on the GPU; `name` names the operator in errors.
 template <typename T>
-void regression_backward(Regression kind, const char* name, const RegressionOutputParam& p,
-                         const BackwardCall& c, [[maybe_unused]] bool gpu) {
+void regression_backward(Regression kind, [[maybe_unused]] const char* name,
+                         const RegressionOutputParam& p, const BackwardCall& c,
+                         [[maybe_unused]] bool gpu) {
   if (c.req[1] != OpReq::kNull && c.req[1] != OpReq::kAdd) {  // labels get no gradient
 #if MX_USE_CUDA
     if (gpu)
