@@ -6,9 +6,11 @@
 #include <type_traits>
 
 #include "base/error.h"
+#include "base/logging.h"
 #include "base/strings.h"
 #include "graph/fuse_inference.h"
 #include "op/dnnl/dnnl_switch.h"
+#include "op/fused_inference_op.h"
 #include "op/registry.h"
 #include "storage/storage.h"
 
@@ -71,6 +73,22 @@ bool fusion_wanted(const BindOptions& options) {
     return env == nullptr || std::string(env) != "0";
   }();
   return allowed;
+}
+
+// What each fused node made (MX_LOG_LEVEL=debug).
+void log_fusion(const graph::IndexedGraph& g) {
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const graph::Node& node = g.node(n);
+    if (node.is_variable()) continue;
+    if (auto s = op::fused_inference_summary(*node.op)) {
+      MX_LOG(kDebug) << node.name << ": " << s->layers << " layers as " << s->primitives
+                     << " oneDNN primitives: " << s->convolutions << " convolutions, "
+                     << s->folded_batch_norms << " BatchNorms folded into them, "
+                     << s->fused_activations << " activations and " << s->fused_additions
+                     << " additions fused, " << s->reorders << " reorders, workspace "
+                     << s->workspace_bytes / (1 << 20) << " MiB";
+    }
+  }
 }
 
 }  // namespace
@@ -200,6 +218,7 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
     if (fused.fused_nodes > 0) {
       graph_ = std::make_unique<graph::IndexedGraph>(fused.heads);
       fused_nodes_ = fused.fused_nodes;
+      log_fusion(*graph_);
     }
   }
   graph::GraphPlan planned =

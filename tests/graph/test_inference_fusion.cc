@@ -12,7 +12,10 @@
 #include "base/error.h"
 #include "engine/engine.h"
 #include "executor/executor.h"
+#include "graph/fuse_inference.h"
+#include "graph/plan_graph.h"
 #include "op/dnnl/dnnl_switch.h"
+#include "op/fused_inference_op.h"
 
 using namespace mx;
 using namespace mx::graph;
@@ -162,6 +165,46 @@ TEST_CASE("a fused ResNet v2 gives the layer-by-layer outputs") {
   }
   CHECK(net.plain->fused_nodes() == 0);
   check_same_outputs(*net.plain, *net.fused);
+}
+
+TEST_CASE("what the fused ResNet v2 graph folds, fuses and reorders") {
+  if (!op::dnnl_built()) return;
+  const Symbol net = resnet_v2();
+  IndexedGraph g(net.outputs());
+  ShapeMap shapes;
+  const auto args = net.list_arguments();
+  const auto inferred = net.infer_shape({{"data", Shape{2, 3, 16, 16}}});
+  for (size_t i = 0; i < args.size(); ++i) shapes[args[i]] = inferred.arguments[i];
+  const auto aux = net.list_auxiliary_states();
+  for (size_t i = 0; i < aux.size(); ++i) shapes[aux[i]] = inferred.aux[i];
+  EntryTypes entries = infer_bound_entries(g, shapes, {});
+  InferenceFusion fused = fuse_for_inference(g, entries.shapes, entries.dtypes);
+  REQUIRE(fused.fused_nodes == 1);
+  IndexedGraph rewritten(fused.heads);
+  std::optional<op::FusedInferenceSummary> summary;
+  int other_nodes = 0;
+  for (uint32_t n = 0; n < rewritten.num_nodes(); ++n) {
+    const Node& node = rewritten.node(n);
+    if (node.is_variable()) continue;
+    if (auto s = op::fused_inference_summary(*node.op))
+      summary = s;
+    else
+      ++other_nodes;
+  }
+  REQUIRE(summary);
+  CHECK(other_nodes == 2);  // Flatten and FullyConnected stay as they were
+  // conv0, three convolutions per unit and two projections.
+  CHECK(summary->convolutions == 12);
+  // bn0 after conv0, bn2 and bn3 of each unit; the units' bn1 and bn_data,
+  // bn_last follow an addition or the data.
+  CHECK(summary->folded_batch_norms == 7);
+  // relu0 and each unit's relu2, relu3 as post-ops; relu1 of each unit and
+  // relu_last with their BatchNorm.
+  CHECK(summary->fused_activations == 11);
+  CHECK(summary->fused_additions == 3);
+  // The image into the first convolution's layout, the pooled features out.
+  CHECK(summary->reorders <= 2);
+  CHECK(summary->layers == fused.fused_layers);
 }
 
 TEST_CASE("a fused network of ResNet v1 blocks, groups, tanh, sigmoid and 'full' pooling") {
