@@ -14,6 +14,7 @@
 #include "base/strings.h"
 #include "op/dnnl/dnnl_context.h"
 #include "op/dnnl/dnnl_descs.h"
+#include "op/fusion_plan.h"
 
 namespace mx::op::dnnl_impl {
 namespace {
@@ -120,31 +121,20 @@ struct DnnlInferenceGraph::Impl {
   // layouts each convolution prefers alone costs a reorder between layers.
   tag activation_tag = tag::any;
 
-  // Planning state.
-  std::vector<std::vector<int>> consumers;  // per value: layers reading it
-  std::vector<bool> is_output;
-  std::vector<int> emit_at;    // per layer: the layer whose turn runs it
-  std::vector<bool> absorbed;  // run as part of another layer's primitive
+  FusionPlan plan;
   std::vector<std::tuple<int, md, int>> reordered_values;  // (value, layout, copy)
 
-  explicit Impl(const FusedGraphDesc& d) : desc(d) {
+  explicit Impl(const FusedGraphDesc& d) : desc(d), plan(desc) {
     const int n = d.num_values();
     values.resize(static_cast<size_t>(n));
     shapes.resize(static_cast<size_t>(n));
-    consumers.resize(static_cast<size_t>(n));
-    is_output.assign(static_cast<size_t>(n), false);
     for (size_t i = 0; i < d.inputs.size(); ++i) {
       values[i].input = static_cast<int>(i);
       shapes[i] = d.inputs[i];
       if (d.inputs[i].ndim() == 4) values[i].desc = plain(dims_of(d.inputs[i]), tag::nchw);
     }
-    for (size_t l = 0; l < d.layers.size(); ++l) {
-      for (int v : d.layers[l].inputs)
-        consumers[static_cast<size_t>(v)].push_back(static_cast<int>(l));
+    for (size_t l = 0; l < d.layers.size(); ++l)
       shapes[static_cast<size_t>(d.value_of_layer(l))] = output_shape(d.layers[l]);
-    }
-    for (int v : d.outputs) is_output[static_cast<size_t>(v)] = true;
-    plan_fusions();
     activation_tag = preferred_activation_tag();
     for (size_t l = 0; l < d.layers.size(); ++l) emit_turn(static_cast<int>(l));
     plan_workspace();
@@ -186,83 +176,6 @@ struct DnnlInferenceGraph::Impl {
     for (size_t c = 1; c < std::size(candidates); ++c)
       if (weight[c] > weight[best]) best = c;
     return weight[best] > 0 ? candidates[best] : tag::any;
-  }
-
-  // The one layer reading value v, when v is read by one layer only and is
-  // not handed back (so a fused primitive may keep it to itself).
-  std::optional<int> sole_consumer(int v) const {
-    const auto& c = consumers[static_cast<size_t>(v)];
-    if (is_output[static_cast<size_t>(v)] || c.size() != 1) return std::nullopt;
-    return c[0];
-  }
-
-  // A fused primitive: a convolution with the BatchNorm, activations and the
-  // addition that follow it, or a BatchNorm with its ReLU.
-  struct Fusion {
-    int fold_batch_norm = -1;
-    std::vector<int> post_ops;  // absorbed activation and addition layers, in order
-    int last = -1;              // runs in this layer's turn
-  };
-  std::vector<Fusion> fusions;  // per layer that heads one
-
-  void plan_fusions() {
-    const int count = static_cast<int>(desc.layers.size());
-    fusions.assign(static_cast<size_t>(count), {});
-    absorbed.assign(static_cast<size_t>(count), false);
-    emit_at.resize(static_cast<size_t>(count));
-    for (int l = 0; l < count; ++l) emit_at[static_cast<size_t>(l)] = l;
-    for (int l = 0; l < count; ++l) {
-      if (absorbed[static_cast<size_t>(l)]) continue;
-      Fusion& f = fusions[static_cast<size_t>(l)];
-      f.last = l;
-      const LayerKind kind = layer(l).layer.kind;
-      if (kind == LayerKind::kBatchNorm) {
-        auto next = sole_consumer(value_of(l));
-        if (next && layer(*next).layer.kind == LayerKind::kActivation &&
-            layer(*next).layer.activation == LayerActivation::kRelu) {
-          f.post_ops.push_back(*next);
-          f.last = *next;
-        }
-      } else if (kind == LayerKind::kConvolution) {
-        bool has_sum = false, has_eltwise = false;
-        int current = value_of(l);
-        while (auto next = sole_consumer(current)) {
-          if (absorbed[static_cast<size_t>(*next)]) break;  // an addition another chain took
-          const FusedLayer& n = layer(*next);
-          if (n.layer.kind == LayerKind::kBatchNorm && n.inputs[0] == current &&
-              f.fold_batch_norm < 0 && f.post_ops.empty()) {
-            f.fold_batch_norm = *next;
-          } else if (n.layer.kind == LayerKind::kActivation && !has_eltwise) {
-            f.post_ops.push_back(*next);
-            has_eltwise = true;
-          } else if (n.layer.kind == LayerKind::kAdd && !has_sum && !has_eltwise &&
-                     n.inputs[0] != n.inputs[1]) {
-            f.post_ops.push_back(*next);
-            has_sum = true;
-          } else {
-            break;
-          }
-          f.last = *next;
-          current = value_of(*next);
-        }
-      }
-      std::vector<int> members = f.post_ops;
-      if (f.fold_batch_norm >= 0) members.push_back(f.fold_batch_norm);
-      for (int m : members) {
-        absorbed[static_cast<size_t>(m)] = true;
-        emit_at[static_cast<size_t>(m)] = f.last;
-      }
-      emit_at[static_cast<size_t>(l)] = f.last;
-    }
-  }
-
-  // True when no layer after `turn` reads v (so the primitive of that turn
-  // may write over it).
-  bool dies_at(int v, int turn) const {
-    if (values[static_cast<size_t>(v)].input >= 0) return false;
-    for (int c : consumers[static_cast<size_t>(v)])
-      if (emit_at[static_cast<size_t>(c)] > turn) return false;
-    return true;
   }
 
   int add_value(const md& layout) {
@@ -331,9 +244,8 @@ struct DnnlInferenceGraph::Impl {
   // Runs every primitive whose turn is layer `turn`.
   void emit_turn(int turn) {
     for (int l = 0; l < static_cast<int>(desc.layers.size()); ++l) {
-      if (absorbed[static_cast<size_t>(l)] || fusions[static_cast<size_t>(l)].last != turn)
-        continue;
-      const int out = value_of(fusions[static_cast<size_t>(l)].last);
+      if (plan.of(l).absorbed || plan.of(l).last != turn) continue;
+      const int out = value_of(plan.of(l).last);
       switch (layer(l).layer.kind) {
         case LayerKind::kConvolution: emit_convolution(l, out); break;
         case LayerKind::kBatchNorm: emit_batch_norm(l, out); break;
@@ -346,7 +258,7 @@ struct DnnlInferenceGraph::Impl {
   }
 
   void emit_convolution(int l, int out) {
-    const Fusion& f = fusions[static_cast<size_t>(l)];
+    const LayerFusion& f = plan.of(l);
     const InferenceLayer& spec = layer(l).layer;
     const ConvDescs cd(spec.conv);
     const bool fold = f.fold_batch_norm >= 0;
@@ -356,7 +268,7 @@ struct DnnlInferenceGraph::Impl {
     for (int p : f.post_ops) {
       const FusedLayer& n = layer(p);
       if (n.layer.kind == LayerKind::kAdd) {
-        sum_value = chain_other_input(f, l, p);
+        sum_value = f.addend;
         post.append_sum(1.0f);
         ++stats.fused_additions;
       } else {
@@ -402,7 +314,8 @@ struct DnnlInferenceGraph::Impl {
     if (sum_value >= 0) {
       // The sum post-op adds to what dst holds: take the addend's memory when
       // it dies here in the same layout, else copy it in first.
-      if (dies_at(sum_value, turn) && values[static_cast<size_t>(sum_value)].desc == pd.dst_desc())
+      if (plan.dies_at(sum_value, turn) &&
+          values[static_cast<size_t>(sum_value)].desc == pd.dst_desc())
         inplace_from = sum_value;
       else
         add_reorder(sum_value, out);
@@ -458,22 +371,9 @@ struct DnnlInferenceGraph::Impl {
     return make(any(cd.src), any(cd.dst));
   }
 
-  // The input of addition layer `add` that does not come from the chain
-  // headed by convolution l.
-  int chain_other_input(const Fusion& f, int l, int add) const {
-    int previous = value_of(l);
-    if (f.fold_batch_norm >= 0) previous = value_of(f.fold_batch_norm);
-    for (int p : f.post_ops) {
-      if (p == add) break;
-      previous = value_of(p);
-    }
-    const auto& in = layer(add).inputs;
-    return in[0] == previous ? in[1] : in[0];
-  }
-
   void emit_batch_norm(int l, int out) {
     const InferenceLayer& spec = layer(l).layer;
-    const bool relu = !fusions[static_cast<size_t>(l)].post_ops.empty();
+    const bool relu = !plan.of(l).post_ops.empty();
     const int src = data_of(l);
     const md& layout = values[static_cast<size_t>(src)].desc;
     auto flags =
@@ -498,7 +398,7 @@ struct DnnlInferenceGraph::Impl {
               {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
     e.reads = {src};
     e.writes = {out};
-    if (dies_at(src, fusions[static_cast<size_t>(l)].last)) e.inplace_from = src;
+    if (plan.dies_at(src, plan.of(l).last)) e.inplace_from = src;
   }
 
   void emit_activation(int l) {
@@ -513,7 +413,7 @@ struct DnnlInferenceGraph::Impl {
               {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
     e.reads = {src};
     e.writes = {out};
-    if (dies_at(src, l)) e.inplace_from = src;
+    if (plan.dies_at(src, l)) e.inplace_from = src;
   }
 
   void emit_pooling(int l) {
@@ -553,7 +453,7 @@ struct DnnlInferenceGraph::Impl {
               {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
     e.reads = {a, b_as_a};
     e.writes = {out};
-    if (dies_at(a, l)) e.inplace_from = a;
+    if (plan.dies_at(a, l)) e.inplace_from = a;
   }
 
   // Slots of the workspace by liveness: a value's slot returns to the free
