@@ -61,7 +61,8 @@ Checkpoint load_checkpoint(const std::string& dir, const std::string& epoch = "0
 }
 
 // mx's own forward pass of a checkpoint (inference).
-NDArray run_mx(const Checkpoint& c, const NDArray& data) {
+// `fused`: as mx-predict binds, with the inference fusion (oneDNN graphs).
+NDArray run_mx(const Checkpoint& c, const NDArray& data, bool fused = false) {
   std::map<std::string, NDArray> args = c.args;
   args["data"] = data;
   auto inferred = c.symbol.infer_shape({{"data", data.shape()}});
@@ -70,6 +71,7 @@ NDArray run_mx(const Checkpoint& c, const NDArray& data) {
     if (!args.count(names[i])) args[names[i]] = NDArray::zeros(inferred.arguments[i]);  // labels
   BindOptions options;
   options.for_training = false;
+  options.fuse_inference = fused;
   Executor exe(c.symbol, args, {}, c.aux, options);
   exe.forward(false);
   return exe.outputs()[0].copy();
@@ -115,7 +117,9 @@ TEST_CASE("MXNet Gluon model-zoo exports: mx, MXNet and ONNX Runtime agree") {
     Checkpoint c = load_checkpoint(dir, "0000");
     NDArray input = read_pb(dir + "/input_0.pb"), ort = read_pb(dir + "/output_0.pb");
     NDArray mx_out = run_mx(c, input);
-    check_close(mx_out, load_params(dir + "/mxnet_output.params").get("output"), "mx vs MXNet");
+    const NDArray mxnet_out = load_params(dir + "/mxnet_output.params").get("output");
+    check_close(mx_out, mxnet_out, "mx vs MXNet");
+    check_close(run_mx(c, input, true), mxnet_out, "mx with fused oneDNN graphs vs MXNet");
     check_close(mx_out, ort, "mx vs ONNX Runtime on mx's export");
     auto options = export_options(input);
     options.doc = "Exported by mx-export from model-0000.params";
