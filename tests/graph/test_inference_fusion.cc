@@ -222,6 +222,14 @@ TEST_CASE("values read outside a fused run are handed back: an inner output as a
   check_same_outputs(*two.plain, *two.fused);
 }
 
+TEST_CASE("a convolution whose own input is its residual addend: y = conv(x) + x") {
+  Symbol x = act(conv(var("data"), "c0", 8, 3, 1, 1), "r0");
+  Symbol y = add(conv(x, "c1", 8, 3, 1, 1), x, "res");
+  y = add(y, conv(y, "c2", 8, 1), "res2");  // and with the addend on the left
+  TwoWays two(head(y, 3), Shape{2, 3, 6, 6}, 13);
+  check_same_outputs(*two.plain, *two.fused);
+}
+
 TEST_CASE("the fused graph follows new weights and statistics (folded BatchNorm included)") {
   TwoWays net(resnet_v2(), Shape{2, 3, 16, 16}, 5);
   check_same_outputs(*net.plain, *net.fused);

@@ -313,8 +313,9 @@ struct DnnlInferenceGraph::Impl {
     int inplace_from = -1;
     if (sum_value >= 0) {
       // The sum post-op adds to what dst holds: take the addend's memory when
-      // it dies here in the same layout, else copy it in first.
-      if (plan.dies_at(sum_value, turn) &&
+      // it dies here in the same layout and is not the convolution's own
+      // input (y = conv(x) + x), else copy it in first.
+      if (sum_value != src && plan.dies_at(sum_value, turn) &&
           values[static_cast<size_t>(sum_value)].desc == pd.dst_desc())
         inplace_from = sum_value;
       else
