@@ -14,9 +14,11 @@
 
 #include "base/error.h"
 #include "base/strings.h"
+#include "base/threads.h"
 #include "executor/executor.h"
 #include "kvstore/dist_kvstore.h"
 #include "metric/metric.h"
+#include "op/dnnl/dnnl_switch.h"
 #include "op/resources.h"
 #include "optim/optimizer.h"
 #include "train/aux_states.h"
@@ -207,6 +209,11 @@ void Trainer::State::build(const Config& c) {
   // Several devices: one executor each, sharing nothing but the kvstore.
   const auto devices = static_cast<int64_t>(settings.devices.size());
   const int64_t share = devices > 1 ? settings.batch_size / devices : 0;
+  // CPU replicas run side by side: each oneDNN call gets its share of the
+  // cores rather than all of them (two single-threaded LeNet replicas train
+  // 10-30% faster than one on two threads, docs/benchmarks.md).
+  if (devices > 1 && !settings.devices[0].is_gpu())
+    op::set_dnnl_call_threads(std::max(1, thread_budget() / static_cast<int>(devices)));
   exe = bind_for_training(symbol, settings, *train_data, settings.devices[0], share);
   for (int64_t d = 1; d < devices; ++d)
     replicas.push_back(bind_for_training(symbol, settings, *train_data,

@@ -9,6 +9,7 @@
 #include "base/parallel.h"
 #include "base/threads.h"
 #include "engine/var.h"
+#include "op/dnnl/dnnl_switch.h"
 
 namespace mx::op::dnnl_impl {
 namespace {
@@ -107,19 +108,21 @@ const dnnl::engine& cpu_engine() {
 }
 
 int dnnl_threads() {
-  static const int threads = [] {
+  // MX_DNNL_THREADS, else what the caller set (dnnl_switch.h), else the budget.
+  static const int from_environment = [] {
     const char* env = std::getenv("MX_DNNL_THREADS");
-    if (env == nullptr || *env == '\0') return thread_budget();
+    if (env == nullptr || *env == '\0') return 0;
     char* end = nullptr;
     const long value = std::strtol(env, &end, 10);
     if (*end != '\0' || value <= 0 || value > 1024) {
-      MX_LOG(kWarning) << "MX_DNNL_THREADS='" << env << "' is not a positive integer; using "
-                       << thread_budget();
-      return thread_budget();
+      MX_LOG(kWarning) << "MX_DNNL_THREADS='" << env << "' is not a positive integer; ignored";
+      return 0;
     }
     return static_cast<int>(value);
   }();
-  return threads;
+  if (from_environment > 0) return from_environment;
+  if (const int set = dnnl_call_threads(); set > 0) return set;
+  return thread_budget();
 }
 
 dnnl::memory::desc plain(const dims& shape, tag format) {

@@ -33,4 +33,17 @@ bool dnnl_enabled() { return flag().load(std::memory_order_relaxed); }
 
 void set_dnnl_enabled(bool on) { flag().store(on && dnnl_built(), std::memory_order_relaxed); }
 
+namespace {
+std::atomic<int>& call_threads() {
+  static std::atomic<int> threads{0};
+  return threads;
+}
+}  // namespace
+
+void set_dnnl_call_threads(int threads) {
+  call_threads().store(threads > 0 ? threads : 0, std::memory_order_relaxed);
+}
+
+int dnnl_call_threads() { return call_threads().load(std::memory_order_relaxed); }
+
 }  // namespace mx::op

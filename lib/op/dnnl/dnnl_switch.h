@@ -15,6 +15,13 @@ bool dnnl_enabled();
 // Overrides MX_DNNL; ignored (stays off) when oneDNN is not built in.
 void set_dnnl_enabled(bool on);
 
+// Threads of one oneDNN call when MX_DNNL_THREADS is not set; 0 (the
+// default) means the whole thread budget. mx-train sets budget / replicas
+// when it trains one executor per CPU device: the replicas' calls run side
+// by side, each on its share of the cores.
+void set_dnnl_call_threads(int threads);
+int dnnl_call_threads();
+
 // Sets the switch for a scope and restores it after.
 class ScopedDnnl {
  public:
