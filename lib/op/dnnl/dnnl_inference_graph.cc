@@ -15,6 +15,7 @@
 #include "op/dnnl/dnnl_context.h"
 #include "op/dnnl/dnnl_descs.h"
 #include "op/fusion_plan.h"
+#include "op/workspace_slots.h"
 
 namespace mx::op::dnnl_impl {
 namespace {
@@ -463,33 +464,7 @@ struct DnnlInferenceGraph::Impl {
   void plan_workspace() {
     for (size_t k = 0; k < execs.size(); ++k)
       for (int v : execs[k].reads) values[static_cast<size_t>(v)].last_use = static_cast<int>(k);
-    std::vector<size_t> slot_bytes;
-    std::vector<int> free_slots;
-    auto take_slot = [&](size_t bytes) {
-      int best = -1;
-      for (size_t i = 0; i < free_slots.size(); ++i) {
-        const size_t have = slot_bytes[static_cast<size_t>(free_slots[i])];
-        if (best < 0) {
-          best = static_cast<int>(i);
-          continue;
-        }
-        const size_t best_have =
-            slot_bytes[static_cast<size_t>(free_slots[static_cast<size_t>(best)])];
-        // The smallest that fits, else the largest (grown).
-        const bool fits = have >= bytes, best_fits = best_have >= bytes;
-        if ((fits && (!best_fits || have < best_have)) || (!fits && !best_fits && have > best_have))
-          best = static_cast<int>(i);
-      }
-      if (best < 0) {
-        slot_bytes.push_back(bytes);
-        return static_cast<int>(slot_bytes.size()) - 1;
-      }
-      const int slot = free_slots[static_cast<size_t>(best)];
-      free_slots.erase(free_slots.begin() + best);
-      slot_bytes[static_cast<size_t>(slot)] =
-          std::max(slot_bytes[static_cast<size_t>(slot)], bytes);
-      return slot;
-    };
+    WorkspaceSlots slots;
     size_t scratch = 0;
     for (size_t k = 0; k < execs.size(); ++k) {
       Exec& e = execs[k];
@@ -501,8 +476,7 @@ struct DnnlInferenceGraph::Impl {
         const size_t bytes = out.desc.get_size();
         if (w == 0 && e.inplace_from >= 0) {
           Value& in = values[static_cast<size_t>(e.inplace_from)];
-          if (in.last_use == static_cast<int>(k) && in.slot >= 0 &&
-              slot_bytes[static_cast<size_t>(in.slot)] >= bytes) {
+          if (in.last_use == static_cast<int>(k) && in.slot >= 0 && slots.bytes(in.slot) >= bytes) {
             out.slot = in.slot;
             handed = e.inplace_from;
             continue;
@@ -511,22 +485,18 @@ struct DnnlInferenceGraph::Impl {
             throw Error("fused inference graph: a residual addend could not be written over");
           e.inplace_from = -1;
         }
-        out.slot = take_slot(bytes);
+        out.slot = slots.take(bytes);
       }
       for (int v : e.reads) {
         Value& in = values[static_cast<size_t>(v)];
         if (v == handed || in.slot < 0 || in.last_use != static_cast<int>(k)) continue;
-        free_slots.push_back(in.slot);
+        slots.give_back(in.slot);
         in.last_use = -2;  // freed once even when read twice by this primitive
       }
     }
-    size_t offset = 0;
-    for (size_t bytes : slot_bytes) {
-      slot_offsets.push_back(offset);
-      offset += aligned(bytes);
-    }
-    scratch_offset = offset;
-    stats.workspace_bytes = offset + aligned(scratch);
+    slot_offsets = slots.offsets(kAlign);
+    scratch_offset = slots.total(kAlign);
+    stats.workspace_bytes = scratch_offset + aligned(scratch);
     stats.primitives = static_cast<int>(execs.size());
   }
 
