@@ -150,13 +150,13 @@ class Fuser {
       desc.layers.push_back(std::move(layer));
     }
     // Outputs: first outputs read outside the region or returned by the graph.
+    std::map<uint32_t, int> uses_inside;
+    for (uint32_t n : region.nodes)
+      for (const NodeEntry& e : g_.node(n).inputs) ++uses_inside[g_.entry_id(e)];
     std::vector<uint32_t> output_entries;
     for (uint32_t n : region.nodes) {
       const uint32_t id = g_.entry_id(n, 0);
-      int inside = 0;
-      for (uint32_t m : region.nodes)
-        for (const NodeEntry& e : g_.node(m).inputs) inside += g_.entry_id(e) == id;
-      if (uses_[id] > inside) {
+      if (uses_[id] > uses_inside[id]) {
         output_entries.push_back(id);
         desc.outputs.push_back(value_of_entry.at(id));
         desc.output_shapes.push_back(shapes_[id]);

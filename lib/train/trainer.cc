@@ -212,8 +212,10 @@ void Trainer::State::build(const Config& c) {
   // CPU replicas run side by side: each oneDNN call gets its share of the
   // cores rather than all of them (two single-threaded LeNet replicas train
   // 10-30% faster than one on two threads, docs/benchmarks.md).
-  if (devices > 1 && !settings.devices[0].is_gpu())
-    op::set_dnnl_call_threads(std::max(1, thread_budget() / static_cast<int>(devices)));
+  // (Set for every trainer, so that one trainer's replicas do not outlive it.)
+  op::set_dnnl_call_threads(devices > 1 && !settings.devices[0].is_gpu()
+                                ? std::max(1, thread_budget() / static_cast<int>(devices))
+                                : 0);
   exe = bind_for_training(symbol, settings, *train_data, settings.devices[0], share);
   for (int64_t d = 1; d < devices; ++d)
     replicas.push_back(bind_for_training(symbol, settings, *train_data,

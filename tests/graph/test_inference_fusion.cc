@@ -157,7 +157,7 @@ void check_same_outputs(Executor& plain, Executor& fused) {
 
 TEST_CASE("a fused ResNet v2 gives the layer-by-layer outputs") {
   TwoWays net(resnet_v2(), Shape{2, 3, 16, 16});
-  if (op::dnnl_built()) {
+  if (op::dnnl_enabled()) {
     // Everything from the data's BatchNorm to the global pooling is one node.
     CHECK(net.fused->fused_nodes() == 1);
   } else {
@@ -168,7 +168,7 @@ TEST_CASE("a fused ResNet v2 gives the layer-by-layer outputs") {
 }
 
 TEST_CASE("what the fused ResNet v2 graph folds, fuses and reorders") {
-  if (!op::dnnl_built()) return;
+  if (!op::dnnl_enabled()) return;
   const Symbol net = resnet_v2();
   IndexedGraph g(net.outputs());
   ShapeMap shapes;
@@ -209,7 +209,7 @@ TEST_CASE("what the fused ResNet v2 graph folds, fuses and reorders") {
 
 TEST_CASE("a fused network of ResNet v1 blocks, groups, tanh, sigmoid and 'full' pooling") {
   TwoWays net(mixed_net(), Shape{3, 3, 12, 12}, 7);
-  CHECK(net.fused->fused_nodes() == (op::dnnl_built() ? 1 : 0));
+  CHECK(net.fused->fused_nodes() == (op::dnnl_enabled() ? 1 : 0));
   check_same_outputs(*net.plain, *net.fused);
 }
 

@@ -76,6 +76,9 @@ DnnlStep make_step(dnnl::primitive primitive, const dnnl::primitive_desc_base& p
 struct ContentStamp {
   uint64_t var_uid = 0;
   uint64_t version = 0;
+  bool operator==(const ContentStamp& o) const {
+    return var_uid == o.var_uid && version == o.version;
+  }
 };
 // The stamp of `t`, when its variable is known.
 std::optional<ContentStamp> content_stamp(const TensorRef& t);

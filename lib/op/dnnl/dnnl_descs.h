@@ -91,4 +91,34 @@ inline dnnl::algorithm pool_algorithm(const PoolSpec& s) {
                          : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
+// The descriptors of one pooling: mx's plain layouts, oneDNN's window.
+struct PoolDescs {
+  dnnl::memory::desc src, dst;
+  dims strides, kernel, pad_l, pad_r;
+  dnnl::algorithm kind;
+
+  explicit PoolDescs(const PoolSpec& s)
+      : src(plain({s.batch, s.channels, s.height, s.width}, tag::nchw)),
+        dst(plain({s.batch, s.channels, s.out_height, s.out_width}, tag::nchw)),
+        kind(pool_algorithm(s)) {
+    const PoolWindowDims w = pool_window_dims(s);
+    strides.assign(w.strides.begin(), w.strides.end());
+    kernel.assign(w.kernel.begin(), w.kernel.end());
+    pad_l.assign(w.pad_l.begin(), w.pad_l.end());
+    pad_r.assign(w.pad_r.begin(), w.pad_r.end());
+  }
+
+  // The forward pass from `from` into `to` (mx's plain layouts by default).
+  dnnl::pooling_forward::desc forward_desc(dnnl::prop_kind pass) const {
+    return forward_desc(pass, src, dst);
+  }
+  dnnl::pooling_forward::desc forward_desc(dnnl::prop_kind pass, const dnnl::memory::desc& from,
+                                           const dnnl::memory::desc& to) const {
+    return {pass, kind, from, to, strides, kernel, pad_l, pad_r};
+  }
+  dnnl::pooling_forward::primitive_desc forward_pd(dnnl::prop_kind pass) const {
+    return {forward_desc(pass), scratch_attr(), cpu_engine()};
+  }
+};
+
 }  // namespace mx::op::dnnl_impl

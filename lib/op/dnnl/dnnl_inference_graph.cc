@@ -403,39 +403,38 @@ struct DnnlInferenceGraph::Impl {
     if (plan.dies_at(src, plan.of(l).last)) e.inplace_from = src;
   }
 
-  void emit_activation(int l) {
-    const int src = data_of(l), out = value_of(l);
-    const md& layout = values[static_cast<size_t>(src)].desc;
-    dnnl::eltwise_forward::primitive_desc pd(
-        {prop::forward_inference, eltwise_algorithm(layer(l).layer.activation), layout, 0.0f, 0.0f},
-        scratch_attr(), cpu_engine());
+  // A primitive of one input (src, read in its layout) and one output.
+  Exec& add_unary(dnnl::primitive primitive, const dnnl::primitive_desc_base& pd, int src,
+                  int out) {
+    const md layout = values[static_cast<size_t>(src)].desc;
     values[static_cast<size_t>(out)].desc = pd.dst_desc();
-    Exec& e = add_exec(dnnl::eltwise_forward(pd), pd.scratchpad_desc().get_size());
+    Exec& e = add_exec(std::move(primitive), pd.scratchpad_desc().get_size());
     e.args = {{DNNL_ARG_SRC, Source::kValue, src, layout},
               {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
     e.reads = {src};
     e.writes = {out};
+    return e;
+  }
+
+  void emit_activation(int l) {
+    const int src = data_of(l);
+    dnnl::eltwise_forward::primitive_desc pd(
+        {prop::forward_inference, eltwise_algorithm(layer(l).layer.activation),
+         values[static_cast<size_t>(src)].desc, 0.0f, 0.0f},
+        scratch_attr(), cpu_engine());
+    Exec& e = add_unary(dnnl::eltwise_forward(pd), pd, src, value_of(l));
     if (plan.dies_at(src, l)) e.inplace_from = src;
   }
 
   void emit_pooling(int l) {
     const PoolSpec& s = layer(l).layer.pool;
-    const int src = data_of(l), out = value_of(l);
-    const md& layout = values[static_cast<size_t>(src)].desc;
-    const PoolWindowDims w = pool_window_dims(s);
-    const dims strides(w.strides.begin(), w.strides.end()),
-        kernel(w.kernel.begin(), w.kernel.end()), pad_l(w.pad_l.begin(), w.pad_l.end()),
-        pad_r(w.pad_r.begin(), w.pad_r.end());
+    const int src = data_of(l);
+    const PoolDescs d(s);
     dnnl::pooling_forward::primitive_desc pd(
-        {prop::forward_inference, pool_algorithm(s), layout,
-         any({s.batch, s.channels, s.out_height, s.out_width}), strides, kernel, pad_l, pad_r},
+        d.forward_desc(prop::forward_inference, values[static_cast<size_t>(src)].desc,
+                       any(d.dst.dims())),
         scratch_attr(), cpu_engine());
-    values[static_cast<size_t>(out)].desc = pd.dst_desc();
-    Exec& e = add_exec(dnnl::pooling_forward(pd), pd.scratchpad_desc().get_size());
-    e.args = {{DNNL_ARG_SRC, Source::kValue, src, layout},
-              {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
-    e.reads = {src};
-    e.writes = {out};
+    add_unary(dnnl::pooling_forward(pd), pd, src, value_of(l));
   }
 
   void emit_add(int l) {
@@ -481,8 +480,9 @@ struct DnnlInferenceGraph::Impl {
             handed = e.inplace_from;
             continue;
           }
-          if (e.primitive.get_kind() == dnnl::primitive::kind::convolution)
-            throw Error("fused inference graph: a residual addend could not be written over");
+          // The plan only asks a convolution to write over a dying addend.
+          MX_CHECK(e.primitive.get_kind() != dnnl::primitive::kind::convolution,
+                   "fused inference graph: a residual addend could not be written over");
           e.inplace_from = -1;
         }
         out.slot = slots.take(bytes);
@@ -515,13 +515,8 @@ struct DnnlInferenceGraph::Impl {
         stamps.push_back(content_stamp(inputs[static_cast<size_t>(i)]));
         all_stamped = all_stamped && stamps.back().has_value();
       }
-      const auto same = [](const std::optional<ContentStamp>& a,
-                           const std::optional<ContentStamp>& b) {
-        return a && b && a->var_uid == b->var_uid && a->version == b->version;
-      };
-      bool unchanged = c.ready && stamps.size() == c.stamps.size();
-      for (size_t i = 0; unchanged && i < stamps.size(); ++i)
-        unchanged = same(stamps[i], c.stamps[i]);
+      // Unchanged when every source has a stamp and each equals the last one.
+      const bool unchanged = c.ready && all_stamped && stamps == c.stamps;
       if (unchanged) continue;
 
       const auto* weights = static_cast<const float*>(inputs[static_cast<size_t>(c.weight)].data);

@@ -10,29 +10,6 @@ namespace mx::op::dnnl_impl {
 namespace {
 
 using prop = dnnl::prop_kind;
-using algo = dnnl::algorithm;
-
-struct PoolDescs {
-  dnnl::memory::desc src, dst;
-  dims strides, kernel, pad_l, pad_r;
-  algo kind;
-
-  explicit PoolDescs(const PoolSpec& s)
-      : src(plain({s.batch, s.channels, s.height, s.width}, tag::nchw)),
-        dst(plain({s.batch, s.channels, s.out_height, s.out_width}, tag::nchw)),
-        kind(pool_algorithm(s)) {
-    const PoolWindowDims w = pool_window_dims(s);
-    strides.assign(w.strides.begin(), w.strides.end());
-    kernel.assign(w.kernel.begin(), w.kernel.end());
-    pad_l.assign(w.pad_l.begin(), w.pad_l.end());
-    pad_r.assign(w.pad_r.begin(), w.pad_r.end());
-  }
-
-  dnnl::pooling_forward::primitive_desc forward_pd(prop kind_of_pass) const {
-    dnnl::pooling_forward::desc desc(kind_of_pass, kind, src, dst, strides, kernel, pad_l, pad_r);
-    return {desc, scratch_attr(), cpu_engine()};
-  }
-};
 
 std::string spec_key(const char* pass, const PoolSpec& s) {
   const Window2d& w = s.win;
