@@ -82,11 +82,12 @@ void log_fusion(const graph::IndexedGraph& g) {
     if (node.is_variable()) continue;
     if (auto s = op::fused_inference_summary(*node.op)) {
       MX_LOG(kDebug) << node.name << ": " << s->layers << " layers as " << s->primitives
-                     << " oneDNN primitives: " << s->convolutions << " convolutions, "
-                     << s->folded_batch_norms << " BatchNorms folded into them, "
-                     << s->fused_activations << " activations and " << s->fused_additions
-                     << " additions fused, " << s->reorders << " reorders, workspace "
-                     << s->workspace_bytes / (1 << 20) << " MiB";
+                     << " oneDNN primitives: " << s->convolutions << " convolutions ("
+                     << s->winograd_convolutions << " Winograd), " << s->folded_batch_norms
+                     << " BatchNorms folded into them, " << s->fused_activations
+                     << " activations and " << s->fused_additions << " additions fused, "
+                     << s->reorders << " reorders, workspace " << s->workspace_bytes / (1 << 20)
+                     << " MiB";
     }
   }
 }

@@ -120,6 +120,7 @@ std::optional<FusedInferenceSummary> fused_inference_summary(const OpInstance& o
   return FusedInferenceSummary{static_cast<int>(f.desc.layers.size()),
                                s.primitives,
                                s.convolutions,
+                               s.winograd_convolutions,
                                s.folded_batch_norms,
                                s.fused_activations,
                                s.fused_additions,

@@ -167,13 +167,20 @@ TEST_CASE("a fused ResNet v2 gives the layer-by-layer outputs") {
   check_same_outputs(*net.plain, *net.fused);
 }
 
-TEST_CASE("what the fused ResNet v2 graph folds, fuses and reorders") {
-  if (!op::dnnl_enabled()) return;
-  const Symbol net = resnet_v2();
+namespace {
+
+// What the fusion pass makes of `net` bound to `data`: the one fused node's
+// summary, and how many nodes it left alone.
+struct FusedOnce {
+  op::FusedInferenceSummary summary;
+  int fused_layers = 0, other_nodes = 0;
+};
+
+FusedOnce fuse_once(const Symbol& net, const Shape& data) {
   IndexedGraph g(net.outputs());
   ShapeMap shapes;
   const auto args = net.list_arguments();
-  const auto inferred = net.infer_shape({{"data", Shape{2, 3, 16, 16}}});
+  const auto inferred = net.infer_shape({{"data", data}});
   for (size_t i = 0; i < args.size(); ++i) shapes[args[i]] = inferred.arguments[i];
   const auto aux = net.list_auxiliary_states();
   for (size_t i = 0; i < aux.size(); ++i) shapes[aux[i]] = inferred.aux[i];
@@ -182,17 +189,28 @@ TEST_CASE("what the fused ResNet v2 graph folds, fuses and reorders") {
   REQUIRE(fused.fused_nodes == 1);
   IndexedGraph rewritten(fused.heads);
   std::optional<op::FusedInferenceSummary> summary;
-  int other_nodes = 0;
+  FusedOnce out;
   for (uint32_t n = 0; n < rewritten.num_nodes(); ++n) {
     const Node& node = rewritten.node(n);
     if (node.is_variable()) continue;
     if (auto s = op::fused_inference_summary(*node.op))
       summary = s;
     else
-      ++other_nodes;
+      ++out.other_nodes;
   }
   REQUIRE(summary);
-  CHECK(other_nodes == 2);  // Flatten and FullyConnected stay as they were
+  out.summary = *summary;
+  out.fused_layers = fused.fused_layers;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("what the fused ResNet v2 graph folds, fuses and reorders") {
+  if (!op::dnnl_enabled()) return;
+  const FusedOnce fused = fuse_once(resnet_v2(), Shape{2, 3, 16, 16});
+  const op::FusedInferenceSummary* summary = &fused.summary;
+  CHECK(fused.other_nodes == 2);  // Flatten and FullyConnected stay as they were
   // conv0, three convolutions per unit and two projections.
   CHECK(summary->convolutions == 12);
   // bn0 after conv0, bn2 and bn3 of each unit; the units' bn1 and bn_data,
@@ -205,6 +223,31 @@ TEST_CASE("what the fused ResNet v2 graph folds, fuses and reorders") {
   // The image into the first convolution's layout, the pooled features out.
   CHECK(summary->reorders <= 2);
   CHECK(summary->layers == fused.fused_layers);
+}
+
+TEST_CASE("a fused network whose 3x3 convolutions run as Winograd") {
+  // Two basic blocks of 32 channels on 16x16 images: 32 output tiles of 4x4
+  // per convolution, where Winograd wins (op/dnnl/dnnl_descs.h). The first
+  // convolution takes 16 channels: too few, it stays direct.
+  Symbol x = conv(var("data"), "c0", 32, 3, 1, 1);
+  x = act(bn(x, "bn0"), "relu0");
+  x = unit_v1(x, "u1", 32, 1);
+  x = unit_v1(x, "u2", 32, 1);
+  const Symbol net = head(x, 4);
+  const Shape data{2, 16, 16, 16};
+  TwoWays both(net, data, 3);
+  check_same_outputs(*both.plain, *both.fused);
+  if (!op::dnnl_enabled() || !op::dnnl_winograd_enabled()) return;
+  const FusedOnce fused = fuse_once(net, data);
+  CHECK(fused.summary.convolutions == 5);
+  if (op::dnnl_winograd_available())
+    CHECK(fused.summary.winograd_convolutions == 4);
+  else
+    CHECK(fused.summary.winograd_convolutions == 0);
+  const op::ScopedWinograd off(false);
+  CHECK(fuse_once(net, data).summary.winograd_convolutions == 0);
+  TwoWays direct(net, data, 3);
+  check_same_outputs(*direct.plain, *direct.fused);
 }
 
 TEST_CASE("a fused network of ResNet v1 blocks, groups, tanh, sigmoid and 'full' pooling") {

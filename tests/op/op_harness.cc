@@ -658,7 +658,7 @@ void check_reference(const ReferenceCase& c, double rtol, double atol) {
   INFO("reference case ", c.id, " (", c.op, ")");
   for (bool dnnl : {true, false}) {
     if (dnnl && !op::dnnl_built()) continue;
-    const char* kernels = dnnl ? "oneDNN kernels" : "reference kernels";
+    const std::string kernels = dnnl ? "oneDNN kernels" : "reference kernels";
     INFO(kernels);
     op::ScopedDnnl use(dnnl);
     check_reference_once(c, Context::cpu(), rtol, atol);

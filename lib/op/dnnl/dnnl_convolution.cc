@@ -6,16 +6,35 @@
 namespace mx::op::dnnl_impl {
 namespace {
 
-using algo = dnnl::algorithm;
-
 std::string geom_key(const char* pass, const ConvGeom& g) {
   const Window2d& w = g.win;
-  return make_key(pass, g.batch, g.channels, g.height, g.width, g.filters, g.out_height,
-                  g.out_width, g.groups, w.kernel[0], w.kernel[1], w.stride[0], w.stride[1],
-                  w.dilate[0], w.dilate[1], w.pad[0], w.pad[1]);
+  return make_key(pass, dnnl_winograd_enabled(), g.batch, g.channels, g.height, g.width, g.filters,
+                  g.out_height, g.out_width, g.groups, w.kernel[0], w.kernel[1], w.stride[0],
+                  w.stride[1], w.dilate[0], w.dilate[1], w.pad[0], w.pad[1]);
 }
 
 }  // namespace
+
+bool winograd_available() {
+  static const bool available = [] {
+    try {
+      const dims shape{1, 32, 8, 8};
+      dnnl::convolution_forward::primitive_desc pd({dnnl::prop_kind::forward_training,
+                                                    dnnl::algorithm::convolution_winograd,
+                                                    any(shape),
+                                                    any({32, 32, 3, 3}),
+                                                    any(shape),
+                                                    {1, 1},
+                                                    {1, 1},
+                                                    {1, 1}},
+                                                   cpu_engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;  // no Winograd kernel for this CPU
+    }
+  }();
+  return available;
+}
 
 bool conv_forward(const ConvGeom& g, const float* x, const float* w, const float* bias, float* y,
                   OpReq req, const OpResources& res, std::optional<ContentStamp> w_stamp) {
@@ -51,9 +70,9 @@ bool conv_backward_data(const ConvGeom& g, const float* dy, const float* w, floa
   if (req == OpReq::kNull) return true;
   auto step = cached_step(geom_key("conv_bwd_data", g), [&] {
     const ConvDescs d(g);
-    dnnl::convolution_backward_data::desc desc(algo::convolution_direct, d.activation(d.src),
-                                               any(d.weights), d.activation(d.dst), d.strides,
-                                               d.dilates, d.pad_l, d.pad_r);
+    dnnl::convolution_backward_data::desc desc(d.algorithm, d.activation(d.src), any(d.weights),
+                                               d.activation(d.dst), d.strides, d.dilates, d.pad_l,
+                                               d.pad_r);
     dnnl::convolution_backward_data::primitive_desc pd(desc, scratch_attr(), cpu_engine(),
                                                        d.forward_pd(false));
     return make_step(dnnl::convolution_backward_data(pd), pd,
@@ -72,13 +91,12 @@ bool conv_backward_weights(const ConvGeom& g, const float* x, const float* dy, f
   if (w_req == OpReq::kNull && !with_bias) return true;
   auto step = cached_step(geom_key(with_bias ? "conv_bwd_w_b" : "conv_bwd_w", g), [&] {
     const ConvDescs d(g);
-    auto desc = with_bias
-                    ? dnnl::convolution_backward_weights::desc(
-                          algo::convolution_direct, d.activation(d.src), any(d.weights),
-                          any(d.bias), d.activation(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r)
-                    : dnnl::convolution_backward_weights::desc(
-                          algo::convolution_direct, d.activation(d.src), any(d.weights),
-                          d.activation(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
+    auto desc = with_bias ? dnnl::convolution_backward_weights::desc(
+                                d.algorithm, d.activation(d.src), any(d.weights), any(d.bias),
+                                d.activation(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r)
+                          : dnnl::convolution_backward_weights::desc(
+                                d.algorithm, d.activation(d.src), any(d.weights),
+                                d.activation(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
     dnnl::convolution_backward_weights::primitive_desc pd(desc, scratch_attr(), cpu_engine(),
                                                           d.forward_pd(with_bias));
     std::vector<ArgSpec> args{{DNNL_ARG_SRC, plain(d.src, tag::nchw)},

@@ -6,9 +6,32 @@
 
 #include "op/dnnl/dnnl_context.h"
 #include "op/dnnl/dnnl_pooling.h"
+#include "op/dnnl/dnnl_switch.h"
 #include "op/nn/conv_util.h"
 
 namespace mx::op::dnnl_impl {
+
+// Whether oneDNN's Winograd F(4x4, 3x3) convolution beats its direct one on
+// this geometry, in every pass (forward, data and weights gradients). It
+// computes 4x4 output tiles with 36 multiplications each instead of 144,
+// but transforms the weights on every call: that costs the same for one
+// tile as for many, so it pays off from about 32 tiles (measured on 2
+// AVX-512 cores, 32 to 512 channels, batches 1 to 32: 2-2.3x faster at 64
+// tiles and more, a loss below 16; docs/benchmarks.md). oneDNN's kernel
+// takes channel counts in its blocks of 16.
+inline bool winograd_wins(const ConvGeom& g) {
+  const Window2d& w = g.win;
+  if (g.groups != 1 || w.kernel[0] != 3 || w.kernel[1] != 3 || w.stride[0] != 1 ||
+      w.stride[1] != 1 || w.dilate[0] != 1 || w.dilate[1] != 1)
+    return false;
+  if (g.channels % 16 != 0 || g.filters % 16 != 0 || g.channels < 32 || g.filters < 32)
+    return false;
+  const int64_t tiles = g.batch * ((g.out_height + 3) / 4) * ((g.out_width + 3) / 4);
+  return tiles >= 32;
+}
+
+// oneDNN has a Winograd kernel for this CPU (AVX-512; not AVX2).
+bool winograd_available();
 
 // The memory descriptors of one convolution in mx's plain layouts (a 1-D
 // convolution is a 2-D one of height 1).
@@ -21,8 +44,12 @@ struct ConvDescs {
   // 30% faster in every pass in nhwc, docs/benchmarks.md). Image inputs of
   // 1 to 3 channels keep oneDNN's choice.
   tag activation_tag = tag::any;
+  // Winograd where it wins and the switch allows it, else direct.
+  dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct;
 
   explicit ConvDescs(const ConvGeom& g) {
+    if (dnnl_winograd_enabled() && winograd_wins(g) && winograd_available())
+      algorithm = dnnl::algorithm::convolution_winograd;
     const Window2d& w = g.win;
     src = {g.batch, g.channels, g.height, g.width};
     dst = {g.batch, g.filters, g.out_height, g.out_width};
@@ -56,25 +83,10 @@ struct ConvDescs {
   dnnl::convolution_forward::desc forward_desc(
       bool with_bias, dnnl::prop_kind pass = dnnl::prop_kind::forward_training) const {
     if (with_bias)
-      return {pass,
-              dnnl::algorithm::convolution_direct,
-              activation(src),
-              any(weights),
-              any(bias),
-              activation(dst),
-              strides,
-              dilates,
-              pad_l,
-              pad_r};
-    return {pass,
-            dnnl::algorithm::convolution_direct,
-            activation(src),
-            any(weights),
-            activation(dst),
-            strides,
-            dilates,
-            pad_l,
-            pad_r};
+      return {pass,    algorithm, activation(src), any(weights), any(bias), activation(dst),
+              strides, dilates,   pad_l,           pad_r};
+    return {pass,    algorithm, activation(src), any(weights), activation(dst),
+            strides, dilates,   pad_l,           pad_r};
   }
   dnnl::convolution_forward::primitive_desc forward_pd(bool with_bias) const {
     return {forward_desc(with_bias), scratch_attr(), cpu_engine()};

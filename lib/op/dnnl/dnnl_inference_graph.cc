@@ -157,19 +157,31 @@ struct DnnlInferenceGraph::Impl {
   }
 
   // The layout most of the convolutions' work prefers (by FLOPs), each
-  // asked alone with every layout left to oneDNN.
+  // asked alone with every layout left to oneDNN. A Winograd convolution
+  // votes with 4 times its FLOPs: outside its blocked layout it runs the
+  // direct algorithm at half its speed, while direct convolutions lose
+  // little between layouts (ResNet-50 at batch 16: nhwc and nChw16c within
+  // 5%; with Winograd in nChw16c 1.3x faster, docs/benchmarks.md).
   tag preferred_activation_tag() const {
     const tag candidates[] = {tag::nhwc, tag::nChw16c, tag::nChw8c, tag::nchw};
     double weight[std::size(candidates)] = {};
     for (const FusedLayer& f : desc.layers) {
       if (f.layer.kind != LayerKind::kConvolution) continue;
       const ConvGeom& g = f.layer.conv;
-      const ConvDescs cd(g);
-      dnnl::convolution_forward::primitive_desc pd(
-          cd.forward_desc(f.layer.conv_bias, prop::forward_inference), scratch_attr(),
-          cpu_engine());
+      ConvDescs cd(g);
+      auto pd = [&]() -> dnnl::convolution_forward::primitive_desc {
+        try {
+          return {cd.forward_desc(f.layer.conv_bias, prop::forward_inference), scratch_attr(),
+                  cpu_engine()};
+        } catch (const dnnl::error&) {
+          cd.algorithm = dnnl::algorithm::convolution_direct;  // no Winograd for this one
+          return {cd.forward_desc(f.layer.conv_bias, prop::forward_inference), scratch_attr(),
+                  cpu_engine()};
+        }
+      }();
+      const double votes = cd.algorithm == dnnl::algorithm::convolution_winograd ? 4 : 1;
       const double flops = static_cast<double>(g.batch * g.filters * g.out_plane()) *
-                           static_cast<double>(g.group_rows());
+                           static_cast<double>(g.group_rows()) * votes;
       for (size_t c = 0; c < std::size(candidates); ++c)
         if (pd.src_desc() == plain(cd.src, candidates[c])) weight[c] += flops;
     }
@@ -309,6 +321,8 @@ struct DnnlInferenceGraph::Impl {
     convs.push_back(std::move(state));
     const int conv_index = static_cast<int>(convs.size()) - 1;
     ++stats.convolutions;
+    if (std::string(pd.impl_info_str()).find("wino") != std::string::npos)
+      ++stats.winograd_convolutions;
 
     const int turn = f.last;
     int inplace_from = -1;
@@ -339,16 +353,29 @@ struct DnnlInferenceGraph::Impl {
   dnnl::convolution_forward::primitive_desc convolution_pd(int l, const ConvDescs& cd,
                                                            bool with_bias,
                                                            const dnnl::primitive_attr& attr) const {
-    auto make = [&](const md& src, const md& dst) -> dnnl::convolution_forward::primitive_desc {
+    auto make_with = [&](dnnl::algorithm algorithm, const md& src,
+                         const md& dst) -> dnnl::convolution_forward::primitive_desc {
       if (with_bias)
-        return {{prop::forward_inference, dnnl::algorithm::convolution_direct, src, any(cd.weights),
-                 any(cd.bias), dst, cd.strides, cd.dilates, cd.pad_l, cd.pad_r},
+        return {{prop::forward_inference, algorithm, src, any(cd.weights), any(cd.bias), dst,
+                 cd.strides, cd.dilates, cd.pad_l, cd.pad_r},
                 attr,
                 cpu_engine()};
-      return {{prop::forward_inference, dnnl::algorithm::convolution_direct, src, any(cd.weights),
-               dst, cd.strides, cd.dilates, cd.pad_l, cd.pad_r},
+      return {{prop::forward_inference, algorithm, src, any(cd.weights), dst, cd.strides,
+               cd.dilates, cd.pad_l, cd.pad_r},
               attr,
               cpu_engine()};
+    };
+    // Winograd where ConvDescs chose it and oneDNN has it with these
+    // post-ops, else the direct algorithm.
+    auto make = [&](const md& src, const md& dst) -> dnnl::convolution_forward::primitive_desc {
+      if (cd.algorithm != dnnl::algorithm::convolution_direct) {
+        try {
+          return make_with(cd.algorithm, src, dst);
+        } catch (const dnnl::error&) {
+          // not with these layouts or post-ops
+        }
+      }
+      return make_with(dnnl::algorithm::convolution_direct, src, dst);
     };
     // oneDNN's reference implementation is orders of magnitude slower than a
     // reorder: a layout only it takes is not worth keeping.

@@ -44,11 +44,12 @@ class DnnlInferenceGraph {
   struct Stats {
     int primitives = 0;  // executed per run, reorders included
     int convolutions = 0;
-    int folded_batch_norms = 0;  // into a convolution's weights
-    int fused_activations = 0;   // post-ops of convolutions and BatchNorms
-    int fused_additions = 0;     // convolutions' sum post-ops
-    int reorders = 0;            // data reorders per run (inputs, outputs, layout changes)
-    size_t workspace_bytes = 0;  // intermediate tensors and scratchpad
+    int winograd_convolutions = 0;  // of those, the ones oneDNN runs as Winograd
+    int folded_batch_norms = 0;     // into a convolution's weights
+    int fused_activations = 0;      // post-ops of convolutions and BatchNorms
+    int fused_additions = 0;        // convolutions' sum post-ops
+    int reorders = 0;               // data reorders per run (inputs, outputs, layout changes)
+    size_t workspace_bytes = 0;     // intermediate tensors and scratchpad
   };
   const Stats& stats() const;
 

@@ -9,19 +9,24 @@
 namespace mx::op {
 namespace {
 
-bool from_environment() {
+// An on/off variable: unset, empty or 1 is on, 0 is off.
+bool on_unless_zero(const char* name) {
   if (!dnnl_built()) return false;
-  const char* env = std::getenv("MX_DNNL");
+  const char* env = std::getenv(name);
   if (env == nullptr || *env == '\0' || std::strcmp(env, "1") == 0) return true;
   if (std::strcmp(env, "0") == 0) return false;
-  // A value meant as "off" (false, no) must not leave oneDNN on unnoticed.
-  MX_LOG(kWarning) << "MX_DNNL='" << env << "' is neither 0 nor 1; using oneDNN";
+  // A value meant as "off" (false, no) must not leave the feature on unnoticed.
+  MX_LOG(kWarning) << name << "='" << env << "' is neither 0 nor 1; leaving it on";
   return true;
 }
 
-// The process-wide switch (a flag, like the engine's choice from MX_ENGINE).
+// The process-wide switches (flags, like the engine's choice from MX_ENGINE).
 std::atomic<bool>& flag() {
-  static std::atomic<bool> on{from_environment()};
+  static std::atomic<bool> on{on_unless_zero("MX_DNNL")};
+  return on;
+}
+std::atomic<bool>& winograd_flag() {
+  static std::atomic<bool> on{on_unless_zero("MX_DNNL_WINOGRAD")};
   return on;
 }
 
@@ -32,6 +37,21 @@ bool dnnl_built() { return MX_USE_DNNL != 0; }
 bool dnnl_enabled() { return flag().load(std::memory_order_relaxed); }
 
 void set_dnnl_enabled(bool on) { flag().store(on && dnnl_built(), std::memory_order_relaxed); }
+
+#if MX_USE_DNNL
+namespace dnnl_impl {
+bool winograd_available();  // op/dnnl/dnnl_descs.h
+}
+bool dnnl_winograd_available() { return dnnl_impl::winograd_available(); }
+#else
+bool dnnl_winograd_available() { return false; }
+#endif
+
+bool dnnl_winograd_enabled() { return winograd_flag().load(std::memory_order_relaxed); }
+
+void set_dnnl_winograd_enabled(bool on) {
+  winograd_flag().store(on && dnnl_built(), std::memory_order_relaxed);
+}
 
 namespace {
 std::atomic<int>& call_threads() {

@@ -22,6 +22,16 @@ void set_dnnl_enabled(bool on);
 void set_dnnl_call_threads(int threads);
 int dnnl_call_threads();
 
+// Whether oneDNN's Winograd convolution (F(4x4, 3x3)) runs the 3x3 stride-1
+// convolutions it wins on (op/dnnl/dnnl_descs.h, winograd_wins): on by
+// default, off with MX_DNNL_WINOGRAD=0. Its sums differ from the direct
+// algorithm's by rounding (about 1e-6 of the output's scale).
+bool dnnl_winograd_enabled();
+void set_dnnl_winograd_enabled(bool on);
+// True when oneDNN is built in and has a Winograd kernel for this CPU
+// (AVX-512; not AVX2).
+bool dnnl_winograd_available();
+
 // Sets the switch for a scope and restores it after.
 class ScopedDnnl {
  public:
@@ -29,6 +39,20 @@ class ScopedDnnl {
   ~ScopedDnnl() { set_dnnl_enabled(saved_); }
   ScopedDnnl(const ScopedDnnl&) = delete;
   ScopedDnnl& operator=(const ScopedDnnl&) = delete;
+
+ private:
+  bool saved_;
+};
+
+// Sets the Winograd switch for a scope and restores it after.
+class ScopedWinograd {
+ public:
+  explicit ScopedWinograd(bool on) : saved_(dnnl_winograd_enabled()) {
+    set_dnnl_winograd_enabled(on);
+  }
+  ~ScopedWinograd() { set_dnnl_winograd_enabled(saved_); }
+  ScopedWinograd(const ScopedWinograd&) = delete;
+  ScopedWinograd& operator=(const ScopedWinograd&) = delete;
 
  private:
   bool saved_;
