@@ -15,7 +15,7 @@
 
 namespace {
 
-bool mapped(const std::string& library) {
+[[maybe_unused]] bool mapped(const std::string& library) {
   std::ifstream maps("/proc/self/maps");
   std::string line;
   while (std::getline(maps, line))

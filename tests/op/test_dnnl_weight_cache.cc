@@ -20,7 +20,7 @@ using namespace mx;
 
 namespace {
 
-std::vector<float> pattern(int64_t n, float scale, float offset) {
+[[maybe_unused]] std::vector<float> pattern(int64_t n, float scale, float offset) {
   std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[i] = scale * std::sin(0.37f * static_cast<float>(i)) + offset;
   return v;
@@ -31,8 +31,8 @@ struct Outputs {
   std::vector<float> dnnl, reference;
 };
 
-Outputs run_both(const std::string& op, const op::AttrMap& attrs,
-                 const std::vector<NDArray>& inputs) {
+[[maybe_unused]] Outputs run_both(const std::string& op, const op::AttrMap& attrs,
+                                  const std::vector<NDArray>& inputs) {
   Outputs out;
   {
     op::ScopedDnnl on(true);
@@ -45,7 +45,7 @@ Outputs run_both(const std::string& op, const op::AttrMap& attrs,
   return out;
 }
 
-void check_same(const Outputs& o) {
+[[maybe_unused]] void check_same(const Outputs& o) {
   REQUIRE(o.dnnl.size() == o.reference.size());
   for (size_t i = 0; i < o.dnnl.size(); ++i)
     REQUIRE(o.dnnl[i] == doctest::Approx(o.reference[i]).epsilon(1e-4));
