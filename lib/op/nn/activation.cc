@@ -53,6 +53,14 @@ vmath::UnaryFn vector_kernel(ActType t) {
   }
 }
 
+// ReLU's gradient, g where y > 0 and 0 elsewhere (as g * 0 would give it),
+// as a multiplication by a 0/1 mask: the compiler vectorises that, where
+// the generic loop compiled to a branch per element, which mispredicts on
+// ReLU's random signs (10x slower than the forward pass). dst may be g.
+void relu_gradient(const float* g, const float* y, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = g[i] * static_cast<float>(y[i] > 0.0f);
+}
+
 }  // namespace
 
 void register_activation_ops(OpRegistry& r) {
@@ -106,6 +114,12 @@ void register_activation_ops(OpRegistry& r) {
           T* gx = c.in_grads[0].ptr<T>();
           const int64_t n = c.in_grads[0].size();
           if constexpr (std::is_same_v<T, float>) {
+            if (p.act_type == ActType::kRelu) {
+              map_blocks(gx, n, c.req[0], [=](int64_t b, int64_t len, float* dst) {
+                relu_gradient(g + b, y + b, dst, len);
+              });
+              return;
+            }
             if (p.act_type == ActType::kSoftRelu) {
               // -expm1(-y) in blocks; dst may be g itself, so it is written last.
               map_blocks(gx, n, c.req[0], [=](int64_t b, int64_t len, float* dst) {
