@@ -24,8 +24,16 @@ void push_sum(const std::vector<NDArray>& values, const NDArray& dst, int priori
             T* out = dst.data<T>();
             const int64_t n = dst.size();
             const T* first = local[0].data<T>();
-            if (out != first) std::memcpy(out, first, static_cast<size_t>(n) * sizeof(T));
-            for (size_t d = 1; d < local.size(); ++d) {
+            size_t next = 1;
+            if (local.size() >= 2) {
+              // The first two in one pass (two CPU replicas: the whole sum).
+              const T* second = local[1].data<T>();
+              for (int64_t i = 0; i < n; ++i) out[i] = first[i] + second[i];
+              next = 2;
+            } else if (out != first) {
+              std::memcpy(out, first, static_cast<size_t>(n) * sizeof(T));
+            }
+            for (size_t d = next; d < local.size(); ++d) {
               const T* in = local[d].data<T>();
               for (int64_t i = 0; i < n; ++i) out[i] += in[i];
             }

@@ -88,6 +88,12 @@ TEST_CASE("winograd_wins: 3x3 stride-1 convolutions with channels in 16s and 32 
   CHECK_FALSE(winograd_wins(geom(32, 20, 32, 64, 3, 1)));
   CHECK_FALSE(winograd_wins(geom(32, 16, 32, 16, 3, 1)));
   CHECK_FALSE(winograd_wins(geom(32, 64, 32, 64, 3, 1, 2)));
+  // In inference, where the transformed weights are kept: from 128 tiles.
+  using op::dnnl_impl::winograd_wins_keeping_weights;
+  CHECK(winograd_wins_keeping_weights(geom(16, 256, 14, 256, 3, 1)));
+  CHECK(winograd_wins_keeping_weights(geom(1, 64, 56, 64, 3, 1)));
+  CHECK_FALSE(winograd_wins_keeping_weights(geom(16, 512, 7, 512, 3, 1)));
+  CHECK_FALSE(winograd_wins_keeping_weights(geom(8, 64, 16, 64, 3, 2)));
   auto dilated = geom(32, 64, 32, 64, 3, 1);
   dilated.win.dilate = {2, 2};
   CHECK_FALSE(winograd_wins(dilated));

@@ -19,6 +19,9 @@ namespace mx::op::dnnl_impl {
 // AVX-512 cores, 32 to 512 channels, batches 1 to 32: 2-2.3x faster at 64
 // tiles and more, a loss below 16; docs/benchmarks.md). oneDNN's kernel
 // takes channel counts in its blocks of 16.
+inline int64_t winograd_tiles(const ConvGeom& g) {
+  return g.batch * ((g.out_height + 3) / 4) * ((g.out_width + 3) / 4);
+}
 inline bool winograd_wins(const ConvGeom& g) {
   const Window2d& w = g.win;
   if (g.groups != 1 || w.kernel[0] != 3 || w.kernel[1] != 3 || w.stride[0] != 1 ||
@@ -26,8 +29,15 @@ inline bool winograd_wins(const ConvGeom& g) {
     return false;
   if (g.channels % 16 != 0 || g.filters % 16 != 0 || g.channels < 32 || g.filters < 32)
     return false;
-  const int64_t tiles = g.batch * ((g.out_height + 3) / 4) * ((g.out_width + 3) / 4);
-  return tiles >= 32;
+  return winograd_tiles(g) >= 32;
+}
+
+// The same for inference, where oneDNN keeps the weights transformed: 6x6
+// values per 3x3 kernel, 4 times the memory. Below 128 tiles that memory
+// buys little: ResNet-50's two 512-channel layers at batch 16 (64 tiles)
+// took 138 MiB more peak memory for 3% of the batch's time.
+inline bool winograd_wins_keeping_weights(const ConvGeom& g) {
+  return winograd_wins(g) && winograd_tiles(g) >= 128;
 }
 
 // oneDNN has a Winograd kernel for this CPU (AVX-512; not AVX2).
@@ -47,8 +57,11 @@ struct ConvDescs {
   // Winograd where it wins and the switch allows it, else direct.
   dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct;
 
-  explicit ConvDescs(const ConvGeom& g) {
-    if (dnnl_winograd_enabled() && winograd_wins(g) && winograd_available())
+  // `keeps_weights`: for inference, where the weights are transformed once
+  // and kept (winograd_wins_keeping_weights).
+  explicit ConvDescs(const ConvGeom& g, bool keeps_weights = false) {
+    if (dnnl_winograd_enabled() && winograd_available() &&
+        (keeps_weights ? winograd_wins_keeping_weights(g) : winograd_wins(g)))
       algorithm = dnnl::algorithm::convolution_winograd;
     const Window2d& w = g.win;
     src = {g.batch, g.channels, g.height, g.width};
