@@ -140,3 +140,32 @@ TEST_CASE("Winograd convolution: within rounding of the direct one in every pass
   CHECK(winograd.dx != direct.dx);
   CHECK(winograd.dw != direct.dw);
 }
+
+TEST_CASE("a Winograd pass whose scratch would exceed the budget runs the direct algorithm") {
+  if (!op::dnnl_winograd_available()) {
+    MESSAGE("no oneDNN Winograd kernel here: nothing to check");
+    return;
+  }
+  const op::ScopedDnnl dnnl_on(true);
+  // ResNet-18's last stage at batch 32: Winograd's forward scratch is 47
+  // MiB, its weights gradient's 85 MiB or more (a copy per thread), over
+  // kWinogradScratchBytes (64 MiB).
+  const op::AttrMap attrs{
+      {"kernel", "(3, 3)"}, {"num_filter", "512"}, {"pad", "(1, 1)"}, {"no_bias", "True"}};
+  const NDArray x = patterned(Shape{32, 512, 4, 4}, 0.0f);
+  const NDArray w = patterned(Shape{512, 512, 3, 3}, 1.0f) * 0.02f;
+  Passes winograd, direct;
+  {
+    const op::ScopedWinograd on(true);
+    winograd = run_conv(attrs, x, w);
+  }
+  {
+    const op::ScopedWinograd off(false);
+    direct = run_conv(attrs, x, w);
+  }
+  CHECK(winograd.y != direct.y);    // Winograd ran forward
+  CHECK(winograd.dw == direct.dw);  // the weights gradient ran direct
+  // Sums of 4608 products: rounding reaches a few 1e-5 of the scale.
+  CHECK(relative_gap(winograd.y, direct.y) < 1e-4);
+  CHECK(relative_gap(winograd.dx, direct.dx) < 1e-4);
+}

@@ -43,7 +43,8 @@ bool conv_forward(const ConvGeom& g, const float* x, const float* w, const float
   const bool with_bias = bias != nullptr;
   auto step = cached_step(geom_key(with_bias ? "conv_fwd_b" : "conv_fwd", g), [&] {
     const ConvDescs d(g);
-    auto pd = d.forward_pd(with_bias);
+    auto pd =
+        within_winograd_budget(d, [&](const ConvDescs& c) { return c.forward_pd(with_bias); });
     std::vector<ArgSpec> args{{DNNL_ARG_SRC, plain(d.src, tag::nchw)},
                               {DNNL_ARG_WEIGHTS, plain(d.weights, d.weights_tag)}};
     if (with_bias) args.push_back({DNNL_ARG_BIAS, plain(d.bias, tag::x)});
@@ -70,11 +71,12 @@ bool conv_backward_data(const ConvGeom& g, const float* dy, const float* w, floa
   if (req == OpReq::kNull) return true;
   auto step = cached_step(geom_key("conv_bwd_data", g), [&] {
     const ConvDescs d(g);
-    dnnl::convolution_backward_data::desc desc(d.algorithm, d.activation(d.src), any(d.weights),
-                                               d.activation(d.dst), d.strides, d.dilates, d.pad_l,
-                                               d.pad_r);
-    dnnl::convolution_backward_data::primitive_desc pd(desc, scratch_attr(), cpu_engine(),
-                                                       d.forward_pd(false));
+    auto pd = within_winograd_budget(d, [](const ConvDescs& c) {
+      return dnnl::convolution_backward_data::primitive_desc(
+          {c.algorithm, c.activation(c.src), any(c.weights), c.activation(c.dst), c.strides,
+           c.dilates, c.pad_l, c.pad_r},
+          scratch_attr(), cpu_engine(), c.forward_pd(false));
+    });
     return make_step(dnnl::convolution_backward_data(pd), pd,
                      {{DNNL_ARG_DIFF_DST, plain(d.dst, tag::nchw)},
                       {DNNL_ARG_WEIGHTS, plain(d.weights, d.weights_tag)},
@@ -91,14 +93,16 @@ bool conv_backward_weights(const ConvGeom& g, const float* x, const float* dy, f
   if (w_req == OpReq::kNull && !with_bias) return true;
   auto step = cached_step(geom_key(with_bias ? "conv_bwd_w_b" : "conv_bwd_w", g), [&] {
     const ConvDescs d(g);
-    auto desc = with_bias ? dnnl::convolution_backward_weights::desc(
-                                d.algorithm, d.activation(d.src), any(d.weights), any(d.bias),
-                                d.activation(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r)
-                          : dnnl::convolution_backward_weights::desc(
-                                d.algorithm, d.activation(d.src), any(d.weights),
-                                d.activation(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r);
-    dnnl::convolution_backward_weights::primitive_desc pd(desc, scratch_attr(), cpu_engine(),
-                                                          d.forward_pd(with_bias));
+    auto pd = within_winograd_budget(d, [&](const ConvDescs& c) {
+      auto desc = with_bias ? dnnl::convolution_backward_weights::desc(
+                                  c.algorithm, c.activation(c.src), any(c.weights), any(c.bias),
+                                  c.activation(c.dst), c.strides, c.dilates, c.pad_l, c.pad_r)
+                            : dnnl::convolution_backward_weights::desc(
+                                  c.algorithm, c.activation(c.src), any(c.weights),
+                                  c.activation(c.dst), c.strides, c.dilates, c.pad_l, c.pad_r);
+      return dnnl::convolution_backward_weights::primitive_desc(desc, scratch_attr(), cpu_engine(),
+                                                                c.forward_pd(with_bias));
+    });
     std::vector<ArgSpec> args{{DNNL_ARG_SRC, plain(d.src, tag::nchw)},
                               {DNNL_ARG_DIFF_DST, plain(d.dst, tag::nchw)},
                               {DNNL_ARG_DIFF_WEIGHTS, plain(d.weights, d.weights_tag), true}};

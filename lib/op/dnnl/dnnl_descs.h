@@ -43,6 +43,13 @@ inline bool winograd_wins_keeping_weights(const ConvGeom& g) {
 // oneDNN has a Winograd kernel for this CPU (AVX-512; not AVX2).
 bool winograd_available();
 
+// The most scratch memory a Winograd primitive may ask for. Its scratchpad
+// holds transformed weights and, for the weights gradient, a copy per
+// thread: 120 MiB for a 512-channel layer on 2 threads, 624 MiB on 16. The
+// operators' TempSpace grows to the largest request, so this bounds what
+// Winograd adds to peak memory; a pass over it runs the direct algorithm.
+inline constexpr size_t kWinogradScratchBytes = size_t{64} << 20;
+
 // The memory descriptors of one convolution in mx's plain layouts (a 1-D
 // convolution is a 2-D one of height 1).
 struct ConvDescs {
@@ -105,6 +112,19 @@ struct ConvDescs {
     return {forward_desc(with_bias), scratch_attr(), cpu_engine()};
   }
 };
+
+// make(d)'s primitive descriptor, with the direct algorithm when Winograd's
+// would need more than kWinogradScratchBytes of scratch.
+template <typename Make>
+auto within_winograd_budget(ConvDescs d, Make make) {
+  auto pd = make(d);
+  if (d.algorithm == dnnl::algorithm::convolution_winograd &&
+      pd.scratchpad_desc().get_size() > kWinogradScratchBytes) {
+    d.algorithm = dnnl::algorithm::convolution_direct;
+    pd = make(d);
+  }
+  return pd;
+}
 
 // oneDNN takes every convolution mx's shape rules allow, with images.
 inline bool conv_supported(const ConvGeom& g) { return g.batch > 0; }

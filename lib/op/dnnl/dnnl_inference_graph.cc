@@ -169,21 +169,27 @@ struct DnnlInferenceGraph::Impl {
       if (f.layer.kind != LayerKind::kConvolution) continue;
       const ConvGeom& g = f.layer.conv;
       ConvDescs cd(g, /*keeps_weights=*/true);
-      auto pd = [&]() -> dnnl::convolution_forward::primitive_desc {
-        try {
-          return {cd.forward_desc(f.layer.conv_bias, prop::forward_inference), scratch_attr(),
-                  cpu_engine()};
-        } catch (const dnnl::error&) {
-          cd.algorithm = dnnl::algorithm::convolution_direct;  // no Winograd for this one
-          return {cd.forward_desc(f.layer.conv_bias, prop::forward_inference), scratch_attr(),
-                  cpu_engine()};
-        }
-      }();
-      const double votes = cd.algorithm == dnnl::algorithm::convolution_winograd ? 4 : 1;
+      auto make = [&](const ConvDescs& c) -> dnnl::convolution_forward::primitive_desc {
+        return {c.forward_desc(f.layer.conv_bias, prop::forward_inference), scratch_attr(),
+                cpu_engine()};
+      };
+      std::optional<dnnl::convolution_forward::primitive_desc> pd;
+      try {
+        pd = within_winograd_budget(cd, make);
+      } catch (const dnnl::error&) {
+        // no Winograd for this one
+      }
+      const bool winograd =
+          pd && std::string(pd->impl_info_str()).find("wino") != std::string::npos;
+      if (!pd) {
+        cd.algorithm = dnnl::algorithm::convolution_direct;
+        pd = make(cd);
+      }
+      const double votes = winograd ? 4 : 1;
       const double flops = static_cast<double>(g.batch * g.filters * g.out_plane()) *
                            static_cast<double>(g.group_rows()) * votes;
       for (size_t c = 0; c < std::size(candidates); ++c)
-        if (pd.src_desc() == plain(cd.src, candidates[c])) weight[c] += flops;
+        if (pd->src_desc() == plain(cd.src, candidates[c])) weight[c] += flops;
     }
     size_t best = 0;
     for (size_t c = 1; c < std::size(candidates); ++c)
@@ -365,12 +371,13 @@ struct DnnlInferenceGraph::Impl {
               attr,
               cpu_engine()};
     };
-    // Winograd where ConvDescs chose it and oneDNN has it with these
-    // post-ops, else the direct algorithm.
+    // Winograd where ConvDescs chose it, oneDNN has it with these post-ops
+    // and its scratch fits kWinogradScratchBytes; else the direct algorithm.
     auto make = [&](const md& src, const md& dst) -> dnnl::convolution_forward::primitive_desc {
       if (cd.algorithm != dnnl::algorithm::convolution_direct) {
         try {
-          return make_with(cd.algorithm, src, dst);
+          auto pd = make_with(cd.algorithm, src, dst);
+          if (pd.scratchpad_desc().get_size() <= kWinogradScratchBytes) return pd;
         } catch (const dnnl::error&) {
           // not with these layouts or post-ops
         }
