@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "ndarray/ndarray.h"
@@ -42,6 +43,29 @@ Passes run_conv(const op::AttrMap& attrs, const NDArray& x, const NDArray& w) {
   NDArray dx = NDArray::zeros(x.shape()), dw = NDArray::zeros(w.shape());
   op::invoke_backward(conv, {dy}, {x, w}, y, {}, {dx, dw}, {op::OpReq::kWrite, op::OpReq::kWrite});
   return {y[0].to_vector<float>(), dx.to_vector<float>(), dw.to_vector<float>()};
+}
+
+// x convolved by w (3x3, pad 1, no bias) with Winograd allowed, then not.
+struct OnAndOff {
+  Passes winograd, direct;
+};
+
+OnAndOff run_on_and_off(const NDArray& x, const NDArray& w) {
+  const op::ScopedDnnl dnnl_on(true);
+  const op::AttrMap attrs{{"kernel", "(3, 3)"},
+                          {"num_filter", std::to_string(w.shape()[0])},
+                          {"pad", "(1, 1)"},
+                          {"no_bias", "True"}};
+  OnAndOff runs;
+  {
+    const op::ScopedWinograd on(true);
+    runs.winograd = run_conv(attrs, x, w);
+  }
+  {
+    const op::ScopedWinograd off(false);
+    runs.direct = run_conv(attrs, x, w);
+  }
+  return runs;
 }
 
 // The largest difference relative to the largest magnitude.
@@ -109,21 +133,10 @@ TEST_CASE("Winograd convolution: within rounding of the direct one in every pass
     MESSAGE("oneDNN is not built in: no Winograd kernel to check");
     return;
   }
-  const op::ScopedDnnl dnnl_on(true);
-  const op::AttrMap attrs{
-      {"kernel", "(3, 3)"}, {"num_filter", "32"}, {"pad", "(1, 1)"}, {"no_bias", "True"}};
   const NDArray x = patterned(Shape{8, 32, 8, 8}, 0.0f);
   const NDArray w = patterned(Shape{32, 32, 3, 3}, 1.0f) * 0.1f;
-  Passes winograd, direct, again;
-  {
-    const op::ScopedWinograd on(true);
-    winograd = run_conv(attrs, x, w);
-    again = run_conv(attrs, x, w);
-  }
-  {
-    const op::ScopedWinograd off(false);
-    direct = run_conv(attrs, x, w);
-  }
+  const auto [winograd, direct] = run_on_and_off(x, w);
+  const Passes again = run_on_and_off(x, w).winograd;
   // Deterministic: the same algorithm gives the same bits (exact resume).
   CHECK(winograd.y == again.y);
   CHECK(winograd.dx == again.dx);
@@ -146,23 +159,12 @@ TEST_CASE("a Winograd pass whose scratch would exceed the budget runs the direct
     MESSAGE("no oneDNN Winograd kernel here: nothing to check");
     return;
   }
-  const op::ScopedDnnl dnnl_on(true);
   // ResNet-18's last stage at batch 32: Winograd's forward scratch is 47
   // MiB, its weights gradient's 85 MiB or more (a copy per thread), over
   // kWinogradScratchBytes (64 MiB).
-  const op::AttrMap attrs{
-      {"kernel", "(3, 3)"}, {"num_filter", "512"}, {"pad", "(1, 1)"}, {"no_bias", "True"}};
   const NDArray x = patterned(Shape{32, 512, 4, 4}, 0.0f);
   const NDArray w = patterned(Shape{512, 512, 3, 3}, 1.0f) * 0.02f;
-  Passes winograd, direct;
-  {
-    const op::ScopedWinograd on(true);
-    winograd = run_conv(attrs, x, w);
-  }
-  {
-    const op::ScopedWinograd off(false);
-    direct = run_conv(attrs, x, w);
-  }
+  const auto [winograd, direct] = run_on_and_off(x, w);
   CHECK(winograd.y != direct.y);    // Winograd ran forward
   CHECK(winograd.dw == direct.dw);  // the weights gradient ran direct
   // Sums of 4608 products: rounding reaches a few 1e-5 of the scale.
