@@ -15,27 +15,6 @@ std::string geom_key(const char* pass, const ConvGeom& g) {
 
 }  // namespace
 
-bool winograd_available() {
-  static const bool available = [] {
-    try {
-      const dims shape{1, 32, 8, 8};
-      dnnl::convolution_forward::primitive_desc pd({dnnl::prop_kind::forward_training,
-                                                    dnnl::algorithm::convolution_winograd,
-                                                    any(shape),
-                                                    any({32, 32, 3, 3}),
-                                                    any(shape),
-                                                    {1, 1},
-                                                    {1, 1},
-                                                    {1, 1}},
-                                                   cpu_engine());
-      return true;
-    } catch (const dnnl::error&) {
-      return false;  // no Winograd kernel for this CPU
-    }
-  }();
-  return available;
-}
-
 bool conv_forward(const ConvGeom& g, const float* x, const float* w, const float* bias, float* y,
                   OpReq req, const OpResources& res, std::optional<ContentStamp> w_stamp) {
   if (!conv_supported(g)) return false;

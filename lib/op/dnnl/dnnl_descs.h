@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <string>
 
 #include "op/dnnl/dnnl_context.h"
 #include "op/dnnl/dnnl_pooling.h"
@@ -40,9 +41,6 @@ inline bool winograd_wins_keeping_weights(const ConvGeom& g) {
   return winograd_wins(g) && winograd_tiles(g) >= 128;
 }
 
-// oneDNN has a Winograd kernel for this CPU (AVX-512; not AVX2).
-bool winograd_available();
-
 // The most scratch memory a Winograd primitive may ask for. Its scratchpad
 // holds transformed weights and, for the weights gradient, a copy per
 // thread: 120 MiB for a 512-channel layer on 2 threads, 624 MiB on 16. The
@@ -67,7 +65,7 @@ struct ConvDescs {
   // `keeps_weights`: for inference, where the weights are transformed once
   // and kept (winograd_wins_keeping_weights).
   explicit ConvDescs(const ConvGeom& g, bool keeps_weights = false) {
-    if (dnnl_winograd_enabled() && winograd_available() &&
+    if (dnnl_winograd_enabled() && dnnl_winograd_available() &&
         (keeps_weights ? winograd_wins_keeping_weights(g) : winograd_wins(g)))
       algorithm = dnnl::algorithm::convolution_winograd;
     const Window2d& w = g.win;
@@ -113,17 +111,26 @@ struct ConvDescs {
   }
 };
 
-// make(d)'s primitive descriptor, with the direct algorithm when Winograd's
-// would need more than kWinogradScratchBytes of scratch.
+// make(d)'s primitive descriptor, with the direct algorithm where d chose
+// Winograd but oneDNN has no Winograd kernel for the case (its layouts or
+// post-ops) or it would need more than kWinogradScratchBytes of scratch.
 template <typename Make>
 auto within_winograd_budget(ConvDescs d, Make make) {
-  auto pd = make(d);
-  if (d.algorithm == dnnl::algorithm::convolution_winograd &&
-      pd.scratchpad_desc().get_size() > kWinogradScratchBytes) {
+  if (d.algorithm == dnnl::algorithm::convolution_winograd) {
+    try {
+      auto pd = make(d);
+      if (pd.scratchpad_desc().get_size() <= kWinogradScratchBytes) return pd;
+    } catch (const dnnl::error&) {
+      // no Winograd kernel for this case
+    }
     d.algorithm = dnnl::algorithm::convolution_direct;
-    pd = make(d);
   }
-  return pd;
+  return make(d);
+}
+
+// Whether oneDNN runs `pd` with its Winograd kernel.
+inline bool is_winograd(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).find("wino") != std::string::npos;
 }
 
 // oneDNN takes every convolution mx's shape rules allow, with images.

@@ -168,28 +168,17 @@ struct DnnlInferenceGraph::Impl {
     for (const FusedLayer& f : desc.layers) {
       if (f.layer.kind != LayerKind::kConvolution) continue;
       const ConvGeom& g = f.layer.conv;
-      ConvDescs cd(g, /*keeps_weights=*/true);
-      auto make = [&](const ConvDescs& c) -> dnnl::convolution_forward::primitive_desc {
-        return {c.forward_desc(f.layer.conv_bias, prop::forward_inference), scratch_attr(),
-                cpu_engine()};
-      };
-      std::optional<dnnl::convolution_forward::primitive_desc> pd;
-      try {
-        pd = within_winograd_budget(cd, make);
-      } catch (const dnnl::error&) {
-        // no Winograd for this one
-      }
-      const bool winograd =
-          pd && std::string(pd->impl_info_str()).find("wino") != std::string::npos;
-      if (!pd) {
-        cd.algorithm = dnnl::algorithm::convolution_direct;
-        pd = make(cd);
-      }
-      const double votes = winograd ? 4 : 1;
+      const ConvDescs cd(g, /*keeps_weights=*/true);
+      const auto pd = within_winograd_budget(cd, [&](const ConvDescs& c) {
+        return dnnl::convolution_forward::primitive_desc(
+            c.forward_desc(f.layer.conv_bias, prop::forward_inference), scratch_attr(),
+            cpu_engine());
+      });
+      const double votes = is_winograd(pd) ? 4 : 1;
       const double flops = static_cast<double>(g.batch * g.filters * g.out_plane()) *
                            static_cast<double>(g.group_rows()) * votes;
       for (size_t c = 0; c < std::size(candidates); ++c)
-        if (pd->src_desc() == plain(cd.src, candidates[c])) weight[c] += flops;
+        if (pd.src_desc() == plain(cd.src, candidates[c])) weight[c] += flops;
     }
     size_t best = 0;
     for (size_t c = 1; c < std::size(candidates); ++c)
@@ -327,8 +316,7 @@ struct DnnlInferenceGraph::Impl {
     convs.push_back(std::move(state));
     const int conv_index = static_cast<int>(convs.size()) - 1;
     ++stats.convolutions;
-    if (std::string(pd.impl_info_str()).find("wino") != std::string::npos)
-      ++stats.winograd_convolutions;
+    if (is_winograd(pd)) ++stats.winograd_convolutions;
 
     const int turn = f.last;
     int inplace_from = -1;
@@ -359,30 +347,19 @@ struct DnnlInferenceGraph::Impl {
   dnnl::convolution_forward::primitive_desc convolution_pd(int l, const ConvDescs& cd,
                                                            bool with_bias,
                                                            const dnnl::primitive_attr& attr) const {
-    auto make_with = [&](dnnl::algorithm algorithm, const md& src,
-                         const md& dst) -> dnnl::convolution_forward::primitive_desc {
-      if (with_bias)
-        return {{prop::forward_inference, algorithm, src, any(cd.weights), any(cd.bias), dst,
-                 cd.strides, cd.dilates, cd.pad_l, cd.pad_r},
-                attr,
-                cpu_engine()};
-      return {{prop::forward_inference, algorithm, src, any(cd.weights), dst, cd.strides,
-               cd.dilates, cd.pad_l, cd.pad_r},
-              attr,
-              cpu_engine()};
-    };
-    // Winograd where ConvDescs chose it, oneDNN has it with these post-ops
-    // and its scratch fits kWinogradScratchBytes; else the direct algorithm.
-    auto make = [&](const md& src, const md& dst) -> dnnl::convolution_forward::primitive_desc {
-      if (cd.algorithm != dnnl::algorithm::convolution_direct) {
-        try {
-          auto pd = make_with(cd.algorithm, src, dst);
-          if (pd.scratchpad_desc().get_size() <= kWinogradScratchBytes) return pd;
-        } catch (const dnnl::error&) {
-          // not with these layouts or post-ops
-        }
-      }
-      return make_with(dnnl::algorithm::convolution_direct, src, dst);
+    // Winograd where ConvDescs chose it and oneDNN takes it here
+    // (within_winograd_budget), else the direct algorithm.
+    auto make = [&](const md& src, const md& dst) {
+      return within_winograd_budget(cd, [&](const ConvDescs& c) {
+        using pd_t = dnnl::convolution_forward::primitive_desc;
+        if (with_bias)
+          return pd_t({prop::forward_inference, c.algorithm, src, any(c.weights), any(c.bias), dst,
+                       c.strides, c.dilates, c.pad_l, c.pad_r},
+                      attr, cpu_engine());
+        return pd_t({prop::forward_inference, c.algorithm, src, any(c.weights), dst, c.strides,
+                     c.dilates, c.pad_l, c.pad_r},
+                    attr, cpu_engine());
+      });
     };
     // oneDNN's reference implementation is orders of magnitude slower than a
     // reorder: a layout only it takes is not worth keeping.

@@ -5,6 +5,9 @@
 #include <cstring>
 
 #include "base/logging.h"
+#if MX_USE_DNNL
+#include "op/dnnl/dnnl_context.h"
+#endif
 
 namespace mx::op {
 namespace {
@@ -38,14 +41,32 @@ bool dnnl_enabled() { return flag().load(std::memory_order_relaxed); }
 
 void set_dnnl_enabled(bool on) { flag().store(on && dnnl_built(), std::memory_order_relaxed); }
 
+bool dnnl_winograd_available() {
 #if MX_USE_DNNL
-namespace dnnl_impl {
-bool winograd_available();  // op/dnnl/dnnl_descs.h
-}
-bool dnnl_winograd_available() { return dnnl_impl::winograd_available(); }
+  // Asks oneDNN for a small Winograd convolution once.
+  static const bool available = [] {
+    using dnnl_impl::any;
+    try {
+      const dnnl::memory::dims shape{1, 32, 8, 8};
+      dnnl::convolution_forward::primitive_desc pd({dnnl::prop_kind::forward_training,
+                                                    dnnl::algorithm::convolution_winograd,
+                                                    any(shape),
+                                                    any({32, 32, 3, 3}),
+                                                    any(shape),
+                                                    {1, 1},
+                                                    {1, 1},
+                                                    {1, 1}},
+                                                   dnnl_impl::cpu_engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;  // no Winograd kernel for this CPU
+    }
+  }();
+  return available;
 #else
-bool dnnl_winograd_available() { return false; }
+  return false;
 #endif
+}
 
 bool dnnl_winograd_enabled() { return winograd_flag().load(std::memory_order_relaxed); }
 

@@ -32,30 +32,19 @@ void set_dnnl_winograd_enabled(bool on);
 // (AVX-512; not AVX2).
 bool dnnl_winograd_available();
 
-// Sets the switch for a scope and restores it after.
-class ScopedDnnl {
+// Sets a switch for a scope and restores it after.
+template <bool (*Get)(), void (*Set)(bool)>
+class ScopedSwitch {
  public:
-  explicit ScopedDnnl(bool on) : saved_(dnnl_enabled()) { set_dnnl_enabled(on); }
-  ~ScopedDnnl() { set_dnnl_enabled(saved_); }
-  ScopedDnnl(const ScopedDnnl&) = delete;
-  ScopedDnnl& operator=(const ScopedDnnl&) = delete;
+  explicit ScopedSwitch(bool on) : saved_(Get()) { Set(on); }
+  ~ScopedSwitch() { Set(saved_); }
+  ScopedSwitch(const ScopedSwitch&) = delete;
+  ScopedSwitch& operator=(const ScopedSwitch&) = delete;
 
  private:
   bool saved_;
 };
-
-// Sets the Winograd switch for a scope and restores it after.
-class ScopedWinograd {
- public:
-  explicit ScopedWinograd(bool on) : saved_(dnnl_winograd_enabled()) {
-    set_dnnl_winograd_enabled(on);
-  }
-  ~ScopedWinograd() { set_dnnl_winograd_enabled(saved_); }
-  ScopedWinograd(const ScopedWinograd&) = delete;
-  ScopedWinograd& operator=(const ScopedWinograd&) = delete;
-
- private:
-  bool saved_;
-};
+using ScopedDnnl = ScopedSwitch<dnnl_enabled, set_dnnl_enabled>;
+using ScopedWinograd = ScopedSwitch<dnnl_winograd_enabled, set_dnnl_winograd_enabled>;
 
 }  // namespace mx::op
