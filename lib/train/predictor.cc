@@ -134,6 +134,9 @@ void Predictor::bind(const Shape& data_shape) {
     throw InputError((onnx_path_.empty() ? paths_.params() + " does not match " + paths_.symbol()
                                          : onnx_path_ + " does not fit its own graph") +
                      ": " + join(problems, "; "));
+  // The executor of the last shape goes first: with both alive, peak memory
+  // would hold two sets of prepared weights and workspaces.
+  exe_.reset();
   exe_ =
       std::make_unique<Executor>(symbol_, arrays, std::map<std::string, NDArray>{}, aux, options);
 }

@@ -226,10 +226,10 @@ TEST_CASE("what the fused ResNet v2 graph folds, fuses and reorders") {
 }
 
 TEST_CASE("a fused network whose 3x3 convolutions run as Winograd") {
-  // Two basic blocks of 32 channels on 8 images of 16x16: 128 output tiles
-  // of 4x4 per convolution, where Winograd wins with its weights kept
-  // (op/dnnl/dnnl_descs.h). The first convolution takes 16 channels: too
-  // few, it stays direct.
+  // Two basic blocks of 32 channels on 8 images of 16x16, where Winograd
+  // wins with its weights kept (op/dnnl/dnnl_descs.h), and on one image
+  // (16 tiles of 4x4, oneDNN's F(2x2) kernel). The first convolution takes
+  // 16 channels: too few, it stays direct.
   Symbol x = conv(var("data"), "c0", 32, 3, 1, 1);
   x = act(bn(x, "bn0"), "relu0");
   x = unit_v1(x, "u1", 32, 1);
@@ -241,10 +241,15 @@ TEST_CASE("a fused network whose 3x3 convolutions run as Winograd") {
   if (!op::dnnl_enabled() || !op::dnnl_winograd_enabled()) return;
   const FusedOnce fused = fuse_once(net, data);
   CHECK(fused.summary.convolutions == 5);
-  if (op::dnnl_winograd_available())
+  const FusedOnce one_image = fuse_once(net, Shape{1, 16, 16, 16});
+  if (op::dnnl_winograd_available()) {
     CHECK(fused.summary.winograd_convolutions == 4);
-  else
+    CHECK(one_image.summary.winograd_convolutions == 4);
+  } else {
     CHECK(fused.summary.winograd_convolutions == 0);
+  }
+  TwoWays one(net, Shape{1, 16, 16, 16}, 3);
+  check_same_outputs(*one.plain, *one.fused);
   const op::ScopedWinograd off(false);
   CHECK(fuse_once(net, data).summary.winograd_convolutions == 0);
   TwoWays direct(net, data, 3);

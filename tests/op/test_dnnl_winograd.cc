@@ -112,11 +112,15 @@ TEST_CASE("winograd_wins: 3x3 stride-1 convolutions with channels in 16s and 32 
   CHECK_FALSE(winograd_wins(geom(32, 20, 32, 64, 3, 1)));
   CHECK_FALSE(winograd_wins(geom(32, 16, 32, 16, 3, 1)));
   CHECK_FALSE(winograd_wins(geom(32, 64, 32, 64, 3, 1, 2)));
-  // In inference, where the transformed weights are kept: from 128 tiles.
+  // In inference, where the transformed weights are kept: any tile count,
+  // up to 256 channels and filters (the kept weights' memory).
   using op::dnnl_impl::winograd_wins_keeping_weights;
   CHECK(winograd_wins_keeping_weights(geom(16, 256, 14, 256, 3, 1)));
   CHECK(winograd_wins_keeping_weights(geom(1, 64, 56, 64, 3, 1)));
+  CHECK(winograd_wins_keeping_weights(geom(1, 256, 14, 256, 3, 1)));
+  CHECK(winograd_wins_keeping_weights(geom(1, 128, 3, 128, 3, 1)));
   CHECK_FALSE(winograd_wins_keeping_weights(geom(16, 512, 7, 512, 3, 1)));
+  CHECK_FALSE(winograd_wins_keeping_weights(geom(1, 256, 14, 512, 3, 1)));
   CHECK_FALSE(winograd_wins_keeping_weights(geom(8, 64, 16, 64, 3, 2)));
   auto dilated = geom(32, 64, 32, 64, 3, 1);
   dilated.win.dilate = {2, 2};
