@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "Predict with a checkpoint (mx's or MXNet 1.x's) on images, a .rec file or IDX files",
       "mx-predict"};
-  std::string model, classes_file, device = "cpu", mean_text, std_text;
+  std::string model, classes_file, device = "cpu", mean_text, std_text, precision = "fp32";
   int epoch = -1, benchmark = 0;
   bool json = false, raw = false;
   float scale = 1;
@@ -60,6 +60,10 @@ int main(int argc, char** argv) {
   app.add_option("--scale", scale, "pixel scale applied after mean/std");
   app.add_option("--resize", preprocess.resize, "shorter side before the center crop");
   app.add_option("--device", device, "cpu or gpu:N");
+  app.add_option("--precision", precision,
+                 "fp32, or bf16: the CPU's oneDNN layers in bfloat16 (about twice as fast on "
+                 "CPUs with AVX512-BF16, about 3 significant digits)")
+      ->default_str("fp32");
   app.add_flag("--json", json, "print JSON");
   app.add_flag("--raw", raw,
                "report the network's outputs as scores, without the softmax applied to a "
@@ -76,7 +80,8 @@ int main(int argc, char** argv) {
     if (app.count("--benchmark") && benchmark <= 0) benchmark = 20;
     const Context ctx = Context::parse(device);
     train::check_devices({ctx}, "--device");
-    train::Predictor predictor(model, epoch >= 0 ? std::optional<int>(epoch) : std::nullopt, ctx);
+    train::Predictor predictor(model, epoch >= 0 ? std::optional<int>(epoch) : std::nullopt, ctx,
+                               train::parse_precision(precision, "--precision"));
     const train::Preprocess pre = train::resolve_preprocess(preprocess, predictor);
     if (benchmark > 0) {
       train::print_benchmark(std::cout, predictor, pre.example, inputs.batch_size, benchmark);

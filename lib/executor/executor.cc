@@ -87,7 +87,7 @@ void log_fusion(const graph::IndexedGraph& g) {
                      << " BatchNorms folded into them, " << s->fused_activations
                      << " activations and " << s->fused_additions << " additions fused, "
                      << s->reorders << " reorders, workspace " << s->workspace_bytes / (1 << 20)
-                     << " MiB";
+                     << " MiB" << (s->bfloat16 ? ", in bfloat16" : "");
     }
   }
 }
@@ -214,8 +214,8 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
   for (const auto& [name, dtype] : options_.dtypes) dtypes[name] = dtype;
   if (fusion_wanted(options_)) {
     graph::EntryTypes entries = graph::infer_bound_entries(*graph_, known_shapes, dtypes);
-    graph::InferenceFusion fused =
-        graph::fuse_for_inference(*graph_, entries.shapes, entries.dtypes);
+    graph::InferenceFusion fused = graph::fuse_for_inference(
+        *graph_, entries.shapes, entries.dtypes, options_.bfloat16_inference);
     if (fused.fused_nodes > 0) {
       graph_ = std::make_unique<graph::IndexedGraph>(fused.heads);
       fused_nodes_ = fused.fused_nodes;

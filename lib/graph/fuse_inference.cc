@@ -19,8 +19,9 @@ struct Region {
 
 class Fuser {
  public:
-  Fuser(const IndexedGraph& g, const std::vector<Shape>& shapes, const std::vector<DType>& dtypes)
-      : g_(g), shapes_(shapes), dtypes_(dtypes), uses_(g.num_entries(), 0) {
+  Fuser(const IndexedGraph& g, const std::vector<Shape>& shapes, const std::vector<DType>& dtypes,
+        bool bfloat16)
+      : g_(g), shapes_(shapes), dtypes_(dtypes), bfloat16_(bfloat16), uses_(g.num_entries(), 0) {
     for (uint32_t n = 0; n < g.num_nodes(); ++n)
       for (const NodeEntry& e : g.node(n).inputs) ++uses_[g.entry_id(e)];
     for (const NodeEntry& e : g.heads()) ++uses_[g.entry_id(e)];
@@ -135,6 +136,7 @@ class Fuser {
     }
     op::FusedGraphDesc desc;
     desc.num_aux = aux.size();
+    desc.bfloat16 = bfloat16_;
     std::vector<NodeEntry> inputs = regular;
     inputs.insert(inputs.end(), aux.begin(), aux.end());
     for (const NodeEntry& e : inputs) {
@@ -192,6 +194,7 @@ class Fuser {
   const IndexedGraph& g_;
   const std::vector<Shape>& shapes_;
   const std::vector<DType>& dtypes_;
+  bool bfloat16_;
   std::vector<int> uses_;
   std::vector<Region> regions_;
   std::vector<int> region_of_;
@@ -202,8 +205,8 @@ class Fuser {
 }  // namespace
 
 InferenceFusion fuse_for_inference(const IndexedGraph& g, const std::vector<Shape>& shapes,
-                                   const std::vector<DType>& dtypes) {
-  return Fuser(g, shapes, dtypes).run();
+                                   const std::vector<DType>& dtypes, bool bfloat16) {
+  return Fuser(g, shapes, dtypes, bfloat16).run();
 }
 
 }  // namespace mx::graph

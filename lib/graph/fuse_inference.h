@@ -23,8 +23,9 @@ struct InferenceFusion {
   int fused_layers = 0;          // original nodes they replace
 };
 
-// `shapes` and `dtypes`: per entry of `g` (infer_bound_entries).
+// `shapes` and `dtypes`: per entry of `g` (infer_bound_entries). `bfloat16`:
+// the fused graphs compute in bfloat16 (op::FusedGraphDesc::bfloat16).
 InferenceFusion fuse_for_inference(const IndexedGraph& g, const std::vector<Shape>& shapes,
-                                   const std::vector<DType>& dtypes);
+                                   const std::vector<DType>& dtypes, bool bfloat16 = false);
 
 }  // namespace mx::graph

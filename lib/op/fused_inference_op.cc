@@ -125,7 +125,8 @@ std::optional<FusedInferenceSummary> fused_inference_summary(const OpInstance& o
                                s.fused_activations,
                                s.fused_additions,
                                s.reorders,
-                               s.workspace_bytes};
+                               s.workspace_bytes,
+                               s.bfloat16};
 #else
   (void)op;
   return std::nullopt;

@@ -23,6 +23,7 @@ struct FusedInferenceSummary {
   int folded_batch_norms = 0;
   int fused_activations = 0, fused_additions = 0, reorders = 0;
   size_t workspace_bytes = 0;
+  bool bfloat16 = false;
 };
 
 // The operator for `desc`, named `owner` in messages; nullopt when oneDNN

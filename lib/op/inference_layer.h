@@ -46,6 +46,9 @@ struct FusedGraphDesc {
   std::vector<int> outputs;
   std::vector<Shape> output_shapes;  // per output
   size_t num_aux = 0;                // the last num_aux inputs are auxiliary states
+  // Activations and weights in bfloat16 inside the graph (products summed
+  // in float32); inputs, outputs and parameters stay float32.
+  bool bfloat16 = false;
 
   int num_values() const { return static_cast<int>(inputs.size() + layers.size()); }
   int value_of_layer(size_t layer) const { return static_cast<int>(inputs.size() + layer); }

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/strings.h"
 #include "ndarray/params_io.h"
+#include "op/dnnl/dnnl_switch.h"
 #if MX_HAVE_ONNX
 #include "onnx/import.h"
 #endif
@@ -35,7 +36,25 @@ std::string find_data_input(const graph::Symbol& symbol,
 
 }  // namespace
 
-Predictor::Predictor(const std::string& model, std::optional<int> epoch, Context ctx) : ctx_(ctx) {
+InferencePrecision parse_precision(const std::string& text, const std::string& option) {
+  if (text == "fp32") return InferencePrecision::kFloat32;
+  if (text == "bf16") return InferencePrecision::kBFloat16;
+  throw InputError(option + ": '" + text + "' is not a precision (fp32 or bf16)");
+}
+
+Predictor::Predictor(const std::string& model, std::optional<int> epoch, Context ctx,
+                     InferencePrecision precision)
+    : ctx_(ctx), precision_(precision) {
+  if (precision == InferencePrecision::kBFloat16) {
+    const char* why = ctx.kind() != DeviceKind::kCPU ? "runs on the CPU only"
+                      : !op::dnnl_enabled()
+                          ? "needs oneDNN (this build has none, or MX_DNNL=0 turned it off)"
+                      : !op::dnnl_bf16_available()
+                          ? "needs a CPU with bfloat16 instructions (AVX512-BF16 or AMX); "
+                            "this one would emulate them, slower than fp32"
+                          : nullptr;
+    if (why != nullptr) throw InputError(std::string("bf16 inference ") + why);
+  }
   if (is_onnx_file(model)) {
     if (epoch) throw InputError(model + ": --epoch is for checkpoints, not ONNX models");
     load_onnx(model);
@@ -102,6 +121,7 @@ void Predictor::bind(const Shape& data_shape) {
   options.ctx = ctx_;
   options.for_training = false;
   options.fuse_inference = true;
+  options.bfloat16_inference = precision_ == InferencePrecision::kBFloat16;
   auto inferred = symbol_.infer_shape({{data_name_, data_shape}});
   const auto args = symbol_.list_arguments();
   std::map<std::string, NDArray> arrays, aux;

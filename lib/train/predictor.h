@@ -16,11 +16,20 @@
 
 namespace mx::train {
 
+// The arithmetic of inference: float32, or bfloat16 in the layers that run
+// as fused oneDNN graphs on the CPU (BindOptions::bfloat16_inference).
+enum class InferencePrecision { kFloat32, kBFloat16 };
+
+// "fp32" or "bf16"; InputError naming `option` otherwise.
+InferencePrecision parse_precision(const std::string& text, const std::string& option);
+
 class Predictor {
  public:
   // `model`: a run directory (its latest checkpoint), "PREFIX-NNNN[.params]",
-  // a PREFIX with `epoch`, or an ONNX file (FILE.onnx).
-  Predictor(const std::string& model, std::optional<int> epoch, Context ctx);
+  // a PREFIX with `epoch`, or an ONNX file (FILE.onnx). bfloat16 needs the
+  // CPU, oneDNN and a CPU with bfloat16 instructions: InputError otherwise.
+  Predictor(const std::string& model, std::optional<int> epoch, Context ctx,
+            InferencePrecision precision = InferencePrecision::kFloat32);
 
   // Class probabilities (or whatever the first output is), one row per
   // example of `batch` (shape (N, ...) matching the network's input).
@@ -48,6 +57,7 @@ class Predictor {
   graph::Symbol symbol_;
   std::string data_name_ = "data";
   Context ctx_;
+  InferencePrecision precision_;
   std::map<std::string, NDArray> params_;  // arg: and aux: arrays from the file
   std::unique_ptr<Executor> exe_;
 };

@@ -121,11 +121,15 @@ struct DnnlInferenceGraph::Impl {
   // The one layout of every convolution's input and output: mixing the
   // layouts each convolution prefers alone costs a reorder between layers.
   tag activation_tag = tag::any;
+  // The element type of activations and weights inside the graph.
+  dnnl::memory::data_type compute_type = dnnl::memory::data_type::f32;
 
   FusionPlan plan;
   std::vector<std::tuple<int, md, int>> reordered_values;  // (value, layout, copy)
 
   explicit Impl(const FusedGraphDesc& d) : desc(d), plan(desc) {
+    if (d.bfloat16) compute_type = dnnl::memory::data_type::bf16;
+    stats.bfloat16 = d.bfloat16;
     const int n = d.num_values();
     values.resize(static_cast<size_t>(n));
     shapes.resize(static_cast<size_t>(n));
@@ -139,6 +143,32 @@ struct DnnlInferenceGraph::Impl {
     activation_tag = preferred_activation_tag();
     for (size_t l = 0; l < d.layers.size(); ++l) emit_turn(static_cast<int>(l));
     plan_workspace();
+  }
+
+  // A tensor of the graph's compute type, in layout `format` (`any`: oneDNN's choice).
+  md computed(const dims& shape, tag format) const { return md(shape, compute_type, format); }
+
+  // A convolution's descriptors, for inference: Winograd as ConvDescs
+  // chose it, in float32 only (oneDNN has no bfloat16 Winograd kernel).
+  ConvDescs conv_descs(const ConvGeom& g) const {
+    ConvDescs cd(g, /*keeps_weights=*/true);
+    if (desc.bfloat16) cd.algorithm = dnnl::algorithm::convolution_direct;
+    return cd;
+  }
+
+  // The convolution from `src` to `dst`, weights in oneDNN's layout, bias as given.
+  dnnl::convolution_forward::primitive_desc conv_pd(const ConvDescs& c, const md& src,
+                                                    const md& dst, bool with_bias,
+                                                    const dnnl::primitive_attr& attr) const {
+    using pd_t = dnnl::convolution_forward::primitive_desc;
+    const md weights = computed(c.weights, tag::any);
+    if (with_bias)
+      return pd_t({prop::forward_inference, c.algorithm, src, weights, plain(c.bias, tag::x), dst,
+                   c.strides, c.dilates, c.pad_l, c.pad_r},
+                  attr, cpu_engine());
+    return pd_t({prop::forward_inference, c.algorithm, src, weights, dst, c.strides, c.dilates,
+                 c.pad_l, c.pad_r},
+                attr, cpu_engine());
   }
 
   const FusedLayer& layer(int l) const { return desc.layers[static_cast<size_t>(l)]; }
@@ -168,17 +198,16 @@ struct DnnlInferenceGraph::Impl {
     for (const FusedLayer& f : desc.layers) {
       if (f.layer.kind != LayerKind::kConvolution) continue;
       const ConvGeom& g = f.layer.conv;
-      const ConvDescs cd(g, /*keeps_weights=*/true);
+      const ConvDescs cd = conv_descs(g);
       const auto pd = within_winograd_budget(cd, [&](const ConvDescs& c) {
-        return dnnl::convolution_forward::primitive_desc(
-            c.forward_desc(f.layer.conv_bias, prop::forward_inference), scratch_attr(),
-            cpu_engine());
+        return conv_pd(c, computed(c.src, tag::any), computed(c.dst, tag::any), f.layer.conv_bias,
+                       scratch_attr());
       });
       const double votes = is_winograd(pd) ? 4 : 1;
       const double flops = static_cast<double>(g.batch * g.filters * g.out_plane()) *
                            static_cast<double>(g.group_rows()) * votes;
       for (size_t c = 0; c < std::size(candidates); ++c)
-        if (pd.src_desc() == plain(cd.src, candidates[c])) weight[c] += flops;
+        if (pd.src_desc() == computed(cd.src, candidates[c])) weight[c] += flops;
     }
     size_t best = 0;
     for (size_t c = 1; c < std::size(candidates); ++c)
@@ -268,7 +297,7 @@ struct DnnlInferenceGraph::Impl {
   void emit_convolution(int l, int out) {
     const LayerFusion& f = plan.of(l);
     const InferenceLayer& spec = layer(l).layer;
-    const ConvDescs cd(spec.conv, /*keeps_weights=*/true);
+    const ConvDescs cd = conv_descs(spec.conv);
     const bool fold = f.fold_batch_norm >= 0;
     const bool with_bias = spec.conv_bias || fold;
     dnnl::post_ops post;
@@ -350,16 +379,8 @@ struct DnnlInferenceGraph::Impl {
     // Winograd where ConvDescs chose it and oneDNN takes it here
     // (within_winograd_budget), else the direct algorithm.
     auto make = [&](const md& src, const md& dst) {
-      return within_winograd_budget(cd, [&](const ConvDescs& c) {
-        using pd_t = dnnl::convolution_forward::primitive_desc;
-        if (with_bias)
-          return pd_t({prop::forward_inference, c.algorithm, src, any(c.weights), any(c.bias), dst,
-                       c.strides, c.dilates, c.pad_l, c.pad_r},
-                      attr, cpu_engine());
-        return pd_t({prop::forward_inference, c.algorithm, src, any(c.weights), dst, c.strides,
-                     c.dilates, c.pad_l, c.pad_r},
-                    attr, cpu_engine());
-      });
+      return within_winograd_budget(
+          cd, [&](const ConvDescs& c) { return conv_pd(c, src, dst, with_bias, attr); });
     };
     // oneDNN's reference implementation is orders of magnitude slower than a
     // reorder: a layout only it takes is not worth keeping.
@@ -367,10 +388,10 @@ struct DnnlInferenceGraph::Impl {
       return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
     };
     if (activation_tag != tag::any) {
-      const md dst = plain(cd.dst, activation_tag);
+      const md dst = computed(cd.dst, activation_tag);
       // The input in the graph's layout, else (a graph input, or an image's
       // few channels) in the one oneDNN picks.
-      for (const md& src : {plain(cd.src, activation_tag), any(cd.src)}) {
+      for (const md& src : {computed(cd.src, activation_tag), computed(cd.src, tag::any)}) {
         try {
           auto pd = make(src, dst);
           if (fast(pd) && (values[static_cast<size_t>(data_of(l))].input < 0 ||
@@ -381,7 +402,7 @@ struct DnnlInferenceGraph::Impl {
         }
       }
     }
-    return make(any(cd.src), any(cd.dst));
+    return make(computed(cd.src, tag::any), computed(cd.dst, tag::any));
   }
 
   void emit_batch_norm(int l, int out) {
@@ -441,9 +462,9 @@ struct DnnlInferenceGraph::Impl {
     const PoolSpec& s = layer(l).layer.pool;
     const int src = data_of(l);
     const PoolDescs d(s);
+    const md& from = values[static_cast<size_t>(src)].desc;
     dnnl::pooling_forward::primitive_desc pd(
-        d.forward_desc(prop::forward_inference, values[static_cast<size_t>(src)].desc,
-                       any(d.dst.dims())),
+        d.forward_desc(prop::forward_inference, from, md(d.dst.dims(), from.data_type(), tag::any)),
         scratch_attr(), cpu_engine());
     add_unary(dnnl::pooling_forward(pd), pd, src, value_of(l));
   }

@@ -10,7 +10,10 @@
 //    follow a convolution as its post-ops,
 //  - fuses a ReLU into the BatchNorm before it,
 //  - plans the intermediate tensors' memory by liveness, with element-wise
-//    layers and residual additions written in place.
+//    layers and residual additions written in place,
+//  - computes in bfloat16 when asked (FusedGraphDesc::bfloat16): activations
+//    and reordered weights in bfloat16, sums, bias and BatchNorm statistics
+//    in float32; the graph's inputs and outputs stay float32.
 // Weights are reordered (and folded) once per content of the arrays they
 // come from, as ContentStamp names it; arrays without a stamp are reordered
 // at every call.
@@ -50,6 +53,7 @@ class DnnlInferenceGraph {
     int fused_additions = 0;        // convolutions' sum post-ops
     int reorders = 0;               // data reorders per run (inputs, outputs, layout changes)
     size_t workspace_bytes = 0;     // intermediate tensors and scratchpad
+    bool bfloat16 = false;          // activations and weights in bfloat16
   };
   const Stats& stats() const;
 

@@ -68,6 +68,14 @@ bool dnnl_winograd_available() {
 #endif
 }
 
+bool dnnl_bf16_available() {
+#if MX_USE_DNNL
+  return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_bf16;
+#else
+  return false;
+#endif
+}
+
 bool dnnl_winograd_enabled() { return winograd_flag().load(std::memory_order_relaxed); }
 
 void set_dnnl_winograd_enabled(bool on) {

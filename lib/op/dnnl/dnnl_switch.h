@@ -32,6 +32,11 @@ void set_dnnl_winograd_enabled(bool on);
 // (AVX-512; not AVX2).
 bool dnnl_winograd_available();
 
+// True when oneDNN is built in and this CPU computes bfloat16 products
+// natively (AVX512-BF16 or AMX): what bfloat16 inference needs to be fast.
+// Without them oneDNN would emulate bfloat16 at a loss against float32.
+bool dnnl_bf16_available();
+
 // Sets a switch for a scope and restores it after.
 template <bool (*Get)(), void (*Set)(bool)>
 class ScopedSwitch {
