@@ -19,6 +19,10 @@ Rows:
               temporary folder as an MXNet checkpoint and, by mx-export, as
               ONNX: mx-predict --benchmark vs MXNet 1.9.1 (oneDNN) and ONNX
               Runtime (infer_peer.py), batch-1 latency and batch-16 throughput
+  resnet50-bf16  the same model in bfloat16: mx-predict --precision bf16 vs
+              MXNet 1.9.1's bfloat16 AMP, and vs ONNX Runtime in float32 (it
+              has no bfloat16 convolutions on the CPU); skipped on CPUs
+              without bfloat16 instructions
 
 Usage (through scripts/bench/cpu_vs_peers.sh, which names the build):
   cpu_vs_peers.py --python PY [--mxnet-python PY] [--quick] [--rows a,b]
@@ -127,23 +131,40 @@ class Bench:
                     higher_is_better=True)]
 
     # --- ResNet-50 inference -------------------------------------------------------------------
-    def resnet50_rows(self):
-        if not self.a.mxnet_python:
-            print("resnet50: skipped (no --mxnet-python to make the model)", file=sys.stderr)
-            return []
+    def resnet50_model(self):
+        """The MXNet checkpoint prefix and the ONNX file, made once per run."""
         folder = os.path.join(self.work, "resnet50_v2")
-        self.run([self.a.mxnet_python, os.path.join(BENCH, "infer_peer.py"), "export-resnet50", folder])
         prefix = os.path.join(folder, "resnet50_v2-0000")
         onnx = os.path.join(folder, "resnet50_v2.onnx")
-        self.run([self.mx_export, prefix, onnx, "--data-shape", "3,224,224"])
+        if not os.path.exists(onnx):
+            self.run([self.a.mxnet_python, os.path.join(BENCH, "infer_peer.py"), "export-resnet50", folder])
+            self.run([self.mx_export, prefix, onnx, "--data-shape", "3,224,224"])
+        return prefix, onnx
+
+    def resnet50_rows(self, bfloat16=False):
+        title = "ResNet-50 v2" + (" bf16" if bfloat16 else "")
+        if not self.a.mxnet_python:
+            print(f"{title}: skipped (no --mxnet-python to make the model)", file=sys.stderr)
+            return []
+        prefix, onnx = self.resnet50_model()
         runs, batch = (3 if self.a.quick else 20), 16
-        measured = {"mx": [], "MXNet": [], "ONNX Runtime": []}
+        mx_argv = [self.mx_predict, "-m", prefix, "--data-shape", "3,224,224", "--benchmark", runs,
+                   "--batch-size", batch]
+        if bfloat16:
+            mx_argv += ["--precision", "bf16"]
+            probe = subprocess.run([self.mx_predict, "-m", prefix, "--data-shape", "3,224,224", "--benchmark", "1",
+                                    "--batch-size", "1", "--precision", "bf16"],
+                                   capture_output=True, text=True, env=self.env)
+            if probe.returncode == 2:
+                print(f"{title}: skipped: {probe.stderr.strip()}", file=sys.stderr)
+                return []
+        peers = [("MXNet bf16" if bfloat16 else "MXNet", self.a.mxnet_python, prefix,
+                  "mxnet-bf16" if bfloat16 else "mxnet"),
+                 ("ONNX Runtime", self.a.python, onnx, "ort")]
+        measured = {"mx": [], **{name: [] for name, *_ in peers}}
         for _ in range(self.a.repeats):
-            child = self.run([self.mx_predict, "-m", prefix, "--data-shape", "3,224,224", "--benchmark", runs,
-                              "--batch-size", batch])
-            measured["mx"].append(child)
-            for name, python, model, mode in [("MXNet", self.a.mxnet_python, prefix, "mxnet"),
-                                              ("ONNX Runtime", self.a.python, onnx, "ort")]:
+            measured["mx"].append(self.run(mx_argv))
+            for name, python, model, mode in peers:
                 child = self.run([python, os.path.join(BENCH, "infer_peer.py"), mode, model, "--batch", batch,
                                   "--runs", runs, "--threads", self.a.threads])
                 self.versions[name] = child.stdout.splitlines()[0]
@@ -156,8 +177,9 @@ class Bench:
         rows = []
         for what, pattern, unit, higher in [("inference, batch 1 latency", latency, "ms", False),
                                             (f"inference, batch {batch} throughput", throughput, "samples/s", True)]:
-            for peer in ["MXNet", "ONNX Runtime"]:
-                rows.append(Row(f"ResNet-50 v2 {what}", unit, peer, figures(measured["mx"], pattern),
+            for peer, *_ in peers:
+                peer_label = peer + (" (fp32)" if bfloat16 and peer == "ONNX Runtime" else "")
+                rows.append(Row(f"{title} {what}", unit, peer_label, figures(measured["mx"], pattern),
                                 figures(measured[peer], pattern), higher_is_better=higher))
         return rows
 
@@ -204,12 +226,13 @@ def main():
     p.add_argument("--quick", action="store_true",
                    help="check the whole run end to end: a twentieth of a LeNet epoch, 5 ResNet-18 batches, "
                         "3 ResNet-50 runs, 2 repeats (figures not for quoting)")
-    p.add_argument("--rows", default="lenet-tanh,lenet-relu,resnet18,resnet50")
+    p.add_argument("--rows", default="lenet-tanh,lenet-relu,resnet18,resnet50,resnet50-bf16")
     a = p.parse_args()
     if a.repeats is None:
         a.repeats = 2 if a.quick else 5
     makers = {"lenet-tanh": lambda b: b.lenet_rows("tanh"), "lenet-relu": lambda b: b.lenet_rows("relu"),
-              "resnet18": lambda b: b.resnet18_rows(), "resnet50": lambda b: b.resnet50_rows()}
+              "resnet18": lambda b: b.resnet18_rows(), "resnet50": lambda b: b.resnet50_rows(),
+              "resnet50-bf16": lambda b: b.resnet50_rows(bfloat16=True)}
     wanted = a.rows.split(",")
     for name in wanted:
         if name not in makers:
