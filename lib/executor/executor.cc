@@ -212,6 +212,10 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
     dtypes[name] = a.dtype();
   }
   for (const auto& [name, dtype] : options_.dtypes) dtypes[name] = dtype;
+  if (options_.bfloat16_inference && !fusion_wanted(options_)) {
+    MX_LOG(kWarning) << "bfloat16 inference needs the fused inference graphs, which are off "
+                        "here (MX_DNNL_FUSE=0, training, or not the CPU): computing in float32";
+  }
   if (fusion_wanted(options_)) {
     graph::EntryTypes entries = graph::infer_bound_entries(*graph_, known_shapes, dtypes);
     graph::InferenceFusion fused = graph::fuse_for_inference(
@@ -220,6 +224,9 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
       graph_ = std::make_unique<graph::IndexedGraph>(fused.heads);
       fused_nodes_ = fused.fused_nodes;
       log_fusion(*graph_);
+    } else if (options_.bfloat16_inference) {
+      MX_LOG(kWarning) << "bfloat16 inference: no layers were fused (a fused graph needs a "
+                          "convolution), so everything computes in float32";
     }
   }
   graph::GraphPlan planned =

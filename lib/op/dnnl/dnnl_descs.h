@@ -39,11 +39,13 @@ inline bool winograd_wins(const ConvGeom& g) {
 // The same for inference, where oneDNN transforms the weights once and
 // keeps them: nothing is paid per call, and its inference-only F(2x2, 3x3)
 // kernel takes the few tiles of a small batch, so every tile count wins
-// (ResNet-50's layers at batches 1 to 16, measured alone on 2 AVX-512
-// cores: 1.8-3x faster up to 256 channels). The kept weights take 1.8x
+// (ResNet-50 v2 at batch 1 in mx-predict, ONEDNN_VERBOSE=1: 64 channels at
+// 56px 1.11 -> 0.65 ms, 128 at 28px 1.06 -> 0.66, 256 at 14px 1.05 -> 0.82,
+// on 2 AVX-512 cores; docs/benchmarks.md). The kept weights take 1.8x
 // (F(2x2)) to 4x (F(4x4)) the memory of the direct ones: above 4 MiB of
-// direct weights (512 channels and filters), 38 MiB a layer bought 1.1-2x on
-// 2% of ResNet-50's time, so those stay direct.
+// direct weights (512 channels and filters) that is 17-38 MiB a layer
+// instead of 9, for 1.4-2.2x on 2-3% of ResNet-50's time, so those stay
+// direct.
 inline constexpr size_t kWinogradKeptWeightsFrom = size_t{4} << 20;
 inline bool winograd_wins_keeping_weights(const ConvGeom& g) {
   const auto direct_bytes = static_cast<size_t>(g.channels * g.filters * 9) * sizeof(float);
