@@ -46,8 +46,9 @@ Symbol bn(const Symbol& x, const std::string& name, bool fix_gamma = false) {
 Symbol act(const Symbol& x, const std::string& name, const char* type = "relu") {
   return Symbol::create("Activation", name, {{"act_type", type}}, {x});
 }
-Symbol add(const Symbol& a, const Symbol& b, const std::string& name) {
-  return Symbol::create("elemwise_add", name, {}, {a, b});
+Symbol add(const Symbol& a, const Symbol& b, const std::string& name,
+           const char* op = "elemwise_add") {
+  return Symbol::create(op, name, {}, {a, b});
 }
 Symbol pool(const Symbol& x, const std::string& name, Attrs attrs) {
   return Symbol::create("Pooling", name, attrs, {x});
@@ -58,7 +59,9 @@ Symbol head(const Symbol& x, int classes) {
 }
 
 // A pre-activation (v2) bottleneck unit, as Gluon's resnet50_v2 builds it.
-Symbol unit_v2(const Symbol& x, const std::string& name, int channels, int stride, bool project) {
+// `add_op`: the residual addition's operator (ONNX's Add imports as broadcast_add).
+Symbol unit_v2(const Symbol& x, const std::string& name, int channels, int stride, bool project,
+               const char* add_op) {
   Symbol pre = act(bn(x, name + "_bn1"), name + "_relu1");
   Symbol h = conv(pre, name + "_conv1", channels / 4, 1);
   h = act(bn(h, name + "_bn2"), name + "_relu2");
@@ -66,17 +69,17 @@ Symbol unit_v2(const Symbol& x, const std::string& name, int channels, int strid
   h = act(bn(h, name + "_bn3"), name + "_relu3");
   h = conv(h, name + "_conv3", channels, 1);
   Symbol shortcut = project ? conv(pre, name + "_down", channels, 1, stride) : x;
-  return add(h, shortcut, name + "_add");
+  return add(h, shortcut, name + "_add", add_op);
 }
 
-Symbol resnet_v2() {
+Symbol resnet_v2(const char* add_op = "elemwise_add") {
   Symbol x = bn(var("data"), "bn_data", true);
   x = conv(x, "conv0", 16, 3, 1, 1);
   x = act(bn(x, "bn0"), "relu0");
   x = pool(x, "pool0", {{"kernel", "(3, 3)"}, {"stride", "(2, 2)"}, {"pad", "(1, 1)"}});
-  x = unit_v2(x, "s1u1", 32, 1, true);
-  x = unit_v2(x, "s1u2", 32, 1, false);
-  x = unit_v2(x, "s2u1", 64, 2, true);
+  x = unit_v2(x, "s1u1", 32, 1, true, add_op);
+  x = unit_v2(x, "s1u2", 32, 1, false, add_op);
+  x = unit_v2(x, "s2u1", 64, 2, true, add_op);
   x = act(bn(x, "bn_last"), "relu_last");
   x = pool(x, "pool1", {{"global_pool", "True"}, {"pool_type", "avg"}, {"kernel", "(1, 1)"}});
   return head(x, 10);
@@ -336,6 +339,27 @@ TEST_CASE("a fused executor refuses a training forward pass, and training binds 
   training.fuse_inference = true;  // ignored with for_training
   auto exe = Executor::simple_bind(resnet_v2(), {{"data", Shape{1, 3, 16, 16}}}, training);
   CHECK(exe->fused_nodes() == 0);
+}
+
+TEST_CASE("broadcast_add of one shape (ONNX's Add) is a residual addition; broadcasting is not") {
+  if (!op::dnnl_enabled()) return;
+  const Shape data{2, 3, 16, 16};
+  const FusedOnce fused = fuse_once(resnet_v2("broadcast_add"), data);
+  CHECK(fused.other_nodes == 2);  // Flatten and FullyConnected
+  CHECK(fused.summary.convolutions == 12);
+  CHECK(fused.summary.fused_additions == 3);
+  TwoWays net(resnet_v2("broadcast_add"), data, 3);
+  check_same_outputs(*net.plain, *net.fused);
+  // A per-channel offset broadcast over the image ends the fused run.
+  Symbol x = conv(var("data"), "c0", 16, 3, 1, 1);
+  x = Symbol::create("broadcast_add", "offset", {}, {x, var("offset")});
+  x = conv(x, "c1", 16, 3, 1, 1);
+  BindOptions options;
+  options.for_training = false;
+  options.fuse_inference = true;
+  auto exe = Executor::simple_bind(
+      head(x, 3), {{"data", Shape{2, 3, 8, 8}}, {"offset", Shape{1, 16, 1, 1}}}, options);
+  CHECK(exe->fused_nodes() == 2);
 }
 
 TEST_CASE("nothing is fused without a convolution, or with oneDNN switched off") {
