@@ -297,6 +297,9 @@ class NetworkBuilder {
     const YAML::Node inputs = layer["inputs"];
     std::vector<graph::Symbol> out;
     if (inputs.IsScalar()) return {resolve(inputs, scope, vars)};
+    // `inputs:` with nothing after it, [] or a mapping names no layer.
+    if (!inputs.IsSequence() || inputs.size() == 0)
+      fail(inputs, "'inputs' must name a layer or list layers, e.g. inputs: [conv1, pool1]");
     for (const auto& item : inputs) out.push_back(resolve(item, scope, vars));
     return out;
   }

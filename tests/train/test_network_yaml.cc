@@ -118,6 +118,15 @@ TEST_CASE("network errors carry file:line:column and the closest valid name") {
   CHECK(error_of("layers:\n  - {op: FullyConnected, num_hidden: \"${x}\"}\n") ==
         "net.yaml:2:38: in expression 'x': unknown name 'x'");
   CHECK(error_of("layers: []\n") == "net.yaml:1:1: the network needs a non-empty list of 'layers'");
+  // An empty 'inputs' (a block's layers then had no input at all: a crash the fuzzer found).
+  const std::string block = "blocks:\n  b: {layers: [{op: relu}]}\nlayers:\n";
+  for (const char* inputs : {"inputs:,", "inputs: [],", "inputs: {a: 1},"}) {
+    INFO(inputs);
+    CHECK(error_of(block + "  - {block: b, " + inputs + " name: x}\n")
+              .find("'inputs' must name a layer or list layers") != std::string::npos);
+    CHECK(error_of(std::string("layers:\n  - {op: relu, ") + inputs + " name: x}\n")
+              .find("'inputs' must name a layer or list layers") != std::string::npos);
+  }
 }
 
 TEST_CASE("Concat and add_n count their inputs; an explicit num_args must agree") {
