@@ -33,8 +33,12 @@ void CSVIterParam::declare(ParamDecl<CSVIterParam>& d) {
 
 CSVIter::CSVIter(const CSVIterParam& param) : param_(param) {
   const std::string owner = "CSVIter '" + param_.data_csv + "'";
-  if (!param_.data_shape.is_known() || param_.data_shape.ndim() < 1)
-    throw InputError(owner + ": data_shape must be a known shape such as (784,)");
+  if (!param_.data_shape.is_known() || param_.data_shape.ndim() < 1 || param_.data_shape.size() < 1)
+    throw InputError(owner + ": data_shape must be a known, non-empty shape such as (784,); got " +
+                     param_.data_shape.to_string());
+  if (param_.label_shape.is_known() && param_.label_shape.size() < 1)
+    throw InputError(owner + ": label_shape " + param_.label_shape.to_string() +
+                     " holds no values; leave it out for one label per example");
   if (param_.part_index >= param_.num_parts)
     throw InputError(str(owner, ": part_index ", param_.part_index, " must be below num_parts ",
                          param_.num_parts));

@@ -111,7 +111,10 @@ IdxArray read_idx(const std::string& path, int64_t max_items) {
     const int64_t d = int64_t{b[0]} << 24 | int64_t{b[1]} << 16 | int64_t{b[2]} << 8 | b[3];
     array.dims.push_back(d);
     if (i == 0 && max_items >= 0) array.dims[0] = std::min(d, max_items);
-    if (d != 0 && total > kMaxValues / d)
+    // Zero dimensions are left out of the product, so that a zero count
+    // cannot hide an item size past the bound (it overflowed int64).
+    if (d == 0) continue;
+    if (total > kMaxValues / d)
       throw InputError(path + ": byte " + std::to_string(4 + 4 * i) +
                        ": the dimensions describe more than 2^36 values; the header is damaged");
     total *= d;

@@ -6,6 +6,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "base/error.h"
+#include "io/image_probe.h"
 
 namespace mx {
 
@@ -23,7 +24,9 @@ ImageAugmenter::ImageAugmenter(const ImageAugmentConfig& config) : config_(confi
 }
 
 bool ImageAugmenter::decode_into(std::string_view encoded, Rng& rng, float* out) {
-  if (encoded.empty() || encoded.size() > static_cast<size_t>(INT32_MAX)) return false;
+  if (encoded.empty() || encoded.size() > static_cast<size_t>(INT32_MAX) ||
+      !known_image_format(encoded))
+    return false;
   const cv::Mat buffer(1, static_cast<int>(encoded.size()), CV_8U,
                        const_cast<char*>(encoded.data()));
   cv::Mat image;

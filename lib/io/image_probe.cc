@@ -75,7 +75,17 @@ std::string guess_image_format(std::string_view b) {
   if (starts_with(b, kPngSignature)) return "png";
   if (starts_with(b, "GIF87a") || starts_with(b, "GIF89a")) return "gif";
   if (starts_with(b, "BM")) return "bmp";
+  if (starts_with(b, std::string_view("II*\0", 4)) || starts_with(b, std::string_view("MM\0*", 4)))
+    return "tiff";
+  if (b.size() >= 12 && starts_with(b, "RIFF") && b.substr(8, 4) == "WEBP") return "webp";
+  if (b.size() >= 2 && b[0] == 'P' && b[1] >= '1' && b[1] <= '7') return "pnm";
   return "unknown";
+}
+
+bool known_image_format(std::string_view bytes) {
+  // OpenCV has no GIF decoder: it would try the others' signatures on a GIF.
+  const std::string format = guess_image_format(bytes);
+  return format != "unknown" && format != "gif";
 }
 
 std::optional<ImageInfo> probe_image(std::string_view b) {

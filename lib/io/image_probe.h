@@ -18,7 +18,16 @@ struct ImageInfo {
 // is cut short or inconsistent.
 std::optional<ImageInfo> probe_image(std::string_view bytes);
 
-// "jpeg", "png", ... by the first bytes alone, or "unknown".
+// "jpeg", "png", "gif", "bmp", "tiff", "webp", "pnm" by the first bytes
+// alone, or "unknown".
 std::string guess_image_format(std::string_view bytes);
+
+// Whether the bytes start like one of those formats but GIF (which OpenCV
+// cannot decode): what mx hands to OpenCV's decoder. OpenCV also takes
+// formats no data set uses, some through libraries that trust their headers
+// (a damaged GIF whose byte 128 began "DICM" went to the DICOM reader, which
+// asked for 2.3 GB); a record or file in none of these formats is not an
+// image mx decodes.
+bool known_image_format(std::string_view bytes);
 
 }  // namespace mx

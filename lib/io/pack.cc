@@ -27,6 +27,7 @@ int imread_flag(ColorMode color) {
 }
 
 cv::Mat decode(const std::string& bytes, ColorMode color) {
+  if (!known_image_format(bytes)) return cv::Mat();
   const cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8U, const_cast<char*>(bytes.data()));
   try {
     return cv::imdecode(buffer, imread_flag(color));

@@ -44,7 +44,8 @@ struct ChunkReport {
 };
 
 bool decodes(std::string_view image) {
-  if (image.empty() || image.size() > static_cast<size_t>(INT32_MAX)) return false;
+  if (image.empty() || image.size() > static_cast<size_t>(INT32_MAX) || !known_image_format(image))
+    return false;
   const cv::Mat buffer(1, static_cast<int>(image.size()), CV_8U, const_cast<char*>(image.data()));
   try {
     return !cv::imdecode(buffer, cv::IMREAD_UNCHANGED).empty();

@@ -54,7 +54,9 @@ NDArray NDArray::from_vector(const Shape& shape, std::vector<T> values, Context 
   auto shared = std::make_shared<std::vector<T>>(std::move(values));
   Engine::get().push(
       [host, shared](RunContext) {
-        std::memcpy(host.raw_data(), shared->data(), shared->size() * sizeof(T));
+        // memcpy takes no null pointers, not even for 0 bytes (an empty array)
+        if (!shared->empty())
+          std::memcpy(host.raw_data(), shared->data(), shared->size() * sizeof(T));
       },
       Context::cpu(), {}, {host.var()}, FnProperty::kNormal, 0, "from_vector");
   return ctx == Context::cpu() ? host : host.copy_to(ctx);

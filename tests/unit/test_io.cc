@@ -296,6 +296,17 @@ TEST_CASE("image headers give format and size without decoding") {
   CHECK_FALSE(probe_image("not an image"));
   CHECK_FALSE(probe_image(std::string("\xff\xd8\xff", 3)));
   CHECK(guess_image_format(std::string("\x89PNG\r\n\x1a\n", 8)) == "png");
+  CHECK(guess_image_format(std::string("II*\0", 4)) == "tiff");
+  CHECK(guess_image_format(std::string("MM\0*", 4)) == "tiff");
+  CHECK(guess_image_format(std::string("RIFF\x10\0\0\0WEBPVP8 ", 16)) == "webp");
+  CHECK(guess_image_format("P6\n2 2\n255\n") == "pnm");
+  // Bytes in no known format never reach OpenCV's decoders (fuzz_image_record:
+  // a damaged DICOM payload asked OpenCV's DICOM reader for 2.3 GB).
+  CHECK_FALSE(known_image_format(std::string("\0\0\0\0DICM", 8)));
+  CHECK_FALSE(known_image_format(std::string("RIFF\x10\0\0\0WAVEfmt ", 16)));
+  CHECK(known_image_format(std::string("\xff\xd8\xff", 3)));
+  CHECK(guess_image_format("GIF89a") == "gif");
+  CHECK_FALSE(known_image_format("GIF89a"));
 }
 
 TEST_CASE("augmentation: crop, mirror, normalize in RGB CHW order") {
@@ -590,6 +601,13 @@ TEST_CASE("IDX files: truncated, not IDX, other element types") {
   write_bytes(dir.file("ok.idx"), header + std::string(20, '\x07'));
   CHECK(read_idx(dir.file("ok.idx")).data.size() == 20);
   CHECK(read_idx(dir.file("ok.idx"), 2).dims[0] == 2);
+  // No items, but items of 2^31 x 2^31 values: the bound still holds (the
+  // zero count once hid the item size, whose product overflowed).
+  write_bytes(dir.file("huge.idx"),
+              std::string("\x00\x00\x08\x03\x00\x00\x00\x00\x7f\xff\xff\xff\x7f\xff\xff\xff", 16));
+  CHECK_THROWS_WITH_AS(read_idx(dir.file("huge.idx")),
+                       doctest::Contains("the dimensions describe more than 2^36 values"),
+                       InputError);
   write_bytes(dir.file("cut.idx"), header + std::string(13, '\x07'));
   CHECK_THROWS_WITH_AS(read_idx(dir.file("cut.idx")),
                        doctest::Contains("cut.idx: byte 29: the file ends after 13 bytes of "
@@ -662,6 +680,20 @@ TEST_CASE("CSVIter: data and labels, label_column, errors with line and column")
       CSVIter(CSVIterParam::from_strings(
           {{"data_csv", dir.file("d.csv")}, {"data_shape", "(4,)"}, {"batch_size", "1"}}, "t")),
       doctest::Contains("d.csv:1: 3 columns, but data_shape (4,) needs 4"), InputError);
+  // Shapes that hold no values (fuzz_csv: a (0,) data shape read past an empty batch).
+  CHECK_THROWS_WITH_AS(CSVIter(CSVIterParam::from_strings({{"data_csv", dir.file("d.csv")},
+                                                           {"data_shape", "(0,)"},
+                                                           {"label_column", "0"},
+                                                           {"batch_size", "1"}},
+                                                          "t")),
+                       doctest::Contains("data_shape must be a known, non-empty shape"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(CSVIter(CSVIterParam::from_strings({{"data_csv", dir.file("d.csv")},
+                                                           {"data_shape", "(3,)"},
+                                                           {"label_shape", "(0,)"},
+                                                           {"batch_size", "1"}},
+                                                          "t")),
+                       doctest::Contains("label_shape (0,) holds no values"), InputError);
 }
 
 TEST_CASE("ImageRecordIter without .idx: shards ending exactly on record starts") {
