@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,16 @@ struct InferenceLayer {
   LayerActivation activation = LayerActivation::kRelu;  // kActivation
   dnnl_impl::PoolSpec pool;                             // kPooling
 };
+
+// The layer of an addition of `lhs` and `rhs`: a residual connection when
+// both are 4-D arrays of one shape (elemwise_add, and broadcast_add, as
+// ONNX's Add imports, where it broadcasts nothing); nullopt otherwise.
+inline std::optional<InferenceLayer> residual_addition(const Shape& lhs, const Shape& rhs) {
+  if (lhs.ndim() != 4 || lhs != rhs) return std::nullopt;
+  InferenceLayer layer;
+  layer.kind = LayerKind::kAdd;
+  return layer;
+}
 
 // A fused inference graph: values 0 .. inputs.size()-1 are its inputs (the
 // node's inputs, auxiliary states last), layer i writes value

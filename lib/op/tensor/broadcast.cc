@@ -145,15 +145,12 @@ void add(OpRegistry& r, const char* name, Kind kind, const char* what,
       .inputs({"lhs", "rhs"})
       .infer_shape(infer_broadcast)
       .resource(ResourceKind::kTempSpace)
-      // An addition of two 4-D arrays of one shape broadcasts nothing: a
-      // residual connection the fused inference graph takes (ONNX's Add
-      // imports as broadcast_add).
+      // An addition of two 4-D arrays of one shape broadcasts nothing (ONNX's
+      // Add imports as broadcast_add).
       .inference_layer([kind](const NoParams&, const ShapeVector& in,
                               const ShapeVector&) -> std::optional<InferenceLayer> {
-        if (kind != Kind::kAdd || in[0].ndim() != 4 || in[0] != in[1]) return std::nullopt;
-        InferenceLayer layer;
-        layer.kind = LayerKind::kAdd;
-        return layer;
+        if (kind != Kind::kAdd) return std::nullopt;
+        return residual_addition(in[0], in[1]);
       })
       .backward_uses(uses_inputs, false)
       .forward_cpu([kind, name](const NoParams&, const ForwardCall& c) {

@@ -55,10 +55,8 @@ void register_binary(OpRegistry& r, const char* name, Binary kind, const char* w
       .inplace({{0, 0}, {1, 0}})
       .inference_layer([kind](const NoParams&, const ShapeVector& in,
                               const ShapeVector&) -> std::optional<InferenceLayer> {
-        if (kind != Binary::kAdd || in[0].ndim() != 4 || in[0] != in[1]) return std::nullopt;
-        InferenceLayer layer;
-        layer.kind = LayerKind::kAdd;
-        return layer;
+        if (kind != Binary::kAdd) return std::nullopt;
+        return residual_addition(in[0], in[1]);
       })
       .forward_cpu([kind, name](const NoParams&, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
