@@ -126,7 +126,7 @@ std::optional<FusedInferenceSummary> fused_inference_summary(const OpInstance& o
                                s.fused_additions,
                                s.reorders,
                                s.workspace_bytes,
-                               s.bfloat16};
+                               f.desc.bfloat16};
 #else
   (void)op;
   return std::nullopt;

@@ -273,11 +273,11 @@ TEST_CASE("fused graphs in bfloat16 stay within bfloat16's rounding of float32")
   for (const auto& [name, net, data] :
        {std::tuple{"ResNet v2", resnet_v2(), Shape{2, 3, 16, 16}},
         std::tuple{"ResNet v1 blocks, groups, tanh, sigmoid", mixed_net(), Shape{3, 3, 12, 12}}}) {
-    INFO(name);
+    INFO(std::string(name));
     TwoWays both(net, data, 5, /*bfloat16=*/true);
     REQUIRE(both.fused->fused_nodes() == 1);
     const double worst = check_same_outputs(*both.plain, *both.fused, 3e-2);
-    MESSAGE(name, ": worst relative difference from float32 ", worst);
+    MESSAGE(std::string(name), ": worst relative difference from float32 ", worst);
     CHECK(worst > 1e-5);  // it really ran in bfloat16
   }
 }

@@ -82,8 +82,9 @@ double relative_gap(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 #if MX_USE_DNNL
-TEST_CASE("winograd_wins: 3x3 stride-1 convolutions with channels in 16s and 32 tiles or more") {
-  using op::dnnl_impl::winograd_wins;
+TEST_CASE(
+    "Winograd's rules: 3x3 stride-1 with channels in 16s; 32 tiles in training, kept weights up to "
+    "4 MiB in inference") {
   auto geom = [](int64_t batch, int64_t channels, int64_t size, int64_t filters, int64_t kernel,
                  int64_t stride, int64_t groups = 1) {
     op::ConvGeom g;
@@ -98,33 +99,40 @@ TEST_CASE("winograd_wins: 3x3 stride-1 convolutions with channels in 16s and 32 
     g.out_height = g.out_width = (size + 2 * (kernel / 2) - kernel) / stride + 1;
     return g;
   };
-  // ResNet-18 CIFAR's stages at batch 32, and a batch-1 ImageNet stage.
-  CHECK(winograd_wins(geom(32, 64, 32, 64, 3, 1)));
-  CHECK(winograd_wins(geom(32, 512, 4, 512, 3, 1)));
-  CHECK(winograd_wins(geom(1, 64, 56, 64, 3, 1)));
-  // Too few tiles: the per-call weight transform costs more than it saves.
-  CHECK_FALSE(winograd_wins(geom(1, 256, 14, 256, 3, 1)));
-  CHECK_FALSE(winograd_wins(geom(16, 512, 2, 512, 3, 1)));
-  // Not a shape oneDNN's Winograd kernel takes, or one it does not win on.
-  CHECK_FALSE(winograd_wins(geom(32, 64, 32, 64, 3, 2)));
-  CHECK_FALSE(winograd_wins(geom(32, 64, 32, 64, 5, 1)));
-  CHECK_FALSE(winograd_wins(geom(32, 64, 32, 64, 1, 1)));
-  CHECK_FALSE(winograd_wins(geom(32, 20, 32, 64, 3, 1)));
-  CHECK_FALSE(winograd_wins(geom(32, 16, 32, 16, 3, 1)));
-  CHECK_FALSE(winograd_wins(geom(32, 64, 32, 64, 3, 1, 2)));
-  // In inference, where the transformed weights are kept: any tile count,
-  // up to 256 channels and filters (the kept weights' memory).
+  using op::dnnl_impl::winograd_wins;
   using op::dnnl_impl::winograd_wins_keeping_weights;
-  CHECK(winograd_wins_keeping_weights(geom(16, 256, 14, 256, 3, 1)));
-  CHECK(winograd_wins_keeping_weights(geom(1, 64, 56, 64, 3, 1)));
-  CHECK(winograd_wins_keeping_weights(geom(1, 256, 14, 256, 3, 1)));
-  CHECK(winograd_wins_keeping_weights(geom(1, 128, 3, 128, 3, 1)));
-  CHECK_FALSE(winograd_wins_keeping_weights(geom(16, 512, 7, 512, 3, 1)));
-  CHECK_FALSE(winograd_wins_keeping_weights(geom(1, 256, 14, 512, 3, 1)));
-  CHECK_FALSE(winograd_wins_keeping_weights(geom(8, 64, 16, 64, 3, 2)));
+  // Shapes oneDNN's Winograd kernels do not take: neither rule picks them.
   auto dilated = geom(32, 64, 32, 64, 3, 1);
   dilated.win.dilate = {2, 2};
-  CHECK_FALSE(winograd_wins(dilated));
+  for (const op::ConvGeom& g :
+       {geom(32, 64, 32, 64, 3, 2), geom(32, 64, 32, 64, 5, 1), geom(32, 64, 32, 64, 1, 1),
+        geom(32, 20, 32, 64, 3, 1), geom(32, 16, 32, 16, 3, 1), geom(32, 64, 32, 64, 3, 1, 2),
+        dilated}) {
+    CHECK_FALSE(op::dnnl_impl::winograd_geometry(g));
+    CHECK_FALSE(winograd_wins(g));
+    CHECK_FALSE(winograd_wins_keeping_weights(g));
+  }
+  // Geometries it takes. Training (weights transformed per call): 32 tiles
+  // or more. Inference (weights kept): any tile count, up to 256 channels
+  // and filters (the kept weights' memory).
+  struct Case {
+    op::ConvGeom g;
+    bool training, inference;
+  };
+  for (const Case& c : {Case{geom(32, 64, 32, 64, 3, 1), true, true},  // ResNet-18 CIFAR, batch 32
+                        Case{geom(32, 512, 4, 512, 3, 1), true, false},   // its last stage
+                        Case{geom(1, 64, 56, 64, 3, 1), true, true},      // ResNet-50, batch 1
+                        Case{geom(1, 256, 14, 256, 3, 1), false, true},   // 16 tiles
+                        Case{geom(1, 128, 3, 128, 3, 1), false, true},    // 1 tile
+                        Case{geom(16, 256, 14, 256, 3, 1), true, true},   // ResNet-50, batch 16
+                        Case{geom(16, 512, 7, 512, 3, 1), true, false},   // 9 MiB of direct weights
+                        Case{geom(1, 256, 14, 512, 3, 1), false, false},  // 4.5 MiB
+                        Case{geom(16, 512, 2, 512, 3, 1), false, false}}) {
+    INFO("batch ", c.g.batch, ", ", c.g.channels, " -> ", c.g.filters, " at ", c.g.height);
+    CHECK(op::dnnl_impl::winograd_geometry(c.g));
+    CHECK(winograd_wins(c.g) == c.training);
+    CHECK(winograd_wins_keeping_weights(c.g) == c.inference);
+  }
 
   const op::ScopedWinograd off(false);
   CHECK(op::dnnl_impl::ConvDescs(geom(32, 64, 32, 64, 3, 1)).algorithm ==

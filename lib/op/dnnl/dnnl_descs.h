@@ -48,8 +48,8 @@ inline bool winograd_wins(const ConvGeom& g) {
 // direct.
 inline constexpr size_t kWinogradKeptWeightsFrom = size_t{4} << 20;
 inline bool winograd_wins_keeping_weights(const ConvGeom& g) {
-  const auto direct_bytes = static_cast<size_t>(g.channels * g.filters * 9) * sizeof(float);
-  return winograd_geometry(g) && direct_bytes <= kWinogradKeptWeightsFrom;
+  return winograd_geometry(g) &&
+         static_cast<size_t>(g.weight_size()) * sizeof(float) <= kWinogradKeptWeightsFrom;
 }
 
 // The most scratch memory a Winograd primitive may ask for. Its scratchpad
@@ -109,8 +109,8 @@ struct ConvDescs {
     return activation_tag == tag::any ? any(shape) : plain(shape, activation_tag);
   }
 
-  dnnl::convolution_forward::desc forward_desc(
-      bool with_bias, dnnl::prop_kind pass = dnnl::prop_kind::forward_training) const {
+  dnnl::convolution_forward::desc forward_desc(bool with_bias) const {
+    constexpr auto pass = dnnl::prop_kind::forward_training;
     if (with_bias)
       return {pass,    algorithm, activation(src), any(weights), any(bias), activation(dst),
               strides, dilates,   pad_l,           pad_r};

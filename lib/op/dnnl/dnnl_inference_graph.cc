@@ -121,15 +121,11 @@ struct DnnlInferenceGraph::Impl {
   // The one layout of every convolution's input and output: mixing the
   // layouts each convolution prefers alone costs a reorder between layers.
   tag activation_tag = tag::any;
-  // The element type of activations and weights inside the graph.
-  dnnl::memory::data_type compute_type = dnnl::memory::data_type::f32;
 
   FusionPlan plan;
   std::vector<std::tuple<int, md, int>> reordered_values;  // (value, layout, copy)
 
   explicit Impl(const FusedGraphDesc& d) : desc(d), plan(desc) {
-    if (d.bfloat16) compute_type = dnnl::memory::data_type::bf16;
-    stats.bfloat16 = d.bfloat16;
     const int n = d.num_values();
     values.resize(static_cast<size_t>(n));
     shapes.resize(static_cast<size_t>(n));
@@ -145,8 +141,12 @@ struct DnnlInferenceGraph::Impl {
     plan_workspace();
   }
 
-  // A tensor of the graph's compute type, in layout `format` (`any`: oneDNN's choice).
-  md computed(const dims& shape, tag format) const { return md(shape, compute_type, format); }
+  // A tensor of the graph's compute type (bfloat16 or float32, as the desc
+  // says), in layout `format` (`any`: oneDNN's choice).
+  md computed(const dims& shape, tag format) const {
+    return md(shape, desc.bfloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32,
+              format);
+  }
 
   // A convolution's descriptors, for inference: Winograd as ConvDescs
   // chose it, in float32 only (oneDNN has no bfloat16 Winograd kernel).

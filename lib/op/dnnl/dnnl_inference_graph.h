@@ -53,7 +53,6 @@ class DnnlInferenceGraph {
     int fused_additions = 0;        // convolutions' sum post-ops
     int reorders = 0;               // data reorders per run (inputs, outputs, layout changes)
     size_t workspace_bytes = 0;     // intermediate tensors and scratchpad
-    bool bfloat16 = false;          // activations and weights in bfloat16
   };
   const Stats& stats() const;
 

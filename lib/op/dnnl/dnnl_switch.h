@@ -22,9 +22,10 @@ void set_dnnl_enabled(bool on);
 void set_dnnl_call_threads(int threads);
 int dnnl_call_threads();
 
-// Whether oneDNN's Winograd convolution (F(4x4, 3x3)) runs the 3x3 stride-1
-// convolutions it wins on (op/dnnl/dnnl_descs.h, winograd_wins): on by
-// default, off with MX_DNNL_WINOGRAD=0. Its sums differ from the direct
+// Whether oneDNN's Winograd convolution runs the 3x3 stride-1 convolutions
+// it wins on (op/dnnl/dnnl_descs.h: winograd_wins in training,
+// winograd_wins_keeping_weights in fused inference graphs): on by default,
+// off with MX_DNNL_WINOGRAD=0. Its sums differ from the direct
 // algorithm's by rounding (about 1e-6 of the output's scale).
 bool dnnl_winograd_enabled();
 void set_dnnl_winograd_enabled(bool on);
