@@ -57,16 +57,26 @@ std::unique_ptr<Engine> Engine::create(const EngineOptions& options) {
   return std::make_unique<ThreadedEngine>(threads);
 }
 
+namespace {
+const char* cpu_workers_from_environment() {
+  const char* env = std::getenv("MX_CPU_WORKER_NTHREADS");
+  return env != nullptr && *env != '\0' ? env : nullptr;
+}
+}  // namespace
+
 Engine& Engine::get() {
   static const std::unique_ptr<Engine> engine = [] {
     EngineOptions options;
     if (const char* env = std::getenv("MX_ENGINE"); env != nullptr && *env != '\0')
       options.kind = parse_engine_kind(env);
-    if (const char* env = std::getenv("MX_CPU_WORKER_NTHREADS"); env != nullptr && *env != '\0')
-      options.cpu_threads = std::atoi(env);
+    if (const char* env = cpu_workers_from_environment()) options.cpu_threads = std::atoi(env);
     return create(options);
   }();
   return *engine;
+}
+
+void Engine::prefer_cpu_workers(int workers) {
+  if (cpu_workers_from_environment() == nullptr) get().set_active_cpu_workers(workers);
 }
 
 }  // namespace mx

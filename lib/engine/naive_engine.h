@@ -23,6 +23,7 @@ class NaiveEngine final : public Engine {
   void wait_for_var(Var* var) override;
   void wait_all() override;
   int64_t pending() const override { return 0; }
+  void set_active_cpu_workers(int /*workers*/) override {}  // runs everything on the caller
   EngineKind kind() const override { return EngineKind::kNaive; }
 
  protected:

@@ -26,6 +26,7 @@ class ThreadedEngine final : public Engine {
   void wait_for_var(Var* var) override;
   void wait_all() override;
   int64_t pending() const override { return pending_.load(); }
+  void set_active_cpu_workers(int workers) override { cpu_pool_->set_active(workers); }
   EngineKind kind() const override { return EngineKind::kThreaded; }
 
  protected:

@@ -26,6 +26,10 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   void submit(Operation* op, int priority, uint64_t sequence);
+  // Only threads 0..workers-1 take operations from now on (clamped to
+  // 1..size); the others finish what they run and then wait.
+  void set_active(int workers);
+  int size() const { return static_cast<int>(threads_.size()); }
 
  private:
   struct Entry {
@@ -42,9 +46,11 @@ class WorkerPool {
   bool gpu_stream_;
   RunFn run_;
   std::mutex mutex_;
-  std::condition_variable ready_;
+  std::condition_variable ready_;   // active threads wait here for work
+  std::condition_variable parked_;  // threads left out by set_active
   std::priority_queue<Entry> queue_;
-  int idle_ = 0;  // threads waiting on ready_
+  int idle_ = 0;    // threads waiting on ready_ (active ones only)
+  int active_ = 0;  // threads that take operations: the first active_
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "base/strings.h"
 #include "base/threads.h"
+#include "engine/engine.h"
 #include "executor/executor.h"
 #include "kvstore/dist_kvstore.h"
 #include "metric/metric.h"
@@ -216,6 +217,11 @@ void Trainer::State::build(const Config& c) {
   op::set_dnnl_call_threads(devices > 1 && !settings.devices[0].is_gpu()
                                 ? std::max(1, thread_budget() / static_cast<int>(devices))
                                 : 0);
+  // One CPU worker per CPU replica: a single device's operations each span
+  // the budget, and a second worker would only cool OpenMP's threads
+  // (Engine::set_active_cpu_workers). GPU runs keep every worker.
+  Engine::prefer_cpu_workers(settings.devices[0].is_gpu() ? thread_budget()
+                                                          : static_cast<int>(devices));
   exe = bind_for_training(symbol, settings, *train_data, settings.devices[0], share);
   for (int64_t d = 1; d < devices; ++d)
     replicas.push_back(bind_for_training(symbol, settings, *train_data,

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -139,6 +140,64 @@ TEST_CASE("readers of a variable run concurrently, writers alone") {
   engine->wait_all();
   CHECK_FALSE(overlap.load());
   CHECK(max_readers.load() >= 2);
+}
+
+TEST_CASE(
+    "set_active_cpu_workers bounds the CPU operations running at once, and lets workers back") {
+  auto engine = make(EngineKind::kThreaded, 4);
+  // Independent readers of one variable: as many run at once as workers take them.
+  auto most_at_once = [&] {
+    VarHandle v = engine->new_var();
+    std::atomic<int> running{0}, most{0};
+    std::mutex threads_mutex;
+    std::vector<std::thread::id> threads;
+    for (int i = 0; i < 24; ++i)
+      engine->push(
+          [&](RunContext) {
+            const int now = ++running;
+            int prev = most.load();
+            while (now > prev && !most.compare_exchange_weak(prev, now)) {
+            }
+            {
+              std::lock_guard lock(threads_mutex);
+              threads.push_back(std::this_thread::get_id());
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+            --running;
+          },
+          Context::cpu(), {v.get()}, {});
+    engine->wait_all();
+    std::sort(threads.begin(), threads.end());
+    const auto distinct = std::unique(threads.begin(), threads.end()) - threads.begin();
+    return std::pair<int, int64_t>{most.load(), distinct};
+  };
+  CHECK(most_at_once().first >= 2);
+  engine->set_active_cpu_workers(1);
+  const auto [one_most, one_threads] = most_at_once();
+  CHECK(one_most == 1);
+  CHECK(one_threads == 1);            // always the same worker: its OpenMP team stays warm
+  engine->set_active_cpu_workers(0);  // clamped to 1: work still runs
+  CHECK(most_at_once().first == 1);
+  engine->set_active_cpu_workers(100);  // clamped to the pool
+  CHECK(most_at_once().first >= 2);
+  // A worker left out while work is queued: nothing is lost or stuck.
+  VarHandle v = engine->new_var();
+  std::atomic<int> done{0};
+  for (int i = 0; i < 200; ++i) {
+    if (i % 50 == 0) engine->set_active_cpu_workers(1 + (i / 50) % 2);
+    engine->push([&](RunContext) { ++done; }, Context::cpu(), {v.get()}, {});
+  }
+  engine->wait_all();
+  CHECK(done.load() == 200);
+}
+
+TEST_CASE("the naive engine takes set_active_cpu_workers and still runs everything on the caller") {
+  auto engine = make(EngineKind::kNaive);
+  engine->set_active_cpu_workers(1);
+  VarHandle v = engine->new_var();
+  int ran = 0;
+  engine->push([&](RunContext) { ++ran; }, Context::cpu(), {}, {v.get()});
+  CHECK(ran == 1);
 }
 
 TEST_CASE("writes run in push order and wait_for_var waits for them") {
