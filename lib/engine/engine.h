@@ -111,12 +111,13 @@ class Engine {
   // Number of operations pushed and not yet finished.
   virtual int64_t pending() const = 0;
   // The CPU workers that take operations: the first `workers` of the pool
-  // (1 to its size); the others wait until let back in. Work whose every
-  // CPU operation spans the whole thread budget gains nothing from a
-  // second worker and loses OpenMP's warm threads: each worker that calls
-  // oneDNN owns an OpenMP team, and once libgomp manages more threads than
-  // there are cores it stops spinning between parallel regions, so every
-  // primitive pays a futex wake-up (docs/benchmarks.md, "Engine workers").
+  // (1 to its size); the others wait until let back in. Inference, one
+  // operation after another each over the whole thread budget, gains
+  // nothing from a second worker and loses OpenMP's warm threads: each
+  // worker that calls oneDNN owns an OpenMP team, and once libgomp manages
+  // more threads than there are cores it stops spinning between parallel
+  // regions, so every primitive pays a futex wake-up (docs/benchmarks.md,
+  // "Engine workers").
   virtual void set_active_cpu_workers(int workers) = 0;
   // set_active_cpu_workers on the process-wide engine, unless
   // MX_CPU_WORKER_NTHREADS chose the number of workers.
