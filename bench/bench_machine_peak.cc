@@ -24,6 +24,8 @@ using Clock = std::chrono::steady_clock;
 constexpr int kChains = 12;
 constexpr long kSteps = 20'000'000;
 
+// One loop per instruction set: each needs its own target attribute and
+// intrinsics, chosen at run time below.
 __attribute__((target("avx512f"))) float fma_chains_avx512() {
   __m512 acc[kChains];
   for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(1.0f + 1e-7f * static_cast<float>(i));

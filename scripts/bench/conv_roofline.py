@@ -62,12 +62,21 @@ def machine_peak(build, threads):
 
 
 def ms_per_batch(out, batch):
-    """mx-predict and infer_peer.py print the same two lines."""
+    """mx-predict and infer_peer.py print the same two lines; None when neither is there."""
     if batch == 1:
         m = re.search(r"latency at batch 1: ([0-9.]+) ms", out)
         return float(m.group(1)) if m else None
     m = re.search(rf"throughput at batch {batch}: [0-9.]+ samples/s \(([0-9.]+) ms per batch", out)
     return float(m.group(1)) if m else None
+
+
+def timed(argv, env, batch):
+    """Milliseconds per batch of one benchmark run of `argv`."""
+    out = run(argv, env)
+    ms = ms_per_batch(out, batch)
+    if ms is None:
+        sys.exit(f"conv_roofline: no batch-{batch} timing in the output of {' '.join(argv)}:\n{out[-2000:]}")
+    return ms
 
 
 def taps(size_in, size_out, kernel, stride, pad):
@@ -156,6 +165,8 @@ def main():
     p.add_argument("--python", help="python with onnxruntime (the ONNX Runtime column)")
     p.add_argument("--onnx", help="the same model as ONNX (mx-export), for ONNX Runtime")
     a = p.parse_args()
+    if a.repeats < 1:
+        p.error("--repeats must be at least 1")
     if a.runs < 3:
         p.error("--runs must be at least 3 (one-time work is told apart by running fewer times)")
     if bool(a.python) != bool(a.onnx):
@@ -170,16 +181,15 @@ def main():
                "--benchmark", str(a.runs), "--batch-size", str(a.batch)]
     verbose_log = run(predict, dict(env, ONEDNN_VERBOSE="1"))
     measured, floor, executions = analyse(verbose_log, a.batch, peak, bandwidth)
-    ort = [a.python, os.path.join(BENCH, "infer_peer.py"), "ort", a.onnx or "", "--batch", str(a.batch),
-           "--runs", str(a.runs), "--threads", str(a.threads)]
     plain, peer = [], []
     for _ in range(a.repeats):  # alternating, as the machine's load drifts
-        plain.append(ms_per_batch(run(predict, env), a.batch))
+        plain.append(timed(predict, env, a.batch))
         if a.python:
-            peer.append(ms_per_batch(run(ort, env), a.batch))
+            peer.append(timed([a.python, os.path.join(BENCH, "infer_peer.py"), "ort", a.onnx, "--batch",
+                               str(a.batch), "--runs", str(a.runs), "--threads", str(a.threads)], env, a.batch))
 
-    print(f"Batch {a.batch}, {a.threads} threads, median of {a.repeats} alternating runs, float32 FMA peak {peak:.1f} GFLOP/s, "
-          f"memory read {bandwidth:.1f} GB/s; "
+    print(f"Batch {a.batch}, {a.threads} threads, median of {a.repeats} alternating runs, "
+          f"float32 FMA peak {peak:.1f} GFLOP/s, memory read {bandwidth:.1f} GB/s; "
           f"{executions} runs of the graph under ONEDNN_VERBOSE. Milliseconds per batch.")
     print()
     print("| primitives | measured in the graph | floor | floor / measured |")
