@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kvstore/dist_kvstore.h"
+#include "kvstore/dist_coordinator.h"
 #include "kvstore/kv_server.h"
 
 using namespace mx;
@@ -130,7 +130,8 @@ int main(int argc, char** argv) {
     s.run();
   } else {
     DistOptions options;
-    DistKVStore kv(options);
+    DistCoordinator job(options);
+    DistKVStore& kv = job.store();
     std::vector<int> keys;
     std::vector<NDArray> values;
     for (size_t i = 0; i < sizes.size(); ++i) {
@@ -154,7 +155,7 @@ int main(int argc, char** argv) {
         grad.fill(static_cast<double>(i) + 3.0);
         kv.pushpull({keys[i]}, {{grad}}, {{out}});
         for (float x : out.to_vector<float>())
-          if (x != static_cast<float>(i) + 3.0f) kv.abort_job("bench_kvstore: wrong value pulled");
+          if (x != static_cast<float>(i) + 3.0f) job.abort("bench_kvstore: wrong value pulled");
       }
     // One training step's communication for LeNet's parameters (MXNet's
     // LeNet on 28x28 inputs): every key pushed and pulled, last layer first.
@@ -185,7 +186,7 @@ int main(int argc, char** argv) {
       best_ms = std::min(best_ms, seconds_since(start) * 1e3 / steps);
     }
     lenet_ms = best_ms;
-    kv.finish();
+    job.finish();
   }
   measure_raw();
   if (!server) {

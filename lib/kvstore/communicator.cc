@@ -489,6 +489,22 @@ void Communicator::allreduce(double* data, int n, Reduce op, std::function<void(
   impl_->wake.notify_one();
 }
 
+// The callback owns the promise: set_value may still be running when get() returns.
+void Communicator::wait_barrier() {
+  auto done = std::make_shared<std::promise<void>>();
+  auto ready = done->get_future();
+  barrier([done] { done->set_value(); });
+  ready.get();
+}
+
+std::vector<double> Communicator::wait_allreduce(std::vector<double> values, Reduce op) {
+  auto done = std::make_shared<std::promise<void>>();
+  auto ready = done->get_future();
+  allreduce(values.data(), static_cast<int>(values.size()), op, [done] { done->set_value(); });
+  ready.get();
+  return values;
+}
+
 void Communicator::forget(int rank) {
   {
     std::lock_guard lock(impl_->mutex);

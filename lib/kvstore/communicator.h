@@ -23,9 +23,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/error.h"
 #include "kvstore/message.h"
+#include "kvstore/reduce.h"
 #include "kvstore/role_map.h"
 
 namespace mx::kvstore {
@@ -70,10 +72,12 @@ class Communicator {
   // An MPI barrier over the ranks of this rank's role; `done` runs when all
   // have reached it.
   void barrier(std::function<void()> done);
-  enum class Reduce { kSum, kMin, kMax };
   // Reduces `n` doubles in place over the ranks of this rank's role; `data`
   // stays valid until `done` runs.
   void allreduce(double* data, int n, Reduce op, std::function<void()> done);
+  // The same, blocking until done (from any thread but the communication thread).
+  void wait_barrier();
+  std::vector<double> wait_allreduce(std::vector<double> values, Reduce op);
   // Stops heartbeats to and from `rank` (it has left in good order).
   void forget(int rank);
   // Prints "error: MESSAGE" and ends the whole job with MPI_Abort.

@@ -35,43 +35,16 @@ void wait_for(const std::function<void(std::function<void(std::exception_ptr)>)>
 
 }  // namespace
 
-DistKVStore::DistKVStore(const DistOptions& options) : options_(options) {
+DistKVStore::DistKVStore(std::shared_ptr<Communicator> comm, const DistOptions& options)
+    : options_(options), comm_(std::move(comm)) {
   if (options.type != "dist_sync" && options.type != "dist_async")
     throw InputError("kvstore '" + options.type + "' is not a dist store (dist_sync, dist_async)");
   if (options.bigarray_bound < 1)
     throw InputError(str("kvstore big-array bound must be >= 1, not ", options.bigarray_bound));
-  if (!(options.heartbeat_interval_s > 0) ||
-      !(options.heartbeat_timeout_s > options.heartbeat_interval_s))
-    throw InputError(str("kvstore heartbeat: interval (", options.heartbeat_interval_s,
-                         " s) must be > 0 and below the time-out (", options.heartbeat_timeout_s,
-                         " s)"));
-  RankInfo self;
-  self.role = Role::kWorker;
-  self.config_hash = options.config_hash;
-  self.sync = options.type == "dist_sync";
-  self.heartbeat_interval_s = options.heartbeat_interval_s;
-  self.heartbeat_timeout_s = options.heartbeat_timeout_s;
-  comm_ = std::make_unique<Communicator>(self);
   comm_->start([this](const Header& h, int source) { return payload_buffer(h, source); },
                [this](const Header& h, int source, std::string text) {
                  on_message(h, source, std::move(text));
                });
-}
-
-DistKVStore::~DistKVStore() {
-  if (finished_) return;
-  if (std::uncaught_exceptions() > 0)
-    abort_job(
-        str("kvstore: worker ", rank(), " stopped on an error before finishing; ending the job"));
-  try {
-    finish();
-  } catch (const std::exception& e) {
-    abort_job(str("kvstore: worker ", rank(), " could not finish: ", e.what()));
-  }
-}
-
-void DistKVStore::abort_job(const std::string& message, int exit_code) {
-  comm_->abort(message, exit_code);
 }
 
 DistKVStore::Key& DistKVStore::key(int k) {
@@ -201,7 +174,8 @@ void DistKVStore::init(const std::vector<int>& keys, const std::vector<NDArray>&
                    static_cast<const std::byte*>(sources[i].raw_data()), id, false);
     });
   }
-  barrier();
+  wait_for_keys();
+  comm_->wait_barrier();
 }
 
 void DistKVStore::push(const std::vector<int>& keys,
@@ -288,8 +262,7 @@ void DistKVStore::to_all_servers(MsgType type, const std::string& text) {
 }
 
 void DistKVStore::from_worker0(MsgType type, const std::string& text, const std::string& what) {
-  // This worker's pushes first: the request applies after them.
-  for (auto& [k, kv] : keys_) Engine::get().wait_for_var(kv.var.get());
+  wait_for_keys();  // this worker's pushes first: the request applies after them
   std::string error;
   if (rank() == 0) {
     try {
@@ -299,7 +272,7 @@ void DistKVStore::from_worker0(MsgType type, const std::string& text, const std:
     }
   }
   // Every worker learns the outcome, so none waits for one that has failed.
-  const double ok = allreduce({error.empty() ? 1.0 : 0.0}, Reduce::kMin)[0];
+  const double ok = comm_->wait_allreduce({error.empty() ? 1.0 : 0.0}, Reduce::kMin)[0];
   if (ok == 0.0)
     throw Error(error.empty() ? str("kvstore: worker 0 could not ", what, " (see its message)")
                               : error);
@@ -338,7 +311,7 @@ void DistKVStore::save_optimizer_states(const std::string& path) {
   if (rank() != 0) return;
   // After this worker's pushes: in dist_sync each completes only once its
   // round is updated, so the states are those of a step boundary.
-  for (auto& [k, kv] : keys_) Engine::get().wait_for_var(kv.var.get());
+  wait_for_keys();
   to_all_servers(MsgType::kSaveStates, path);
 }
 
@@ -346,33 +319,14 @@ void DistKVStore::load_optimizer_states(const std::string& path) {
   from_worker0(MsgType::kLoadStates, path, "load the servers' optimizer states");
 }
 
-void DistKVStore::barrier() {
-  // This worker's pushes and pulls first, so after the barrier every
-  // worker's earlier pushes have been applied.
+void DistKVStore::wait_for_keys() {
   for (auto& [k, kv] : keys_) Engine::get().wait_for_var(kv.var.get());
-  wait_for([&](auto done) { comm_->barrier([done] { done(nullptr); }); });
 }
 
-std::vector<double> DistKVStore::allreduce(std::vector<double> values, Reduce op) {
-  const auto how = op == Reduce::kSum   ? Communicator::Reduce::kSum
-                   : op == Reduce::kMin ? Communicator::Reduce::kMin
-                                        : Communicator::Reduce::kMax;
-  wait_for([&](auto done) {
-    comm_->allreduce(values.data(), static_cast<int>(values.size()), how,
-                     [done] { done(nullptr); });
-  });
-  return values;
-}
-
-void DistKVStore::finish() {
-  if (finished_) return;
-  finished_ = true;
-  Engine::get().wait_all();
-  barrier();
+void DistKVStore::leave_servers() {
   to_all_servers(MsgType::kBye, std::string());
   const RoleMap& roles = comm_->roles();
   for (int s = 0; s < roles.num_servers(); ++s) comm_->forget(roles.server_rank(s));
-  comm_->shutdown();
 }
 
 }  // namespace mx::kvstore

@@ -10,9 +10,10 @@
 // without a copy. Compression quantizes each part into 2-bit codes with a
 // per-key residual before sending.
 //
-// Start-up and shutdown are collective over the workers: every worker
-// constructs the store (MPI start-up with the servers), calls init,
-// set_optimizer and finish in the same order.
+// The store lives inside a DistCoordinator (dist_coordinator.h), which owns
+// the job: MPI start-up with the servers, collectives, finish and abort.
+// init, set_optimizer and load_optimizer_states are collective over the
+// workers: every worker calls them in the same order.
 #pragma once
 
 #include <cstdint>
@@ -41,11 +42,8 @@ struct DistOptions {
 
 class DistKVStore : public KVStore {
  public:
-  // Joins the job as a worker; throws StartupError (exit code 2) when the
-  // ranks cannot run together, InputError for bad options.
-  explicit DistKVStore(const DistOptions& options);
-  // finish(), or ending the job when an exception is unwinding.
-  ~DistKVStore() override;
+  // The worker's store over `comm`, whose messages it takes from now on.
+  DistKVStore(std::shared_ptr<Communicator> comm, const DistOptions& options);
 
   std::string type() const override { return options_.type; }
   void init(const std::vector<int>& keys, const std::vector<NDArray>& values) override;
@@ -57,18 +55,13 @@ class DistKVStore : public KVStore {
   void set_gradient_compression(const CompressionSpec& spec) override;
   void save_optimizer_states(const std::string& path) override;
   void load_optimizer_states(const std::string& path) override;
-  void barrier() override;
-  std::vector<double> allreduce(std::vector<double> values, Reduce op) override;
-  int rank() const override { return comm_->self().index; }
-  int num_workers() const override { return comm_->roles().num_workers(); }
 
-  const RoleMap& roles() const { return comm_->roles(); }
-  // Waits for this worker's operations, meets the other workers, tells the
-  // servers it is done and finalizes MPI. Collective over the workers.
-  void finish();
-  // Ends every rank of the job with `message` (MPI_Abort): for fatal errors
-  // of a worker, which must never leave the others waiting.
-  [[noreturn]] void abort_job(const std::string& message, int exit_code = 1);
+  // Waits for this worker's pushes and pulls (after them every push of this
+  // worker has been applied).
+  void wait_for_keys();
+  // Tells the servers this worker is done (after the workers' last barrier)
+  // and stops watching them.
+  void leave_servers();
 
  private:
   struct Key {
@@ -101,14 +94,15 @@ class DistKVStore : public KVStore {
   void send_parts(MsgType type, int k, const Key& key, const std::byte* data, int64_t id,
                   bool compressed);
 
+  int rank() const { return comm_->self().index; }
+
   DistOptions options_;
   CompressionSpec compression_;
-  std::unique_ptr<Communicator> comm_;
+  std::shared_ptr<Communicator> comm_;
   std::map<int, Key> keys_;
   std::mutex mutex_;  // guards pending_ and next_id_
   std::map<int64_t, std::shared_ptr<Pending>> pending_;
   int64_t next_id_ = 1;
-  bool finished_ = false;
 };
 
 }  // namespace mx::kvstore

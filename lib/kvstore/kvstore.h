@@ -13,7 +13,9 @@
 // weights come back first).
 //
 // Keys, values and outputs are float32 or float64 arrays; every array of a
-// key has the key's shape and dtype. A store is driven from one thread.
+// key has the key's shape and dtype. A store is driven from one thread. It
+// holds parameters only: the job's ranks and collectives are the
+// Coordinator's (coordinator.h), which owns the store.
 #pragma once
 
 #include <memory>
@@ -62,18 +64,6 @@ class KVStore {
   // over the workers and throw on every worker when they fail.
   virtual void save_optimizer_states(const std::string& path) = 0;
   virtual void load_optimizer_states(const std::string& path) = 0;
-
-  // Blocks until this worker's pushes and pulls are done and every worker
-  // has reached the barrier (local: returns).
-  virtual void barrier() = 0;
-  // Element-wise sum, minimum or maximum of `values` over the workers (all
-  // workers call it with the same length; local: `values` unchanged). For
-  // agreeing on batches per epoch and summing validation metrics.
-  enum class Reduce { kSum, kMin, kMax };
-  virtual std::vector<double> allreduce(std::vector<double> values, Reduce op) = 0;
-  // This worker's index among the workers, and their number.
-  virtual int rank() const = 0;
-  virtual int num_workers() const = 0;
 };
 
 // "local" or "device" (in-process stores). The dist stores need MPI and a

@@ -1,8 +1,5 @@
 #include "kvstore/kvstore_params.h"
 
-#include "kvstore/dist_kvstore.h"
-#include "kvstore/local_kvstore.h"
-
 namespace mx::kvstore {
 
 const char* store_type_name(StoreType type) {
@@ -59,21 +56,6 @@ void CompressionParams::declare(ParamDecl<CompressionParams>& d) {
 
 CompressionSpec CompressionParams::spec() const {
   return {type == CompressionType::k2Bit ? "2bit" : "none", static_cast<float>(threshold)};
-}
-
-std::unique_ptr<KVStore> make_kvstore(const KVStoreParams& params, uint64_t config_hash) {
-  if (!params.dist()) return make_local_kvstore(store_type_name(params.type));
-  if (!(params.heartbeat_timeout > params.heartbeat_interval))
-    throw InputError(str("kvstore: heartbeat_timeout (", params.heartbeat_timeout,
-                         " s) must be longer than heartbeat_interval (", params.heartbeat_interval,
-                         " s)"));
-  DistOptions options;
-  options.type = store_type_name(params.type);
-  options.bigarray_bound = params.bigarray_bound;
-  options.heartbeat_interval_s = params.heartbeat_interval;
-  options.heartbeat_timeout_s = params.heartbeat_timeout;
-  options.config_hash = config_hash;
-  return std::make_unique<DistKVStore>(options);
 }
 
 }  // namespace mx::kvstore

@@ -1,6 +1,6 @@
 // The kvstore settings as typed parameter structs, so a config section
 // parses with the project's usual messages (unknown names with suggestions,
-// ranges, allowed values), and the factory that makes the store they name.
+// ranges, allowed values). join_job (coordinator.h) makes the job they name.
 //
 //   kvstore: {type: dist_sync, bigarray_bound: 1000000, heartbeat_interval: 1,
 //             heartbeat_timeout: 10}
@@ -8,10 +8,9 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 
 #include "base/param.h"
-#include "kvstore/kvstore.h"
+#include "kvstore/gradient_compression.h"
 
 namespace mx::kvstore {
 
@@ -39,10 +38,5 @@ struct CompressionParams : Params<CompressionParams> {
   static void declare(ParamDecl<CompressionParams>& d);
   CompressionSpec spec() const;
 };
-
-// The store `params` names. A dist store joins the job under mpirun (MPI
-// start-up, role map; StartupError on a bad set of ranks); `config_hash` is
-// the hash of the worker's resolved config, which all workers must share.
-std::unique_ptr<KVStore> make_kvstore(const KVStoreParams& params, uint64_t config_hash = 0);
 
 }  // namespace mx::kvstore

@@ -31,10 +31,6 @@ class LocalKVStore : public KVStore {
   void set_gradient_compression(const CompressionSpec& spec) override;
   void save_optimizer_states(const std::string& path) override;
   void load_optimizer_states(const std::string& path) override;
-  void barrier() override {}
-  std::vector<double> allreduce(std::vector<double> values, Reduce) override { return values; }
-  int rank() const override { return 0; }
-  int num_workers() const override { return 1; }
 
   // The updater, once set_optimizer was called (for tests and checkpoints).
   optim::Updater* updater() { return updater_.get(); }

@@ -22,10 +22,10 @@ NDArray from_doubles(const Shape& shape, DType dtype, const double* values) {
 
 }  // namespace
 
-void average_aux_states(const std::vector<Executor*>& executors, kvstore::KVStore* kv) {
+void average_aux_states(const std::vector<Executor*>& executors, kvstore::Coordinator& job) {
   if (executors.empty()) return;
   const auto& names = executors[0]->aux_dict();  // a map: the same order everywhere
-  const int workers = kv != nullptr ? kv->num_workers() : 1;
+  const int workers = job.num_workers();
   if (names.empty() || (executors.size() == 1 && workers == 1)) return;
   std::vector<double> sums;
   for (const auto& [name, first] : names) {
@@ -36,7 +36,7 @@ void average_aux_states(const std::vector<Executor*>& executors, kvstore::KVStor
       for (size_t i = 0; i < v.size(); ++i) sums[at + i] += v[i];
     }
   }
-  if (kv != nullptr) sums = kv->allreduce(std::move(sums), kvstore::KVStore::Reduce::kSum);
+  sums = job.allreduce(std::move(sums), kvstore::Reduce::kSum);
   const double count = static_cast<double>(executors.size()) * workers;
   for (double& s : sums) s /= count;
   size_t at = 0;

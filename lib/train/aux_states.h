@@ -12,14 +12,14 @@
 #include <vector>
 
 #include "executor/executor.h"
-#include "kvstore/kvstore.h"
+#include "kvstore/coordinator.h"
 
 namespace mx::train {
 
 // Sets every executor's auxiliary states to their mean over the executors
-// and, with a store, over the workers (collective over the workers: all call
-// it at the same point). `kv` may be null (one process).
-void average_aux_states(const std::vector<Executor*>& executors, kvstore::KVStore* kv);
+// and the workers of `job` (collective over the workers: all call it at the
+// same point).
+void average_aux_states(const std::vector<Executor*>& executors, kvstore::Coordinator& job);
 
 // Copies the first executor's auxiliary states to the others (after loading
 // a checkpoint into it).

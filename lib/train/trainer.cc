@@ -17,7 +17,8 @@
 #include "base/threads.h"
 #include "engine/engine.h"
 #include "executor/executor.h"
-#include "kvstore/dist_kvstore.h"
+#include "kvstore/coordinator.h"
+#include "kvstore/kvstore_params.h"
 #include "metric/metric.h"
 #include "op/dnnl/dnnl_switch.h"
 #include "op/resources.h"
@@ -27,6 +28,7 @@
 #include "train/config_check.h"
 #include "train/interval_record.h"
 #include "train/nonfinite_watch.h"
+#include "train/parameter_updates.h"
 #include "train/progress.h"
 #include "train/run_curves.h"
 #include "train/run_dir.h"
@@ -64,11 +66,6 @@ uint64_t config_hash(const Config& config) {
   return h;
 }
 
-int exit_code_of(const std::exception& e) {
-  const auto* error = dynamic_cast<const Error*>(&e);
-  return error != nullptr ? error->exit_code() : 1;
-}
-
 }  // namespace
 
 void install_interrupt_handler() {
@@ -98,12 +95,10 @@ struct Trainer::State {
   std::unique_ptr<Executor> exe;                    // the first device's
   std::vector<std::unique_ptr<Executor>> replicas;  // the other devices'
   std::vector<std::string> param_names;             // optimizer indices
-  // Without a kvstore the updater changes the parameters here; with one the
-  // optimizer runs where the store keeps the values (the servers for dist)
-  // and the updater's optimizer only reports the learning rate.
-  std::unique_ptr<optim::Updater> updater;
-  std::unique_ptr<kvstore::KVStore> kv;
-  kvstore::DistKVStore* dist = nullptr;  // kv, when it is a dist store
+  // The job this process trains in (one process, or a worker of a
+  // distributed job) and where the optimizer runs.
+  std::unique_ptr<kvstore::Coordinator> job;
+  std::unique_ptr<ParameterUpdates> updates;
 
   std::optional<RunDir> run;
   TrainerState position;  // what a checkpoint records
@@ -127,8 +122,6 @@ struct Trainer::State {
   }
   // Each executor's outputs for the samples of a batch that are not padding.
   void update_metric(metric::CompositeMetric& metric, const FedBatch& fed) const;
-  int worker() const { return kv ? kv->rank() : 0; }
-  int workers() const { return kv ? kv->num_workers() : 1; }
 
   // The network's parameters (arguments other than data and label) by name.
   std::map<std::string, NDArray> params() const {
@@ -137,25 +130,18 @@ struct Trainer::State {
     return m;
   }
 
-  void join_kvstore();
   void build(const Config& config);
   void train_epochs();
-  // Ends a distributed job on a fatal error of this worker (never a normal
-  // exit, which would leave the other ranks waiting); rethrows otherwise.
-  [[noreturn]] void fail(const std::exception& e);
   void open_run();
-  void start_kvstore();
-  std::optional<int64_t> agree_on_batches();
   // Whether to stop within the epoch: Ctrl-C, or train.max_time used up,
-  // here or, in a distributed run, on any worker (one allreduce a batch, so
-  // that all workers stop after the same batch).
+  // here or on any other worker (one allreduce a batch in a distributed
+  // job, so that all workers stop after the same batch).
   enum class StopCause { kNone, kInterrupt, kTimeUp };
   StopCause stop_cause() const;
   void start_epoch(int epoch, int first_epoch);
   FedBatch feed_batch(const DataBatch& batch);
   void check_labels(const NDArray& label);
   void train_step(const FedBatch& batch);
-  void update_parameters();
   void stop_within_epoch(int epoch, EpochProgress& progress, const std::string& why);
   // Returns true when train.early_stop ends the run after this epoch.
   bool end_epoch(int epoch, EpochProgress& progress);
@@ -180,31 +166,24 @@ Trainer::Trainer(Config config, TrainOptions options) : s_(std::make_unique<Stat
   s.settings = parse_train_settings(s.config);
   // The optimizer's and schedule's values are checked before any data is read.
   make_configured_optimizer(s.config, s.settings.batch_size);
-  check_config_values(s.config, s.settings);      // data, initializer, metrics
-  if (!s.options.inspect_only) s.join_kvstore();  // before the data: it decides the shards
+  check_config_values(s.config, s.settings);  // data, initializer, metrics
+  // Before the data: the job decides the shards. A dist store joins the
+  // workers and servers (MPI start-up; a StartupError ends every rank).
+  s.job = s.options.inspect_only
+              ? kvstore::single_process()
+              : kvstore::join_job(s.settings.kvstore, static_cast<int>(s.settings.devices.size()),
+                                  config_hash(s.config));
   try {
     s.build(s.config);
   } catch (const std::exception& e) {
-    s.fail(e);
-  }
-}
-
-// A dist store joins the job (MPI start-up with the servers; a StartupError
-// ends every rank). One device with local/device needs no store: the
-// updater does what the local store would.
-void Trainer::State::join_kvstore() {
-  if (settings.kvstore.dist()) {
-    kv = kvstore::make_kvstore(settings.kvstore, config_hash(config));
-    dist = dynamic_cast<kvstore::DistKVStore*>(kv.get());
-  } else if (settings.devices.size() > 1) {
-    kv = kvstore::make_kvstore(settings.kvstore);  // sums the devices' gradients
+    s.job->fail(e);
   }
 }
 
 void Trainer::State::build(const Config& c) {
   symbol = load_network(c);
   resolve_inputs(symbol, settings);
-  const DataShard shard{worker(), workers()};
+  const DataShard shard{job->rank(), job->num_workers()};
   train_data = make_train_data(c, settings, shard);
   val_data = make_val_data(c, settings, shard);
   // Several devices: one executor each, sharing nothing but the kvstore.
@@ -228,14 +207,9 @@ void Trainer::State::build(const Config& c) {
                                          settings.devices[static_cast<size_t>(d)], share));
   param_names = parameter_names(symbol, settings);
   initialize_parameters(c, settings, *exe, param_names);  // resuming loads over it
-  updater = make_updater(c, symbol, param_names, settings.batch_size);
+  updates = make_parameter_updates(c, symbol, param_names, settings, executors(), *job);
   train_metric = metric::make_composite(settings.metric_names);  // unknown names fail here
   val_metric = metric::make_composite(settings.metric_names);
-}
-
-void Trainer::State::fail(const std::exception& e) {
-  if (dist != nullptr) dist->abort_job(str("worker ", worker(), ": ", e.what()), exit_code_of(e));
-  throw;
 }
 
 Trainer::~Trainer() = default;
@@ -251,12 +225,12 @@ void Trainer::train() {
   try {
     s.train_epochs();
   } catch (const std::exception& e) {
-    s.fail(e);
+    s.job->fail(e);
   }
   if (s.run && s.run->writes()) s.say_summary();
   // Every worker meets the others and tells the servers it is done (also
   // after an interrupt: the servers then exit and mpirun returns).
-  if (s.dist != nullptr) s.dist->finish();
+  s.job->finish();
 }
 
 void Trainer::State::train_epochs() {
@@ -269,7 +243,7 @@ void Trainer::State::train_epochs() {
     start_epoch(epoch, first_epoch);
     // Workers of a distributed run train the same number of batches (the
     // smallest shard's), so no worker waits for pushes that never come.
-    const std::optional<int64_t> agreed = agree_on_batches();
+    const std::optional<int64_t> agreed = job->agree_on_batches(train_data->batches_per_epoch());
     const bool live = options.progress_bar && run->writes();
     EpochProgress progress(
         epoch, settings.epochs,
@@ -284,14 +258,11 @@ void Trainer::State::train_epochs() {
       profile.begin_step();
       auto batch = train_data->next();
       profile.mark(StepProfile::kData);
-      if (kv && !agreed) {
-        // The iterator cannot say how many batches it has: agree batch by batch.
-        const double all = kv->allreduce({batch ? 1.0 : 0.0}, kvstore::KVStore::Reduce::kMin)[0];
-        if (all == 0) break;
-      }
+      // Without an agreed count, every worker stops when any worker's data ends.
+      if (!agreed && !job->on_all(batch.has_value())) break;
       if (!batch) {
         if (agreed)
-          throw InputError(str("the training data of worker ", worker(), " ended after ",
+          throw InputError(str("the training data of worker ", job->rank(), " ended after ",
                                progress.batches(), " batches, before the ", *agreed,
                                " it announced"));
         break;
@@ -327,71 +298,33 @@ void Trainer::State::train_epochs() {
   }
 }
 
-std::optional<int64_t> Trainer::State::agree_on_batches() {
-  if (!kv) return std::nullopt;  // a single process reads to the end of the epoch
-  const std::optional<int64_t> mine = train_data->batches_per_epoch();
-  // -1: this worker's iterator cannot tell; then all agree batch by batch.
-  const double least =
-      kv->allreduce({mine ? static_cast<double>(*mine) : -1.0}, kvstore::KVStore::Reduce::kMin)[0];
-  if (least < 0) return std::nullopt;
-  return static_cast<int64_t>(least);
-}
-
 Trainer::State::StopCause Trainer::State::stop_cause() const {
-  bool interrupt = interrupt_requested();
-  bool time_up = settings.stop.max_seconds &&
-                 ProgressDisplay::steady_clock()() - started > *settings.stop.max_seconds;
-  if (kv) {
-    const auto any =
-        kv->allreduce({interrupt ? 1.0 : 0.0, time_up ? 1.0 : 0.0}, kvstore::KVStore::Reduce::kMax);
-    interrupt = any[0] > 0;
-    time_up = any[1] > 0;
-  }
-  return interrupt ? StopCause::kInterrupt : time_up ? StopCause::kTimeUp : StopCause::kNone;
+  const bool time_up = settings.stop.max_seconds &&
+                       ProgressDisplay::steady_clock()() - started > *settings.stop.max_seconds;
+  const std::vector<bool> any = job->on_any({interrupt_requested(), time_up});
+  return any[0] ? StopCause::kInterrupt : any[1] ? StopCause::kTimeUp : StopCause::kNone;
 }
 
 // The run directory, and for --resume the parameters, optimizer state and
 // position of the checkpoint.
 void Trainer::State::open_run() {
   // Worker 0 alone writes the run of a distributed job.
-  run = RunDir::open(config, options, settings.prefix_name, worker() == 0);
+  run = RunDir::open(config, options, settings.prefix_name, job->rank() == 0);
   position = TrainerState{};
   position.seed = settings.seed;
+  std::optional<std::string> states;
   if (const auto& from = run->resume_from()) {
     load_checkpoint_params(from->params(), params(), exe->aux_dict());
     copy_aux_states(executors());
     position = load_trainer_state(from->trainer());
-    if (!kv) updater->load_states(from->states(), settings.ctx);
+    states = from->states();
     skip_batches = position.batches_done;
     last_checkpoint = from->epoch;
     run->say(str("resumed from ", from->params(), " (epoch ", position.epoch,
                  skip_batches ? str(", batch ", skip_batches) : std::string(), ")"));
   }
-  if (kv) start_kvstore();
+  updates->start(states, position.num_update);
   run->say(str("run directory: ", run->path()));
-}
-
-// The store starts from worker 0's parameters (every worker pulls them), and
-// the optimizer runs where the store keeps the values. In dist_sync the
-// servers sum the workers' gradients, so the rescale is 1 / global batch.
-void Trainer::State::start_kvstore() {
-  kv->set_gradient_compression(settings.compression.spec());
-  std::vector<int> keys;
-  std::vector<NDArray> weights;
-  std::vector<std::vector<NDArray>> outputs;
-  for (size_t i = 0; i < param_names.size(); ++i) {
-    keys.push_back(static_cast<int>(i));
-    weights.push_back(exe->arg_dict().at(param_names[i]));
-    outputs.emplace_back();
-    for (Executor* e : executors()) outputs.back().push_back(e->arg_dict().at(param_names[i]));
-  }
-  kv->init(keys, weights);
-  const bool sync = settings.kvstore.type == kvstore::StoreType::kDistSync;
-  kv->set_optimizer(
-      make_optimizer(config, symbol, param_names, settings.batch_size * (sync ? workers() : 1)));
-  if (const auto& from = run->resume_from()) kv->load_optimizer_states(from->states());
-  kv->pull(keys, outputs);
-  Engine::get().wait_all();
 }
 
 void Trainer::State::start_epoch(int epoch, int first_epoch) {
@@ -461,37 +394,10 @@ void Trainer::State::train_step(const FedBatch& batch) {
   profile.mark(StepProfile::kForward);
   for (Executor* e : executors()) e->backward();
   profile.mark(StepProfile::kBackward);
-  update_parameters();
+  updates->step();
   profile.mark(StepProfile::kUpdate);
   update_metric(*train_metric, batch);
   profile.mark(StepProfile::kMetric);
-}
-
-// The one place the parameters change, so that a kvstore can take the
-// optimizer's place: each gradient goes through the optimizer (the updates
-// overlap the rest of the backward pass on the engine).
-void Trainer::State::update_parameters() {
-  if (kv) {
-    if (!settings.kvstore.overlap) Engine::get().wait_all();  // the whole backward pass first
-    // Last layer first: its gradient is ready first, and the priorities
-    // bring the first layers' weights back first for the next forward pass.
-    for (int i = static_cast<int>(param_names.size()) - 1; i >= 0; --i) {
-      const auto& name = param_names[static_cast<size_t>(i)];
-      std::vector<NDArray> grads, weights;
-      for (Executor* e : executors()) {
-        grads.push_back(e->grad_dict().at(name));
-        weights.push_back(e->arg_dict().at(name));
-      }
-      kv->push({i}, {grads}, -i);
-      kv->pull({i}, {weights}, -i);
-    }
-    if (!settings.kvstore.overlap) Engine::get().wait_all();
-    ++position.num_update;
-    return;
-  }
-  for (size_t i = 0; i < param_names.size(); ++i)
-    (*updater)(static_cast<int>(i), exe->grad_dict().at(param_names[i]),
-               exe->arg_dict().at(param_names[i]));
 }
 
 // Ctrl-C or train.max_time: a checkpoint of the position within the epoch,
@@ -499,15 +405,14 @@ void Trainer::State::update_parameters() {
 // same batch; the barrier lets every worker's pushes reach the servers
 // before worker 0 has them save their optimizer states.
 void Trainer::State::stop_within_epoch(int epoch, EpochProgress& progress, const std::string& why) {
-  Engine::get().wait_all();
-  if (dist != nullptr) kv->barrier();
-  average_aux_states(executors(), kv.get());
+  job->barrier();
+  average_aux_states(executors(), *job);
   save_checkpoint(epoch, static_cast<int>(progress.batches()));
   progress.end_line();
   const CheckpointPaths paths = run->checkpoint(epoch);
   run->say(str(why, " in epoch ", epoch + 1, " after batch ", progress.batches(), "; checkpoint ",
                paths.params(),
-               "; continue with: ", dist != nullptr ? "the same mpirun command with " : "",
+               "; continue with: ", job->distributed() ? "the same mpirun command with " : "",
                "mx-train --resume ", paths.params_base()));
 }
 
@@ -515,10 +420,10 @@ bool Trainer::State::end_epoch(int epoch, EpochProgress& progress) {
   batches_per_epoch = progress.batches();
   progress.end_line();
   // The metric waits for the epoch's last operations: time after it.
-  int64_t samples = kv ? epoch_samples : progress.samples();
+  int64_t samples = epoch_samples;
   const auto train_values = over_workers(*train_metric, &samples);
   const double seconds = progress.seconds();
-  average_aux_states(executors(), kv.get());  // what validation and the checkpoint use
+  average_aux_states(executors(), *job);  // what validation and the checkpoint use
   const auto val_values = validate();
   log_epoch(epoch, samples, train_values, val_values, seconds);
   summary.record(epoch + 1, train_values, val_values);
@@ -564,7 +469,6 @@ std::vector<metric::MetricValue> Trainer::State::validate() {
 
 std::vector<metric::MetricValue> Trainer::State::over_workers(const metric::CompositeMetric& metric,
                                                               int64_t* samples) {
-  if (!kv) return metric.get_all();
   std::vector<double> sums;
   std::vector<metric::MetricValue> values;
   for (size_t i = 0; i < metric.size(); ++i) {
@@ -574,7 +478,7 @@ std::vector<metric::MetricValue> Trainer::State::over_workers(const metric::Comp
     values.push_back({m.name(), 0});
   }
   sums.push_back(samples != nullptr ? static_cast<double>(*samples) : 0.0);
-  sums = kv->allreduce(sums, kvstore::KVStore::Reduce::kSum);
+  sums = job->allreduce(sums, kvstore::Reduce::kSum);
   for (size_t i = 0; i < values.size(); ++i)
     values[i].value = sums[2 * i + 1] > 0 ? sums[2 * i] / sums[2 * i + 1] : std::nan("");
   if (samples != nullptr) *samples = static_cast<int64_t>(sums.back());
@@ -585,24 +489,19 @@ void Trainer::State::save_checkpoint(int epoch, int batches_done) {
   position.epoch = epoch;
   position.batches_done = batches_done;
   last_checkpoint = epoch;
-  if (!kv) position.num_update = updater->optimizer().num_update();
+  position.num_update = updates->num_update();
   if (!run->writes()) return;
   const CheckpointPaths paths = run->checkpoint(epoch);
-  // The servers' optimizer states first: a checkpoint whose parameters exist is complete.
-  if (kv)
-    kv->save_optimizer_states(paths.states());
-  else
-    updater->save_states(paths.states());
+  // The optimizer states first (a store's servers write theirs): a
+  // checkpoint whose parameters exist is complete.
+  updates->save_states(paths.states());
   train::save_checkpoint(paths, symbol, params(), exe->aux_dict(), position);
 }
 
 void Trainer::State::log_epoch(int epoch, int64_t samples,
                                const std::vector<metric::MetricValue>& train_values,
                                const std::vector<metric::MetricValue>& val_values, double seconds) {
-  optim::Optimizer& opt = updater->optimizer();
-  // With a kvstore the optimizer ran elsewhere: the schedule at this worker's step count.
-  const double lr = kv && opt.lr_scheduler() != nullptr ? (*opt.lr_scheduler())(position.num_update)
-                                                        : opt.learning_rate();
+  const double lr = updates->learning_rate();
   const double rate = static_cast<double>(samples) / std::max(seconds, 1e-9);
   char lr_text[32];
   std::snprintf(lr_text, sizeof lr_text, "%.6g", lr);

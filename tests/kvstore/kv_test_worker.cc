@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kvstore/dist_kvstore.h"
+#include "kvstore/dist_coordinator.h"
 #include "kvstore/gradient_compression.h"
 
 using mx::NDArray;
@@ -41,8 +41,9 @@ NDArray filled(const Shape& shape, const std::function<float(int64_t)>& f) {
 }
 
 // Pulls every key into `devices` outputs each and checks them against expected(k, i).
-void check_pull(DistKVStore& kv, int devices, const std::string& when,
+void check_pull(DistCoordinator& job, int devices, const std::string& when,
                 const std::function<float(int, int64_t)>& expected) {
+  DistKVStore& kv = job.store();
   std::vector<std::vector<NDArray>> outs;
   for (size_t k = 0; k < kKeys.size(); ++k) {
     outs.emplace_back();
@@ -55,8 +56,8 @@ void check_pull(DistKVStore& kv, int devices, const std::string& when,
       for (size_t i = 0; i < got.size(); ++i) {
         const float want = expected(kKeys[k], static_cast<int64_t>(i));
         if (got[i] != want)
-          kv.abort_job(mx::str("kv_test_worker ", kv.rank(), ": ", when, ": key ", kKeys[k],
-                               " element ", i, " is ", got[i], ", expected ", want));
+          job.abort(mx::str("kv_test_worker ", job.rank(), ": ", when, ": key ", kKeys[k],
+                            " element ", i, " is ", got[i], ", expected ", want));
       }
     }
 }
@@ -65,27 +66,29 @@ std::unique_ptr<mx::optim::Optimizer> sgd(double lr) {
   return mx::optim::make_optimizer("sgd", {{"learning_rate", std::to_string(lr)}});
 }
 
-void init_keys(DistKVStore& kv) {
+void init_keys(DistCoordinator& job) {
+  DistKVStore& kv = job.store();
   std::vector<NDArray> values;
   for (size_t k = 0; k < kKeys.size(); ++k) {
     const int key = kKeys[k];
     // Only worker 0's values may reach the servers.
-    values.push_back(kv.rank() == 0
+    values.push_back(job.rank() == 0
                          ? filled(kShapes[k], [&](int64_t i) { return key * 100.0f + i; })
                          : filled(kShapes[k], [](int64_t) { return -7.0f; }));
   }
   kv.init(kKeys, values);
-  check_pull(kv, 1, "after init", [](int key, int64_t i) { return key * 100.0f + i; });
+  check_pull(job, 1, "after init", [](int key, int64_t i) { return key * 100.0f + i; });
 }
 
-void run_sync(DistKVStore& kv, const Args& args) {
-  const int w = kv.rank(), workers = kv.num_workers();
+void run_sync(DistCoordinator& job, const Args& args) {
+  DistKVStore& kv = job.store();
+  const int w = job.rank(), workers = job.num_workers();
   // Collectives over the workers (batches per epoch, validation sums).
-  const auto sum = kv.allreduce({1.0, w + 1.0}, KVStore::Reduce::kSum);
-  const auto low = kv.allreduce({w + 1.0}, KVStore::Reduce::kMin);
+  const auto sum = job.allreduce({1.0, w + 1.0}, Reduce::kSum);
+  const auto low = job.allreduce({w + 1.0}, Reduce::kMin);
   if (sum != std::vector<double>{1.0 * workers, workers * (workers + 1) / 2.0} || low[0] != 1.0)
-    kv.abort_job("kv_test_worker: allreduce over the workers is wrong");
-  init_keys(kv);
+    job.abort("kv_test_worker: allreduce over the workers is wrong");
+  init_keys(job);
   // Without an updater the sum over workers and devices replaces the value.
   std::vector<std::vector<NDArray>> grads;
   for (const auto& shape : kShapes)
@@ -94,7 +97,7 @@ void run_sync(DistKVStore& kv, const Args& args) {
   kv.push(kKeys, grads, 0);
   const float base = 3.0f * workers * (workers + 1) / 2;
   auto summed = [&](int, int64_t i) { return base + 2.0f * workers * i; };
-  check_pull(kv, 2, "after a push of 2 devices without optimizer", summed);
+  check_pull(job, 2, "after a push of 2 devices without optimizer", summed);
 
   // With SGD (lr 0.5) on the servers, one update per round of all workers.
   kv.set_optimizer(sgd(0.5));
@@ -105,12 +108,12 @@ void run_sync(DistKVStore& kv, const Args& args) {
       g.push_back({filled(shape, [&](int64_t) { return (w + 1) * 1.0f + round; })});
     kv.push(kKeys, g, -round);
     shift += 0.5f * (workers * (workers + 1) / 2.0f + workers * round);
-    check_pull(kv, 1, mx::str("after sync round ", round),
+    check_pull(job, 1, mx::str("after sync round ", round),
                [&](int key, int64_t i) { return summed(key, i) - shift; });
   }
   if (!args.states_dir.empty()) {
     kv.save_optimizer_states(args.states_dir + "/opt");
-    kv.barrier();
+    job.barrier();
     kv.load_optimizer_states(args.states_dir + "/opt");
     // A server's failure reaches every worker as an error, and the job goes on.
     bool failed = false;
@@ -119,16 +122,17 @@ void run_sync(DistKVStore& kv, const Args& args) {
     } catch (const mx::Error& e) {
       failed = true;
       if (w == 0 && std::string(e.what()).find("server 0") == std::string::npos)
-        kv.abort_job(std::string("kv_test_worker: unexpected message: ") + e.what());
+        job.abort(std::string("kv_test_worker: unexpected message: ") + e.what());
     }
-    if (!failed) kv.abort_job("kv_test_worker: loading missing states did not fail");
-    check_pull(kv, 1, "after a failed load",
+    if (!failed) job.abort("kv_test_worker: loading missing states did not fail");
+    check_pull(job, 1, "after a failed load",
                [&](int key, int64_t i) { return summed(key, i) - shift; });
   }
 }
 
-void run_async(DistKVStore& kv) {
-  init_keys(kv);
+void run_async(DistCoordinator& job) {
+  DistKVStore& kv = job.store();
+  init_keys(job);
   kv.set_optimizer(sgd(1.0));
   const int pushes = 20;
   for (int n = 0; n < pushes; ++n) {
@@ -136,9 +140,9 @@ void run_async(DistKVStore& kv) {
     for (const auto& shape : kShapes) g.push_back({NDArray::full(shape, 1.0)});
     kv.push(kKeys, g, 0);
   }
-  kv.barrier();  // every worker's pushes have been applied (each was acknowledged)
-  const int workers = kv.num_workers();
-  check_pull(kv, 1, "after async pushes",
+  job.barrier();  // every worker's pushes have been applied (each was acknowledged)
+  const int workers = job.num_workers();
+  check_pull(job, 1, "after async pushes",
              [&](int key, int64_t i) { return key * 100.0f + i - 1.0f * workers * pushes; });
 }
 
@@ -146,11 +150,12 @@ float compress_grad(int w, int round, int64_t i) {
   return static_cast<float>((i * 7 + w * 3 + round * 5) % 11 - 5) * 0.15f;
 }
 
-void run_compress(DistKVStore& kv) {
+void run_compress(DistCoordinator& job) {
+  DistKVStore& kv = job.store();
   const float t = 0.5f;
   kv.set_gradient_compression({"2bit", t});
-  init_keys(kv);
-  const int w = kv.rank(), workers = kv.num_workers();
+  init_keys(job);
+  const int w = job.rank(), workers = job.num_workers();
   // The reference: each worker's residual, quantized as the notes describe.
   std::vector<std::vector<std::vector<float>>> residual(
       static_cast<size_t>(workers), std::vector<std::vector<float>>(kShapes.size()));
@@ -180,24 +185,25 @@ void run_compress(DistKVStore& kv) {
         }
       }
     }
-    check_pull(kv, 1, mx::str("after compressed round ", round), [&](int key, int64_t i) {
+    check_pull(job, 1, mx::str("after compressed round ", round), [&](int key, int64_t i) {
       return expected[static_cast<size_t>(key)][static_cast<size_t>(i)];
     });
   }
 }
 
-void run_fault(DistKVStore& kv, const std::string& scenario) {
-  init_keys(kv);
-  if (scenario == "stop-server" && kv.rank() == 0)  // the test runs on one host
-    kill(static_cast<pid_t>(kv.roles().at(kv.roles().server_rank(0)).pid), SIGSTOP);
-  if (scenario != "stop-server" && kv.rank() == 1) raise(scenario == "kill" ? SIGKILL : SIGSTOP);
+void run_fault(DistCoordinator& job, const std::string& scenario) {
+  DistKVStore& kv = job.store();
+  init_keys(job);
+  if (scenario == "stop-server" && job.rank() == 0)  // the test runs on one host
+    kill(static_cast<pid_t>(job.roles().at(job.roles().server_rank(0)).pid), SIGSTOP);
+  if (scenario != "stop-server" && job.rank() == 1) raise(scenario == "kill" ? SIGKILL : SIGSTOP);
   // The others go on and wait for the missing worker's pushes, forever: the
   // job must end by itself.
   for (int round = 0;; ++round) {
     std::vector<std::vector<NDArray>> g;
     for (const auto& shape : kShapes) g.push_back({NDArray::full(shape, 1.0)});
     kv.push(kKeys, g, 0);
-    check_pull(kv, 1, "fault", [](int, int64_t) { return -1e9f; });  // never reached in sync
+    check_pull(job, 1, "fault", [](int, int64_t) { return -1e9f; });  // never reached in sync
   }
 }
 
@@ -237,28 +243,28 @@ int main(int argc, char** argv) {
     args.options.config_hash += rank ? std::stoull(rank) : 0;
   }
   try {
-    std::unique_ptr<DistKVStore> kv;
+    std::unique_ptr<DistCoordinator> job;
     try {
-      kv = std::make_unique<DistKVStore>(args.options);
+      job = std::make_unique<DistCoordinator>(args.options);
     } catch (const StartupError& e) {
       return e.exit_code();  // rank 0 has printed it
     }
     try {
       if (args.scenario == "sync")
-        run_sync(*kv, args);
+        run_sync(*job, args);
       else if (args.scenario == "async")
-        run_async(*kv);
+        run_async(*job);
       else if (args.scenario == "compress")
-        run_compress(*kv);
+        run_compress(*job);
       else if (args.scenario == "kill" || args.scenario == "stop" || args.scenario == "stop-server")
-        run_fault(*kv, args.scenario);
+        run_fault(*job, args.scenario);
       else
-        kv->abort_job("kv_test_worker: unknown scenario " + args.scenario, 2);
+        job->abort("kv_test_worker: unknown scenario " + args.scenario, 2);
     } catch (const std::exception& e) {
-      kv->abort_job(std::string("kv_test_worker: ") + e.what());  // never leave the others waiting
+      job->abort(std::string("kv_test_worker: ") + e.what());  // never leave the others waiting
     }
-    const int rank = kv->rank();
-    kv->finish();
+    const int rank = job->rank();
+    job->finish();
     if (rank == 0) std::cout << "kv_test_worker " << args.scenario << ": ok" << std::endl;
   } catch (const mx::Error& e) {
     std::cerr << "kv_test_worker: error: " << e.what() << std::endl;

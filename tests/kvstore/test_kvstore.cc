@@ -4,12 +4,15 @@
 // the servers, and the start-up checks of a role map.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "kvstore/coordinator.h"
 #include "kvstore/gradient_compression.h"
 #include "kvstore/kvstore_params.h"
 #include "kvstore/local_kvstore.h"
@@ -37,8 +40,6 @@ TEST_CASE("local kvstore sums the devices' values, runs the updater and broadcas
     CAPTURE(type);
     auto kv = make_local_kvstore(type);
     CHECK(kv->type() == type);
-    CHECK(kv->rank() == 0);
-    CHECK(kv->num_workers() == 1);
     kv->init({3, 5}, {vec({1, 2, 3}), vec({10, 20})});
 
     // Without an updater the sum of the devices replaces the value.
@@ -428,13 +429,15 @@ TEST_CASE("role map: indices, the printed table, start-up problems") {
   CHECK(modes.problem().find("settings differ") != std::string::npos);
 }
 
-TEST_CASE("kvstore settings parse with the usual messages and make the store") {
+TEST_CASE("kvstore settings parse with the usual messages and make the job") {
   auto p = KVStoreParams::from_strings({{"type", "device"}}, "kvstore");
   CHECK(p.type == StoreType::kDevice);
   CHECK(p.bigarray_bound == 1000000);
   CHECK(p.heartbeat_timeout == 10.0);
-  CHECK(make_kvstore(p)->type() == "device");
-  CHECK(make_kvstore(KVStoreParams::from_strings({}, "kvstore"))->type() == "local");
+  CHECK(join_job(p, 2, 0)->kvstore()->type() == "device");
+  CHECK(join_job(KVStoreParams::from_strings({}, "kvstore"), 2, 0)->kvstore()->type() == "local");
+  // One device needs no store: the trainer's updater does its work.
+  CHECK(join_job(p, 1, 0)->kvstore() == nullptr);
   CHECK_THROWS_WITH_AS(KVStoreParams::from_strings({{"type", "dist_synk"}}, "kvstore"),
                        doctest::Contains("dist_sync"), InputError);
   CHECK_THROWS_AS(KVStoreParams::from_strings({{"bigarray_bound", "0"}}, "kvstore"), InputError);
@@ -442,11 +445,76 @@ TEST_CASE("kvstore settings parse with the usual messages and make the store") {
                        doctest::Contains("heartbeat_timeout"), InputError);
   auto bad = KVStoreParams::from_strings(
       {{"type", "dist_sync"}, {"heartbeat_interval", "5"}, {"heartbeat_timeout", "2"}}, "kvstore");
-  CHECK_THROWS_AS(make_kvstore(bad), InputError);
+  CHECK_THROWS_AS(join_job(bad, 1, 0), InputError);
 
   auto c = CompressionParams::from_strings({{"type", "2bit"}, {"threshold", "0.25"}}, "c");
   CHECK(c.spec().enabled());
   CHECK(c.spec().threshold == 0.25f);
   CHECK_FALSE(CompressionParams::from_strings({}, "c").spec().enabled());
   CHECK_THROWS_AS(CompressionParams::from_strings({{"type", "1bit"}}, "c"), InputError);
+}
+
+TEST_CASE("a single process is a job of one worker whose collectives return its own values") {
+  auto job = single_process();
+  CHECK(job->rank() == 0);
+  CHECK(job->num_workers() == 1);
+  CHECK_FALSE(job->distributed());
+  CHECK(job->workers_per_update() == 1);
+  CHECK(job->kvstore() == nullptr);
+  CHECK(job->allreduce({1.5, -2}, Reduce::kSum) == std::vector<double>{1.5, -2});
+  CHECK(job->on_all(true));
+  CHECK_FALSE(job->on_all(false));
+  CHECK(job->on_any({false, true}) == std::vector<bool>{false, true});
+  // One process reads its data to the end: no count to agree on.
+  CHECK_FALSE(job->agree_on_batches(12).has_value());
+  job->barrier();
+  job->finish();
+  // A fatal error of the one process is the program's to print.
+  try {
+    throw InputError("bad batch");
+  } catch (const std::exception& e) {
+    CHECK_THROWS_WITH_AS(job->fail(e), "bad batch", InputError);
+  }
+  CHECK(single_process(make_local_kvstore("local"))->kvstore()->type() == "local");
+}
+
+namespace {
+
+// Plays the other workers of a job: the collectives combine this worker's
+// values with theirs.
+class FakeWorkers : public Coordinator {
+ public:
+  FakeWorkers(std::initializer_list<std::vector<double>> others) : others_(others) {}
+  int rank() const override { return 0; }
+  int num_workers() const override { return static_cast<int>(others_.size()) + 1; }
+  bool distributed() const override { return true; }
+  int workers_per_update() const override { return num_workers(); }
+  KVStore* kvstore() override { return nullptr; }
+  void barrier() override {}
+  void finish() override {}
+  [[noreturn]] void fail(const std::exception&) override { throw; }
+  std::vector<double> allreduce(std::vector<double> values, Reduce op) override {
+    for (const auto& other : others_)
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] = op == Reduce::kSum   ? values[i] + other.at(i)
+                    : op == Reduce::kMin ? std::min(values[i], other.at(i))
+                                         : std::max(values[i], other.at(i));
+    return values;
+  }
+
+ private:
+  std::vector<std::vector<double>> others_;
+};
+
+}  // namespace
+
+TEST_CASE("the job's decisions are taken over every worker") {
+  // Batches per epoch: the smallest count; unknown anywhere (-1) means none.
+  CHECK(FakeWorkers{{7}, {9}}.agree_on_batches(8) == std::optional<int64_t>(7));
+  CHECK_FALSE(FakeWorkers{{-1}}.agree_on_batches(8).has_value());
+  CHECK_FALSE(FakeWorkers{{5}}.agree_on_batches(std::nullopt).has_value());
+  // Another batch only while every worker has one; a stop when any asks.
+  CHECK_FALSE(FakeWorkers{{1}, {0}}.on_all(true));
+  CHECK(FakeWorkers{{1}, {1}}.on_all(true));
+  CHECK(FakeWorkers{{0, 1}}.on_any({false, false}) == std::vector<bool>{false, true});
 }
