@@ -5,6 +5,7 @@
 #include <limits>
 #include <ostream>
 #include <sstream>
+#include <streambuf>
 
 #include "base/error.h"
 #include "base/file_util.h"
@@ -231,6 +232,26 @@ NamedArrays read_params(std::istream& in, uint64_t size, const std::string& sour
   if (r.remaining() != 0)
     r.fail(r.offset(), str(r.remaining(), " unexpected bytes after the last name"));
   return result;
+}
+
+namespace {
+
+// A read-only stream buffer over bytes someone else owns.
+class ByteBuffer : public std::streambuf {
+ public:
+  explicit ByteBuffer(std::span<const char> bytes) {
+    // streambuf's get area is char*, but nothing here writes through it.
+    char* begin = const_cast<char*>(bytes.data());
+    setg(begin, begin, begin + bytes.size());
+  }
+};
+
+}  // namespace
+
+NamedArrays read_params(std::span<const char> bytes, const std::string& source, Context ctx) {
+  ByteBuffer buffer(bytes);
+  std::istream in(&buffer);
+  return read_params(in, bytes.size(), source, ctx);
 }
 
 NamedArrays load_params(const std::string& path, Context ctx) {

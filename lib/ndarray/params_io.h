@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ void write_params(std::ostream& out, const NamedArrays& arrays);
 NamedArrays load_params(const std::string& path, Context ctx = Context::cpu());
 // The same from a stream of `size` bytes; `source` names it in errors.
 NamedArrays read_params(std::istream& in, uint64_t size, const std::string& source,
+                        Context ctx = Context::cpu());
+// The same from bytes in memory (the C API receives .params files as bytes),
+// read in place without a copy.
+NamedArrays read_params(std::span<const char> bytes, const std::string& source,
                         Context ctx = Context::cpu());
 
 }  // namespace mx

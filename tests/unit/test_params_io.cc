@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -238,6 +239,19 @@ TEST_CASE(
   CHECK(patched(72, uint64_t{1} << 50) ==
         "test.params: byte 72: name 0 is 1125899906842624 bytes long, but only 1 are left in the "
         "file");
+}
+
+TEST_CASE("bytes in memory read as the same file does, truncation named by the source") {
+  const std::string good = small_file();
+  NamedArrays list = read_params(std::span<const char>(good), "param bytes");
+  CHECK(list.names == std::vector<std::string>{"w"});
+  CHECK(list.get("w").to_vector<float>() == std::vector<float>{1.5f, -2.0f});
+  try {
+    read_params(std::span<const char>(good.data(), 40), "param bytes");
+    FAIL("a truncated buffer was read");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).rfind("param bytes: byte 36: ", 0) == 0);
+  }
 }
 
 TEST_CASE("loading a missing file is an input error naming it") {
