@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config git python3 help2man
+  build-essential cmake ninja-build ccache pkg-config git python3 help2man dpkg-dev file
   libopenblas-dev libyaml-cpp-dev libcli11-dev doctest-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin libopencv-dev zlib1g-dev
   clang libclang-rt-dev
