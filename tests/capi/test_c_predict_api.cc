@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/gpu.h"
 #include "mx/c_predict_api.h"
 #include "ndarray/params_io.h"
 #include "train/predictor.h"
@@ -126,6 +127,28 @@ TEST_CASE("the predict API gives MXNet 1.9.1's outputs on its Gluon model-zoo ex
   }
 }
 #endif
+
+TEST_CASE("dev_type 2 runs on the GPU where there is one, and says why not elsewhere") {
+  const Model lenet(kLenet);
+  const char* keys[] = {"data"};
+  const mx_uint indptr[] = {0, 4}, shape[] = {4, 1, 28, 28};
+  PredictorHandle h = nullptr;
+  const int code =
+      MXPredCreate(lenet.json.c_str(), lenet.params.data(), static_cast<int>(lenet.params.size()),
+                   2, 0, 1, keys, indptr, shape, &h);
+  if (gpu::device_count() == 0) {
+    CHECK(code == -1);
+    CHECK(last_error().rfind("MXPredCreate: ", 0) == 0);
+    CHECK(last_error().find("gpu") != std::string::npos);  // "no CUDA support", "not usable", ...
+    return;
+  }
+  REQUIRE_MESSAGE(code == 0, MXGetLastError());
+  const std::vector<float> input = random_values(4 * 784, 7);
+  PredictorHandle cpu = lenet.make({4, 1, 28, 28});
+  check_close(run(h, input), run(cpu, input), 1e-5f);
+  CHECK(MXPredFree(h) == 0);
+  CHECK(MXPredFree(cpu) == 0);
+}
 
 TEST_CASE("output shapes and types, reshape to another batch, partial forward") {
   const Model lenet(kLenet);
