@@ -4,7 +4,7 @@
 # packages extracted with dpkg -x (no system-wide install) hold a working
 # mx-train and what a C program needs to build against libmx.so.
 #   cmake -DBUILD=<build dir> -DSOURCE=... -DFIXTURES=... -DWORK_DIR=... -DVERSION=...
-#         -DC_COMPILER=... -DPKG_CONFIG=... -P package_deb.cmake
+#         -DCPACK=... -DC_COMPILER=... -DPKG_CONFIG=... -P package_deb.cmake
 cmake_policy(VERSION 3.22)
 include(${CMAKE_CURRENT_LIST_DIR}/run_program.cmake)
 
@@ -12,7 +12,7 @@ set(W ${WORK_DIR})
 file(REMOVE_RECURSE ${W})
 file(MAKE_DIRECTORY ${W})
 
-run(0 out cpack --config ${BUILD}/CPackConfig.cmake -G DEB -B ${W}/packages)
+run(0 out ${CPACK} --config ${BUILD}/CPackConfig.cmake -G DEB -B ${W}/packages)
 run(0 arch dpkg --print-architecture)
 string(STRIP "${arch}" arch)
 set(RUNTIME ${W}/packages/mx_${VERSION}-1_${arch}.deb)
