@@ -9,8 +9,9 @@
  *    a call that fails.
  *  - Handles are opaque; each one made by a Create or Reshape call is given
  *    back with its Free call, exactly once.
- *  - Pointers returned through the API (shapes, keys, list data) belong to
- *    the handle and stay valid until the next call on that handle.
+ *  - Pointers returned through the API belong to the handle: a predictor's
+ *    output shape stays valid until the next call on it, a list's keys,
+ *    values and shapes until MXNDListFree.
  *
  * Threads: a predictor is used by one thread at a time (calls on one handle
  * from several threads at once must be serialised by the caller); separate
@@ -145,9 +146,8 @@ MX_DLL int MXNDListCreate(const char* nd_file_bytes, int nd_file_size, NDListHan
                           mx_uint* out_length);
 
 /* Array `index` of a list: its name ("" when the file has none), its
- * values, and its shape (*out_ndim dimensions). The pointers stay valid
- * until the next call on this handle (the values until MXNDListFree).
- * One thread per handle. */
+ * values, and its shape (*out_ndim dimensions), all valid until
+ * MXNDListFree. Any number of threads may read one list. */
 MX_DLL int MXNDListGet(NDListHandle handle, mx_uint index, const char** out_key,
                        const mx_float** out_data, const mx_uint** out_shape, mx_uint* out_ndim);
 
