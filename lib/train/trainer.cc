@@ -471,8 +471,10 @@ std::vector<metric::MetricValue> Trainer::State::over_workers(const metric::Comp
                                                               int64_t* samples) {
   std::vector<double> sums;
   std::vector<metric::MetricValue> values;
+  std::vector<const metric::EvalMetric*> metrics;
   for (size_t i = 0; i < metric.size(); ++i) {
     const auto& m = dynamic_cast<const metric::EvalMetric&>(metric.at(i));
+    metrics.push_back(&m);
     sums.push_back(m.sum_metric());
     sums.push_back(static_cast<double>(m.num_inst()));
     values.push_back({m.name(), 0});
@@ -480,7 +482,7 @@ std::vector<metric::MetricValue> Trainer::State::over_workers(const metric::Comp
   sums.push_back(samples != nullptr ? static_cast<double>(*samples) : 0.0);
   sums = job->allreduce(sums, kvstore::Reduce::kSum);
   for (size_t i = 0; i < values.size(); ++i)
-    values[i].value = sums[2 * i + 1] > 0 ? sums[2 * i] / sums[2 * i + 1] : std::nan("");
+    values[i].value = metrics[i]->value_from(sums[2 * i], sums[2 * i + 1]);
   if (samples != nullptr) *samples = static_cast<int64_t>(sums.back());
   return values;
 }

@@ -173,6 +173,7 @@ std::unique_ptr<optim::Optimizer> make_configured_optimizer(const Config& c, int
   auto opt_params = c.section("optimizer");
   const std::string opt_type = opt_params.count("type") ? opt_params["type"] : "sgd";
   opt_params.erase("type");
+  opt_params.erase("clip_global_norm");  // the trainer's (TrainSettings), not the optimizer's
   if (!opt_params.count("rescale_grad"))
     opt_params["rescale_grad"] = param_value::print_double(1.0 / batch_size);
   std::unique_ptr<optim::Optimizer> optimizer;
