@@ -11,9 +11,11 @@
 #include <random>
 
 #include "op/blas.h"
+#include "op/dnnl/dnnl_switch.h"
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/nn/rnn_call.h"
+#include "op/nn/rnn_cpu_steps.h"
 #include "op/registry.h"
 #if MX_USE_CUDA
 #include "op/cuda/rnn_gpu.h"
@@ -105,13 +107,29 @@ struct CpuOps {
             int64_t ldb, T beta, T* c, int64_t ldc) {
     op::gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, beta, c, ldc);
   }
+  // The vectorised float32 cell steps (rnn_cpu_steps.h) unless the
+  // reference kernels are asked for (MX_DNNL=0, as for the other operators).
+  bool fast = std::is_same_v<T, float> && (dnnl_enabled() || !dnnl_built());
+
   template <typename F>
   void grid(int64_t rows, int64_t cols, const F& f) {
-    parallel_for(rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(cols, 1)),
-                 [&](int64_t begin, int64_t end) {
-                   for (int64_t r = begin; r < end; ++r)
-                     for (int64_t c = 0; c < cols; ++c) f(r, c);
-                 });
+    const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(cols, 1));
+    if constexpr (std::is_same_v<F, rnn::StepForward<float>> ||
+                  std::is_same_v<F, rnn::StepBackward<float>>) {
+      if (fast) {
+        parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
+          if constexpr (std::is_same_v<F, rnn::StepForward<float>>)
+            rnn::forward_rows(f, begin, end);
+          else
+            rnn::backward_rows(f, begin, end);
+        });
+        return;
+      }
+    }
+    parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r)
+        for (int64_t c = 0; c < cols; ++c) f(r, c);
+    });
   }
   void draw_mask(T* mask, int64_t n, double keep) {
     const T scale = static_cast<T>(1.0 / keep);
