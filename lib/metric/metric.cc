@@ -1,5 +1,6 @@
 #include "metric/metric.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -98,9 +99,11 @@ void EvalMetric::update(const std::vector<NDArray>& labels, const std::vector<ND
 MetricValue EvalMetric::get() const {
   Engine::get().wait_for_var(var_.get());
   if (acc_->error) std::rethrow_exception(acc_->error);
-  const double value = acc_->count == 0 ? std::numeric_limits<double>::quiet_NaN()
-                                        : acc_->sum / static_cast<double>(acc_->count);
-  return {name_, value};
+  return {name_, value_from(acc_->sum, static_cast<double>(acc_->count))};
+}
+
+double EvalMetric::value_from(double sum, double count) const {
+  return count > 0 ? sum / count : std::numeric_limits<double>::quiet_NaN();
 }
 
 double EvalMetric::sum_metric() const {
@@ -268,6 +271,60 @@ void CrossEntropy::check_pair(const Shape& label, const Shape& pred) const {
                          pred[0], " samples"));
 }
 
+// --- Perplexity ------------------------------------------------------------------------
+
+void PerplexityParams::declare(ParamDecl<PerplexityParams>& d) {
+  d.field("ignore_label", &PerplexityParams::ignore_label)
+      .set_default(std::nullopt)
+      .describe("labels with this value (padding) are left out; None: none");
+  d.field("axis", &PerplexityParams::axis)
+      .set_default(-1)
+      .describe("the classes' axis of the predictions (only the last is supported)");
+}
+
+namespace {
+Contribution perplexity_batch(std::optional<double> ignore, const HostArray& label,
+                              const HostArray& pred) {
+  const int64_t classes = pred.shape[pred.shape.ndim() - 1];
+  Contribution c;
+  for (size_t i = 0; i < label.values.size(); ++i) {
+    if (ignore && label.values[i] == *ignore) continue;
+    const int64_t cls = as_class(label.values[i]);
+    if (cls < 0 || cls >= classes)
+      throw InputError(
+          str("label ", label.values[i], " at ", i, " is not a class in [0, ", classes, ")"));
+    const double p = pred.values[i * static_cast<size_t>(classes) + static_cast<size_t>(cls)];
+    c.sum -= std::log(std::max(p, 1e-10));
+    ++c.count;
+  }
+  return c;
+}
+}  // namespace
+
+Perplexity::Perplexity(const PerplexityParams& p)
+    : EvalMetric("perplexity",
+                 [ignore = p.ignore_label](const HostArray& label, const HostArray& pred) {
+                   return perplexity_batch(ignore, label, pred);
+                 }),
+      p_(p) {}
+
+double Perplexity::value_from(double sum, double count) const {
+  return count > 0 ? std::exp(sum / count) : std::numeric_limits<double>::quiet_NaN();
+}
+
+void Perplexity::check_pair(const Shape& label, const Shape& pred) const {
+  if (p_.axis != -1 && p_.axis != pred.ndim() - 1)
+    throw InputError(
+        str("perplexity takes the classes on the last axis (axis -1), not axis ", p_.axis));
+  if (pred.ndim() < 2)
+    throw InputError("predictions must be (..., classes) probabilities; got shape " +
+                     pred.to_string());
+  const int64_t rows = pred.size() / std::max<int64_t>(pred[pred.ndim() - 1], 1);
+  if (label.size() != rows)
+    throw InputError(str(shapes_text(label, pred), " do not match: ", label.size(), " labels for ",
+                         rows, " rows of predictions"));
+}
+
 // --- MSE, MAE, RMSE ------------------------------------------------------------------
 
 namespace {
@@ -353,9 +410,9 @@ void CompositeMetric::reset() {
 // --- factory -----------------------------------------------------------------------------
 
 std::vector<std::string> metric_names() {
-  return {"acc", "accuracy",      "top_k_accuracy", "top_k_acc",
-          "ce",  "cross-entropy", "crossentropy",   "mse",
-          "mae", "rmse"};
+  return {"acc",           "accuracy",     "top_k_accuracy", "top_k_acc", "ce",
+          "cross-entropy", "crossentropy", "perplexity",     "mse",       "mae",
+          "rmse"};
 }
 
 std::unique_ptr<EvalMetric> make_metric(const std::string& name,
@@ -368,6 +425,8 @@ std::unique_ptr<EvalMetric> make_metric(const std::string& name,
     return std::make_unique<TopKAccuracy>(TopKAccuracyParams::from_strings(params, owner));
   if (key == "ce" || key == "cross-entropy" || key == "crossentropy")
     return std::make_unique<CrossEntropy>(CrossEntropyParams::from_strings(params, owner));
+  if (key == "perplexity")
+    return std::make_unique<Perplexity>(PerplexityParams::from_strings(params, owner));
   RegressionKind kind;
   if (key == "mse")
     kind = RegressionKind::kMSE;

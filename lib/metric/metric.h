@@ -28,6 +28,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,10 @@ class EvalMetric : public Metric {
   // The accumulator (waits): sum_metric and num_inst as MXNet names them.
   double sum_metric() const;
   int64_t num_inst() const;
+  // The metric's value from an accumulator's sum and count (those of
+  // several workers added up): sum / count, or NaN without samples;
+  // perplexity exp(sum / count).
+  virtual double value_from(double sum, double count) const;
 
  protected:
   // One label/prediction pair's contribution to the accumulator. It runs in
@@ -158,6 +163,26 @@ class CrossEntropy : public EvalMetric {
   void check_pair(const Shape& label, const Shape& pred) const override;
 };
 
+struct PerplexityParams : Params<PerplexityParams> {
+  std::optional<double> ignore_label;
+  int axis = -1;
+  static void declare(ParamDecl<PerplexityParams>& d);
+};
+
+// MXNet's Perplexity: exp of the mean over labels (those equal to
+// ignore_label left out) of -log(max(p[label], 1e-10)); predictions are
+// (..., K) probabilities along `axis` (the last), labels one per row of
+// them in any shape (language models: (batch, steps) against (batch * steps, K)).
+class Perplexity : public EvalMetric {
+ public:
+  explicit Perplexity(const PerplexityParams& p = {});
+  double value_from(double sum, double count) const override;
+
+ private:
+  void check_pair(const Shape& label, const Shape& pred) const override;
+  PerplexityParams p_;
+};
+
 enum class RegressionKind { kMSE, kMAE, kRMSE };
 
 // MSE, MAE and RMSE: the mean (root of the mean for RMSE) of each batch,
@@ -190,8 +215,9 @@ class CompositeMetric : public Metric {
 std::vector<std::string> metric_names();
 
 // Builds a metric by name (case-insensitive): "acc"/"accuracy",
-// "top_k_accuracy"/"top_k_acc", "ce"/"cross-entropy"/"crossentropy", "mse",
-// "mae", "rmse", with its parameters (MXNet's names: axis, top_k, eps).
+// "top_k_accuracy"/"top_k_acc", "ce"/"cross-entropy"/"crossentropy",
+// "perplexity", "mse", "mae", "rmse", with its parameters (MXNet's names:
+// axis, top_k, eps, ignore_label).
 // Unknown names or parameters and bad values throw InputError naming them.
 std::unique_ptr<EvalMetric> make_metric(const std::string& name,
                                         const std::map<std::string, std::string>& params = {});

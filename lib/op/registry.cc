@@ -33,6 +33,7 @@ const OpRegistry& OpRegistry::get() {
     register_dropout_ops(r);
     register_leaky_relu_ops(r);
     register_embedding_ops(r);
+    register_rnn_ops(r);
     r.index_aliases();
     return made.release();
   }();

@@ -58,5 +58,6 @@ void register_lrn_ops(OpRegistry& r);
 void register_dropout_ops(OpRegistry& r);
 void register_leaky_relu_ops(OpRegistry& r);
 void register_embedding_ops(OpRegistry& r);
+void register_rnn_ops(OpRegistry& r);
 
 }  // namespace mx::op

@@ -120,6 +120,8 @@ class Optimizer {
 
   // --- counters ---------------------------------------------------------------
   int64_t num_update() const { return num_update_; }
+  // The factor every gradient is multiplied by first (1 / batch by default).
+  double rescale_grad() const { return fields_.rescale_grad; }
   // Updates `index` has had, begin_num_update included (0 before its first).
   int64_t update_count(int index) const;
 

@@ -12,6 +12,7 @@
 #include "base/param_yaml.h"
 #include "base/strings.h"
 #include "op/registry.h"
+#include "train/recurrent_layer.h"
 
 namespace mx::train {
 namespace {
@@ -219,12 +220,14 @@ class NetworkBuilder {
     if (!layers || !layers.IsSequence() || layers.size() == 0)
       fail(network, "the network needs a non-empty list of 'layers'");
     run_layers(layers, scope, {}, "");
+    std::vector<graph::Symbol> heads{scope.previous};
     if (const auto outputs = network["outputs"]) {
-      std::vector<graph::Symbol> heads;
+      heads.clear();
       for (const auto& o : outputs) heads.push_back(resolve(o, scope, {}));
-      return graph::Symbol::group(heads);
     }
-    return scope.previous;
+    // Carried recurrent states are outputs too, after the network's own.
+    heads.insert(heads.end(), carried_.begin(), carried_.end());
+    return heads.size() == 1 ? heads[0] : graph::Symbol::group(heads);
   }
 
  private:
@@ -350,6 +353,10 @@ class NetworkBuilder {
       std::vector<graph::Symbol> inputs = layer_inputs(layer, scope, vars);
       count_variadic_inputs(*def, layer, inputs.size(), attrs);
       try {
+        if (def->name == "RNN" && inputs.size() == 1) {
+          add_recurrent_layer(prefix + local, local, attrs, inputs[0], scope);
+          continue;
+        }
         graph::Symbol s = graph::Symbol::create(def->name, prefix + local, attrs, inputs);
         scope.names[local] = s;
         scope.previous = s;
@@ -357,6 +364,19 @@ class NetworkBuilder {
         fail(layer, e.what());
       }
     }
+  }
+
+  // An RNN layer fed by one input: its states are made here (zeros or
+  // carried inputs, recurrent_layer.h); `LOCAL_states` names the RNN node
+  // itself, whose outputs 1 and 2 are the final states.
+  void add_recurrent_layer(const std::string& name, const std::string& local,
+                           const std::map<std::string, std::string>& attrs,
+                           const graph::Symbol& data, Scope& scope) {
+    RecurrentLayer r = build_recurrent_layer(name, attrs, data, "layer '" + local + "'");
+    scope.names[local] = r.output;
+    scope.names[local + "_states"] = r.rnn;
+    scope.previous = r.output;
+    carried_.insert(carried_.end(), r.carried.begin(), r.carried.end());
   }
 
   // Operators with a variable number of inputs (Concat, add_n) take
@@ -470,6 +490,7 @@ class NetworkBuilder {
   std::map<std::string, Block> blocks_;
   std::map<std::string, int> counters_;
   std::vector<std::string> active_blocks_;  // the blocks being built, outermost first
+  std::vector<graph::Symbol> carried_;      // carried recurrent states' heads
   int layers_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "train/parameter_updates.h"
 
 #include "engine/engine.h"
+#include "train/gradient_clip.h"
 #include "train/trainer_setup.h"
 
 namespace mx::train {
@@ -10,13 +11,18 @@ namespace {
 class InProcessUpdates : public ParameterUpdates {
  public:
   InProcessUpdates(std::unique_ptr<optim::Updater> updater, Executor& exe,
-                   const std::vector<std::string>& param_names, Context ctx)
-      : updater_(std::move(updater)), exe_(exe), names_(param_names), ctx_(ctx) {}
+                   const std::vector<std::string>& param_names, const TrainSettings& settings)
+      : updater_(std::move(updater)),
+        exe_(exe),
+        names_(param_names),
+        ctx_(settings.ctx),
+        clip_(settings.clip_global_norm) {}
 
   void start(const std::optional<std::string>& states, int64_t) override {
     if (states) updater_->load_states(*states, ctx_);  // the step count comes with them
   }
   void step() override {
+    if (clip_) clip_global_norm({&exe_}, names_, *clip_, updater_->optimizer().rescale_grad());
     for (size_t i = 0; i < names_.size(); ++i)
       (*updater_)(static_cast<int>(i), exe_.grad_dict().at(names_[i]),
                   exe_.arg_dict().at(names_[i]));
@@ -30,6 +36,7 @@ class InProcessUpdates : public ParameterUpdates {
   Executor& exe_;
   std::vector<std::string> names_;
   Context ctx_;
+  std::optional<double> clip_;
 };
 
 // A store sums the devices' (and workers') gradients and runs the optimizer
@@ -45,7 +52,8 @@ class StoreUpdates : public ParameterUpdates {
         executors_(std::move(executors)),
         names_(param_names),
         compression_(settings.compression.spec()),
-        overlap_(settings.kvstore.overlap) {}
+        overlap_(settings.kvstore.overlap),
+        clip_(settings.clip_global_norm) {}
 
   // The store starts from the first executor's parameters (in a distributed
   // job worker 0's reach the servers) and every executor pulls them.
@@ -70,6 +78,9 @@ class StoreUpdates : public ParameterUpdates {
 
   void step() override {
     if (!overlap_) Engine::get().wait_all();  // the whole backward pass first
+    // The devices' gradients summed are the batch's: scaling each by the
+    // same factor scales the sum (a distributed job refuses the option).
+    if (clip_) clip_global_norm(executors_, names_, *clip_, schedule_->rescale_grad());
     // Last layer first: its gradient is ready first, and the priorities
     // bring the first layers' weights back first for the next forward pass.
     for (int i = static_cast<int>(names_.size()) - 1; i >= 0; --i) {
@@ -102,6 +113,7 @@ class StoreUpdates : public ParameterUpdates {
   std::vector<std::string> names_;
   kvstore::CompressionSpec compression_;
   bool overlap_;
+  std::optional<double> clip_;
   int64_t num_update_ = 0;
 };
 
@@ -114,7 +126,7 @@ std::unique_ptr<ParameterUpdates> make_parameter_updates(
   if (store == nullptr)
     return std::make_unique<InProcessUpdates>(
         make_updater(config, network, param_names, settings.batch_size), *executors[0], param_names,
-        settings.ctx);
+        settings);
   // The gradients of one step are summed over the devices and, in
   // dist_sync, the workers: the rescale is 1 / the batch they came from.
   return std::make_unique<StoreUpdates>(

@@ -123,6 +123,18 @@ TrainSettings parse_train_settings(const Config& c) {
   s.data_name = c.get_string("train.data_name", "data");
   s.label_name = c.get_string("train.label_name", "");
   s.stop = parse_stop_settings(c, s.metric_names);
+  if (c.has("optimizer.clip_global_norm")) {
+    const std::string where = c.origin("optimizer.clip_global_norm");
+    const double bound = c.get_double("optimizer.clip_global_norm", 0.0);
+    if (!(bound > 0))
+      throw InputError(where + ": optimizer.clip_global_norm must be a positive number");
+    // The servers sum the workers' gradients: no worker sees the batch's norm.
+    if (s.kvstore.dist())
+      throw InputError(where +
+                       ": optimizer.clip_global_norm needs the whole batch's gradient, which a "
+                       "dist store only sums on the servers; use optimizer.clip_gradient there");
+    s.clip_global_norm = bound;
+  }
   return s;
 }
 

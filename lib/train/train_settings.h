@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,8 @@ struct TrainSettings {
   std::string data_name = "data";
   std::string label_name;  // empty until resolve_inputs finds the network's *_label
   StopSettings stop;       // train.max_time, train.early_stop
+  // optimizer.clip_global_norm: the bound on the L2 norm of each step's gradient.
+  std::optional<double> clip_global_norm;
 };
 
 // Checks the config's keys and reads the settings.

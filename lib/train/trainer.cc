@@ -24,6 +24,7 @@
 #include "op/resources.h"
 #include "optim/optimizer.h"
 #include "train/aux_states.h"
+#include "train/carried_states.h"
 #include "train/checkpoint.h"
 #include "train/config_check.h"
 #include "train/interval_record.h"
@@ -95,6 +96,7 @@ struct Trainer::State {
   std::unique_ptr<Executor> exe;                    // the first device's
   std::vector<std::unique_ptr<Executor>> replicas;  // the other devices'
   std::vector<std::string> param_names;             // optimizer indices
+  CarriedStates carried;  // recurrent states taken from one batch to the next
   // The job this process trains in (one process, or a worker of a
   // distributed job) and where the optimizer runs.
   std::unique_ptr<kvstore::Coordinator> job;
@@ -183,6 +185,7 @@ Trainer::Trainer(Config config, TrainOptions options) : s_(std::make_unique<Stat
 void Trainer::State::build(const Config& c) {
   symbol = load_network(c);
   resolve_inputs(symbol, settings);
+  carried = CarriedStates(symbol);
   const DataShard shard{job->rank(), job->num_workers()};
   train_data = make_train_data(c, settings, shard);
   val_data = make_val_data(c, settings, shard);
@@ -206,7 +209,7 @@ void Trainer::State::build(const Config& c) {
     replicas.push_back(bind_for_training(symbol, settings, *train_data,
                                          settings.devices[static_cast<size_t>(d)], share));
   param_names = parameter_names(symbol, settings);
-  initialize_parameters(c, settings, *exe, param_names);  // resuming loads over it
+  initialize_parameters(c, settings, symbol, *exe, param_names);  // resuming loads over it
   updates = make_parameter_updates(c, symbol, param_names, settings, executors(), *job);
   train_metric = metric::make_composite(settings.metric_names);  // unknown names fail here
   val_metric = metric::make_composite(settings.metric_names);
@@ -334,6 +337,7 @@ void Trainer::State::start_epoch(int epoch, int first_epoch) {
   // Dropout and other random operators: a sequence that depends only on the
   // seed and the epoch, so a resumed run matches an uninterrupted one.
   op::ResourceManager::get().seed(settings.seed * 1000003ull + static_cast<uint64_t>(epoch));
+  for (Executor* e : executors()) carried.reset(*e);
   train_metric->reset();
   epoch_samples = 0;
 }
@@ -395,6 +399,8 @@ void Trainer::State::train_step(const FedBatch& batch) {
   for (Executor* e : executors()) e->backward();
   profile.mark(StepProfile::kBackward);
   updates->step();
+  // After the backward pass, which reads the states this batch started from.
+  for (Executor* e : executors()) carried.carry(*e);
   profile.mark(StepProfile::kUpdate);
   update_metric(*train_metric, batch);
   profile.mark(StepProfile::kMetric);
@@ -455,13 +461,17 @@ std::vector<metric::MetricValue> Trainer::State::validate() {
   const Shape train_shape = train_data->data_shape();
   val_data->reset();
   val_metric->reset();
+  for (Executor* e : executors()) carried.reset(*e);
   while (auto batch = val_data->next()) {
     if (batch->data.shape() != train_shape)
       throw InputError(str("validation batches ", batch->data.shape().to_string(),
                            " differ from training batches ", train_shape.to_string(),
                            "; use the same batch size and shape"));
     const FedBatch fed = feed_batch(*batch);
-    for (Executor* e : executors()) e->forward(false);
+    for (Executor* e : executors()) {
+      e->forward(false);
+      carried.carry(*e);
+    }
     update_metric(*val_metric, fed);
   }
   return over_workers(*val_metric);
@@ -471,8 +481,10 @@ std::vector<metric::MetricValue> Trainer::State::over_workers(const metric::Comp
                                                               int64_t* samples) {
   std::vector<double> sums;
   std::vector<metric::MetricValue> values;
+  std::vector<const metric::EvalMetric*> metrics;
   for (size_t i = 0; i < metric.size(); ++i) {
     const auto& m = dynamic_cast<const metric::EvalMetric&>(metric.at(i));
+    metrics.push_back(&m);
     sums.push_back(m.sum_metric());
     sums.push_back(static_cast<double>(m.num_inst()));
     values.push_back({m.name(), 0});
@@ -480,7 +492,7 @@ std::vector<metric::MetricValue> Trainer::State::over_workers(const metric::Comp
   sums.push_back(samples != nullptr ? static_cast<double>(*samples) : 0.0);
   sums = job->allreduce(sums, kvstore::Reduce::kSum);
   for (size_t i = 0; i < values.size(); ++i)
-    values[i].value = sums[2 * i + 1] > 0 ? sums[2 * i] / sums[2 * i + 1] : std::nan("");
+    values[i].value = metrics[i]->value_from(sums[2 * i], sums[2 * i + 1]);
   if (samples != nullptr) *samples = static_cast<int64_t>(sums.back());
   return values;
 }

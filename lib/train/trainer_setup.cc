@@ -10,9 +10,11 @@
 #include "io/device_prefetch_iter.h"
 #include "optim/initializer.h"
 #include "optim/lr_scheduler.h"
+#include "train/carried_states.h"
 #include "train/data_config.h"
 #include "train/network_yaml.h"
 #include "train/pretrained.h"
+#include "train/rnn_init.h"
 
 namespace mx::train {
 namespace fs = std::filesystem;
@@ -72,6 +74,8 @@ std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network, const 
   bind.ctx = device;
   bind.for_training = true;
   bind.grad_req = {{s.data_name, graph::GradReq::kNull}, {s.label_name, graph::GradReq::kNull}};
+  for (const auto& name : CarriedStates(network).inputs())
+    bind.grad_req[name] = graph::GradReq::kNull;
   bind.mirror = s.mirror;
   Shape data_shape = data.data_shape();
   Shape label_shape = data.label_shape();
@@ -84,10 +88,11 @@ std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network, const 
   const size_t label_index =
       static_cast<size_t>(std::find(args.begin(), args.end(), s.label_name) - args.begin());
   const Shape want_label = inferred.arguments[label_index];
+  // The label as the loss layer takes it, when the batch's holds the same
+  // values in another shape: (batch, 1) for (batch,), a language model's
+  // (batch, steps) for (batch * steps,). feed_batch reshapes each batch.
   Shape bind_label = label_shape;
-  if (want_label.rank_known() && want_label.ndim() == 1 && label_shape.ndim() == 2 &&
-      label_shape[1] == 1)
-    bind_label = Shape{label_shape[0]};
+  if (want_label.is_known() && want_label.size() == label_shape.size()) bind_label = want_label;
   try {
     return Executor::simple_bind(network, {{s.data_name, data_shape}, {s.label_name, bind_label}},
                                  bind);
@@ -99,18 +104,25 @@ std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network, const 
 
 std::vector<std::string> parameter_names(const graph::Symbol& network, const TrainSettings& s) {
   std::vector<std::string> names;
+  const std::vector<std::string> carried = CarriedStates(network).inputs();
   for (const auto& a : network.list_arguments())
-    if (a != s.data_name && a != s.label_name) names.push_back(a);
+    if (a != s.data_name && a != s.label_name &&
+        std::find(carried.begin(), carried.end(), a) == carried.end())
+      names.push_back(a);
   return names;
 }
 
-void initialize_parameters(const Config& c, const TrainSettings& settings, const Executor& exe,
+void initialize_parameters(const Config& c, const TrainSettings& settings,
+                           const graph::Symbol& network, const Executor& exe,
                            const std::vector<std::string>& param_names) {
   std::map<std::string, std::string> init_params = c.section("initializer");
   const std::string init_type = init_params.count("type") ? init_params["type"] : "xavier";
   init_params.erase("type");
   auto initializer = optim::make_initializer(init_type, init_params, settings.seed);
-  for (const auto& name : param_names) (*initializer)(name, exe.arg_dict().at(name));
+  const std::vector<std::string> rnn = initialize_rnn_parameters(network, exe, *initializer);
+  for (const auto& name : param_names)
+    if (std::find(rnn.begin(), rnn.end(), name) == rnn.end())
+      (*initializer)(name, exe.arg_dict().at(name));
   for (const auto& [name, a] : exe.aux_dict()) (*initializer)(name, a);
   if (!c.has("train.pretrained")) return;
   std::map<std::string, NDArray> targets = exe.aux_dict();
@@ -173,6 +185,7 @@ std::unique_ptr<optim::Optimizer> make_configured_optimizer(const Config& c, int
   auto opt_params = c.section("optimizer");
   const std::string opt_type = opt_params.count("type") ? opt_params["type"] : "sgd";
   opt_params.erase("type");
+  opt_params.erase("clip_global_norm");  // the trainer's (TrainSettings), not the optimizer's
   if (!opt_params.count("rescale_grad"))
     opt_params["rescale_grad"] = param_value::print_double(1.0 / batch_size);
   std::unique_ptr<optim::Optimizer> optimizer;

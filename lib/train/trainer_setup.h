@@ -40,14 +40,16 @@ std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network,
                                             const TrainSettings& settings, const DataIter& data,
                                             Context device, int64_t batch = 0);
 
-// The network's parameters: its arguments other than the data and the label,
+// The network's parameters: its arguments other than the data, the label and
+// carried recurrent states (carried_states.h),
 // in argument order (the optimizer's indices).
 std::vector<std::string> parameter_names(const graph::Symbol& network,
                                          const TrainSettings& settings);
 
 // Fills the parameters and auxiliary states with the initializer, then with
 // train.pretrained's weights where given.
-void initialize_parameters(const Config& config, const TrainSettings& settings, const Executor& exe,
+void initialize_parameters(const Config& config, const TrainSettings& settings,
+                           const graph::Symbol& network, const Executor& exe,
                            const std::vector<std::string>& param_names);
 
 // The optimizer and learning-rate schedule of the config's `optimizer` and

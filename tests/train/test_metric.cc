@@ -219,3 +219,25 @@ TEST_CASE("metrics: bad names, parameters and shapes give clear errors") {
   ce->update({floats({1}, {0})}, {floats({1, 2}, {0.5f, 0.5f})});
   CHECK(value_of(*ce) == doctest::Approx(std::log(2.0)));
 }
+
+TEST_CASE("metrics: perplexity as MXNet 1.9.1 computes it, over labels of any shape") {
+  // Values from mx.metric.Perplexity(ignore_label) on the same arrays.
+  const NDArray pred = NDArray::from_vector<float>(
+      Shape{4, 3}, {0.1f, 0.7f, 0.2f, 0.5f, 0.25f, 0.25f, 0.0f, 0.0f, 1.0f, 0.3f, 0.3f, 0.4f});
+  const NDArray label = NDArray::from_vector<float>(Shape{2, 2}, {1, 0, 2, 0});
+  auto all = make_metric("perplexity");
+  all->update({label}, {pred});
+  CHECK(all->get().value == doctest::Approx(1.7567205150269727).epsilon(1e-6));
+  auto ignoring = make_metric("Perplexity", {{"ignore_label", "0"}});
+  ignoring->update({label}, {pred});
+  CHECK(ignoring->get().value == doctest::Approx(1.1952286244286892).epsilon(1e-6));
+  // Several workers' sums and counts give the perplexity of all their labels.
+  CHECK(all->value_from(2 * all->sum_metric(), 2.0 * static_cast<double>(all->num_inst())) ==
+        doctest::Approx(all->get().value));
+  // p = 0 counts as 1e-10, not infinity.
+  auto zero = make_metric("perplexity");
+  zero->update({NDArray::from_vector<float>(Shape{1}, {0})}, {pred.slice(2, 3)});
+  CHECK(zero->get().value == doctest::Approx(1e10).epsilon(1e-6));
+  CHECK_THROWS_WITH_AS(all->update({NDArray::from_vector<float>(Shape{3}, {0, 1, 2})}, {pred}),
+                       doctest::Contains("3 labels for 4 rows"), InputError);
+}

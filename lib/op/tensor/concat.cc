@@ -150,9 +150,15 @@ void infer_slice_channel(const SliceChannelParam& p, ShapeVector& in, ShapeVecto
 }  // namespace
 
 void register_concat_ops(OpRegistry& r) {
+  // _rnn_param_concat is Gluon's name for the concat of an RNN's weights
+  // into its flat parameter vector: MXNet lets its one input of unknown size
+  // follow from the output, which Concat here always does.
   auto concat = r.add<ConcatParam>("Concat")
                     .alias("concat")
-                    .describe("Joins the inputs along axis dim; all other axes must match.")
+                    .alias("_rnn_param_concat")
+                    .describe(
+                        "Joins the inputs along axis dim; all other axes must match (one "
+                        "input's size on the axis may follow from the output's).")
                     .inputs([](const ConcatParam& p) { return arg_names(p.num_args); })
                     .infer_shape(infer_concat)
                     .backward_uses(false, false)

@@ -1,0 +1,71 @@
+// The RNN operator on a GPU: the device of rnn_driver.h. GEMMs go to cuBLAS
+// on the operation's stream (beta 0 writes, beta 1 adds); each step's
+// per-element functor runs as one grid-stride kernel; the dropout mask
+// between layers is drawn with Philox from a seed of the RNG resource (as
+// Dropout's GPU kernel does), so a seeded run is reproducible.
+#include "op/cuda/cublas_gemm.h"
+#include "op/cuda/launch.cuh"
+#include "op/cuda/rnn_gpu.h"
+#include "op/infer_util.h"
+#include "op/nn/dropout_kernels.h"
+#include "op/nn/rnn_call.h"
+
+namespace mx::op::cuda {
+namespace {
+
+// A (rows, cols) functor over a flat index.
+template <typename F>
+struct Grid2d {
+  F f;
+  int64_t cols;
+  __device__ void operator()(int64_t i) const { f(i / cols, i % cols); }
+};
+
+template <typename T>
+struct GpuOps {
+  const RunContext* rctx;
+  std::mt19937_64* rng = nullptr;
+
+  void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+            int64_t ldb, T beta, T* c, int64_t ldc) {
+    RowMajorGemm g;
+    g.trans_a = ta;
+    g.trans_b = tb;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.lda = lda;
+    g.ldb = ldb;
+    g.ldc = ldc;
+    cuda::gemm(*rctx, "RNN", g, a, b, c, beta == T(0) ? OpReq::kWrite : OpReq::kAdd);
+  }
+  template <typename F>
+  void grid(int64_t rows, int64_t cols, const F& f) {
+    launch_elements(rows * cols, stream_of(rctx->stream), "RNN", Grid2d<F>{f, cols});
+  }
+  void draw_mask(T* mask, int64_t n, double keep) {
+    const T scale = static_cast<T>(1.0 / keep);
+    launch_elements(n, stream_of(rctx->stream), "RNN",
+                    DropoutMaskDraw<T>{mask, (*rng)(), keep, scale});
+  }
+};
+
+}  // namespace
+
+void rnn_forward_gpu(const RnnParam& p, const ForwardCall& c) {
+  dispatch_real(c.inputs[0].dtype, "RNN", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    GpuOps<T> ops{&c.rctx, &c.resources.rng()};
+    rnn::run_forward<T>(p, c, ops);
+  });
+}
+
+void rnn_backward_gpu(const RnnParam& p, const BackwardCall& c) {
+  dispatch_real(c.inputs[0].dtype, "RNN", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    GpuOps<T> ops{&c.rctx};
+    rnn::run_backward<T>(p, c, ops);
+  });
+}
+
+}  // namespace mx::op::cuda

@@ -1,0 +1,192 @@
+// RNN: MXNet's fused recurrent layers (vanilla ReLU/tanh, LSTM, GRU; several
+// layers, bidirectional, dropout between layers, LSTM projection and cell
+// clipping, sequence lengths) over TNC data and one flat parameter vector
+// (rnn_param.h). The algorithm is rnn_driver.h, run here with OpenBLAS GEMMs
+// and parallel loops, and on a GPU by cuda/rnn_gpu.cu.
+//
+// Beyond MXNet 1.9.1 on the CPU, which refuses them: use_sequence_length,
+// lstm_state_clip_* and training with projection_size all work here, forward
+// and backward, on every device.
+#include <algorithm>
+#include <random>
+
+#include "op/blas.h"
+#include "op/dnnl/dnnl_switch.h"
+#include "op/infer_util.h"
+#include "op/kernel_util.h"
+#include "op/nn/rnn_call.h"
+#include "op/nn/rnn_cpu_steps.h"
+#include "op/registry.h"
+#if MX_USE_CUDA
+#include "op/cuda/rnn_gpu.h"
+#endif
+
+namespace mx::op {
+namespace {
+
+std::vector<std::string> rnn_inputs(const RnnParam& p) {
+  std::vector<std::string> names{"data", "parameters", "state"};
+  if (p.lstm()) names.push_back("state_cell");
+  if (p.use_sequence_length) names.push_back("sequence_length");
+  return names;
+}
+
+// The visible outputs, then the saved forward values for the backward pass.
+std::vector<std::string> rnn_outputs(const RnnParam& p) {
+  std::vector<std::string> names{"output"};
+  if (p.state_outputs) {
+    names.push_back("state_output");
+    if (p.lstm()) names.push_back("statecell_output");
+  }
+  names.push_back("workspace");
+  return names;
+}
+
+void infer_rnn(const RnnParam& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {
+  const Shape& data = in[0];
+  if (!data.rank_known()) return;
+  require_ndim(data, 3, "input 'data' (steps, batch, features: TNC)");
+  if (!data.is_known()) return;
+  for (int i = 0; i < 3; ++i)
+    if (data[i] < 1) throw ShapeError(str("input 'data' ", data.to_string(), " has an empty axis"));
+  const RnnGeometry g(p, data[0], data[1], data[2]);
+  assign_shape(in[1], Shape{g.parameter_count()},
+               str("input 'parameters' (", g.L, " layer(s) of ", g.H, " units, ",
+                   g.D == 2 ? "bidirectional, " : "", "input size ", g.I, ")"));
+  assign_shape(in[2], Shape{g.states(), g.N, g.P},
+               "input 'state' (layers*directions, batch, state)");
+  size_t next = 3;
+  if (p.lstm())
+    assign_shape(in[next++], Shape{g.states(), g.N, g.H},
+                 "input 'state_cell' (layers*directions, batch, state_size)");
+  if (p.use_sequence_length) assign_shape(in[next], Shape{g.N}, "input 'sequence_length' (batch)");
+  size_t o = 0;
+  assign_shape(out[o++], Shape{g.T, g.N, g.D * g.P}, "output");
+  if (p.state_outputs) {
+    assign_shape(out[o++], Shape{g.states(), g.N, g.P}, "output 'state_output'");
+    if (p.lstm()) assign_shape(out[o++], Shape{g.states(), g.N, g.H}, "output 'statecell_output'");
+  }
+  assign_shape(out[o], Shape{g.workspace_size()}, "output 'workspace'");
+}
+
+// Every array but the lengths has the data's floating type; lengths may be
+// of any type (MXNet's frontends pass int32 or float32).
+void infer_rnn_type(const RnnParam& p, DTypeVector& in, DTypeVector&, DTypeVector& out) {
+  std::optional<DType> t;
+  const size_t floats = in.size() - (p.use_sequence_length ? 1 : 0);
+  for (size_t i = 0; i < floats; ++i)
+    if (in[i]) t = in[i];
+  for (const auto& o : out)
+    if (!t && o) t = o;
+  if (!t) return;
+  if (*t != DType::kFloat32 && *t != DType::kFloat64)
+    throw InputError(str("RNN computes in float32 or float64, not ", dtype_name(*t)));
+  const auto names = rnn_inputs(p);
+  for (size_t i = 0; i < floats; ++i) assign_type(in[i], t, "input '" + names[i] + "'");
+  if (p.use_sequence_length && !in.back()) in.back() = t;
+  for (auto& o : out) assign_type(o, t, "output");
+}
+
+double rnn_flops(const RnnParam& p, const ShapeVector& in, const ShapeVector&) {
+  if (!in[0].is_known()) return 0;
+  const RnnGeometry g(p, in[0][0], in[0][1], in[0][2]);
+  double macs = 0;
+  for (int64_t l = 0; l < g.L; ++l)
+    macs +=
+        static_cast<double>(g.D * g.T * g.N) *
+        static_cast<double>(g.G * g.H * (g.layer_input(l) + g.P) + (g.projection ? g.P * g.H : 0));
+  return 2 * macs;
+}
+
+// The CPU as rnn_driver.h's device.
+template <typename T>
+struct CpuOps {
+  std::mt19937_64* rng = nullptr;
+
+  void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+            int64_t ldb, T beta, T* c, int64_t ldc) {
+    op::gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, beta, c, ldc);
+  }
+  // The vectorised float32 cell steps (rnn_cpu_steps.h) unless the
+  // reference kernels are asked for (MX_DNNL=0, as for the other operators).
+  bool fast = std::is_same_v<T, float> && (dnnl_enabled() || !dnnl_built());
+
+  template <typename F>
+  void grid(int64_t rows, int64_t cols, const F& f) {
+    const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(cols, 1));
+    if constexpr (std::is_same_v<F, rnn::StepForward<float>> ||
+                  std::is_same_v<F, rnn::StepBackward<float>>) {
+      if (fast) {
+        parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
+          if constexpr (std::is_same_v<F, rnn::StepForward<float>>)
+            rnn::forward_rows(f, begin, end);
+          else
+            rnn::backward_rows(f, begin, end);
+        });
+        return;
+      }
+    }
+    parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r)
+        for (int64_t c = 0; c < cols; ++c) f(r, c);
+    });
+  }
+  void draw_mask(T* mask, int64_t n, double keep) {
+    const T scale = static_cast<T>(1.0 / keep);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    for (int64_t i = 0; i < n; ++i) mask[i] = uniform(*rng) < keep ? scale : T(0);
+  }
+};
+
+template <typename T>
+void rnn_forward(const RnnParam& p, const ForwardCall& c) {
+  CpuOps<T> ops{&c.resources.rng()};
+  rnn::run_forward<T>(p, c, ops);
+}
+
+template <typename T>
+void rnn_backward(const RnnParam& p, const BackwardCall& c) {
+  CpuOps<T> ops;
+  rnn::run_backward<T>(p, c, ops);
+}
+
+}  // namespace
+
+void register_rnn_ops(OpRegistry& r) {
+  auto rnn_op =
+      r.add<RnnParam>("RNN")
+          .describe(
+              "Recurrent layers over TNC data with MXNet's flat parameter vector: vanilla "
+              "(rnn_relu, rnn_tanh), LSTM (gates i, f, g, o) or GRU (r, z, n, reset after the "
+              "h-side product); several layers, bidirectional, dropout between layers, LSTM "
+              "projection and cell clipping, and sequence lengths, which MXNet 1.9.1 refuses on "
+              "the CPU.")
+          .inputs(rnn_inputs)
+          .outputs(rnn_outputs)
+          .visible_outputs(
+              [](const RnnParam& p) { return static_cast<int>(rnn_outputs(p).size()) - 1; })
+          .infer_shape(infer_rnn)
+          .infer_type(infer_rnn_type)
+          .resource(ResourceKind::kTempSpace)
+          .resource(ResourceKind::kRandom)
+          .backward_uses(true, true)
+          .backward_ignores_outputs({0})
+          .expensive()
+          .flops(rnn_flops)
+          .forward_cpu([](const RnnParam& p, const ForwardCall& c) {
+            dispatch_real(c.inputs[0].dtype, "RNN",
+                          [&](auto tag) { rnn_forward<typename decltype(tag)::type>(p, c); });
+          })
+          .backward_cpu([](const RnnParam& p, const BackwardCall& c) {
+            dispatch_real(c.inputs[0].dtype, "RNN",
+                          [&](auto tag) { rnn_backward<typename decltype(tag)::type>(p, c); });
+          });
+#if MX_USE_CUDA
+  rnn_op.forward(DeviceKind::kGPU, cuda::rnn_forward_gpu);
+  rnn_op.backward(DeviceKind::kGPU, cuda::rnn_backward_gpu);
+#else
+  (void)rnn_op;
+#endif
+}
+
+}  // namespace mx::op
