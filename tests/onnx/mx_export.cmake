@@ -43,8 +43,9 @@ run(0 from_onnx ${PREDICT} -m ${W}/a.onnx ${images} --labels ${labels} --top-k 1
 string(REGEX REPLACE "[^\n]*model-0001[^\n]*" "" from_checkpoint "${from_checkpoint}")
 string(REGEX REPLACE "[^\n]*a\\.onnx[^\n]*" "" from_onnx "${from_onnx}")
 # Progress lines (on a slow machine) carry timings: not part of the comparison.
-string(REGEX REPLACE "[^\n]*examples/s[^\n]*" "" from_checkpoint "${from_checkpoint}")
-string(REGEX REPLACE "[^\n]*examples/s[^\n]*" "" from_onnx "${from_onnx}")
+# (with their line ends: one run may print more of them than the other).
+string(REGEX REPLACE "[^\n]*examples/s[^\n]*\n?" "" from_checkpoint "${from_checkpoint}")
+string(REGEX REPLACE "[^\n]*examples/s[^\n]*\n?" "" from_onnx "${from_onnx}")
 expect("${from_onnx}" "accuracy")
 if(NOT from_onnx STREQUAL from_checkpoint)
   message(FATAL_ERROR "mx-predict on the ONNX export differs from its checkpoint:\n"
