@@ -113,6 +113,9 @@ void infer_encdec_qk(int64_t h, const AttentionShapes& s) {
   as_3d(s.a, q_name);
   as_3d(s.b, kv_name);
   as_3d(s.out, "output");
+  if (s.a[2] >= 0 && s.b[2] >= 0 && s.b[2] != 2 * s.a[2])
+    throw ShapeError(str(kv_name, " ", s.b.to_string(), ": its last axis must be twice that of ",
+                         q_name, " ", s.a.to_string()));
   for (int round = 0; round < 2; ++round) {
     const int64_t n =
         either(s.a[1], either(s.b[1], over(s.out[0], h, "output's first axis (N*heads)")));
