@@ -9,7 +9,9 @@
 // MXNet reads outside the array for SequenceLast with a length of 0 or
 // beyond the steps (returning whatever memory holds) and for SequenceReverse
 // beyond the steps, and crashes on negative lengths; here SequenceLast of an
-// empty sequence is 0, and a longer length means the whole sequence.
+// empty sequence is 0, and a longer length means the whole sequence. And
+// MXNet's SequenceLast backward without lengths reads step indices from
+// uninitialized temporary space (its forward fills them, its backward not).
 //
 // The CPU kernels copy whole rows of the trailing dimensions (contiguous),
 // rows in parallel; the GPU kernels run the element functors of
@@ -347,7 +349,8 @@ void register_sequence_ops(OpRegistry& r) {
       r, "SequenceLast", SequenceOp::kLast,
       "The last step of each sequence (step length - 1), (batch, data.shape[2:]). Lengths are "
       "clamped to [0, steps] and an empty sequence gives 0 (MXNet 1.9.1 reads outside the array "
-      "for lengths of 0 or beyond the steps).",
+      "for lengths of 0 or beyond the steps). Without lengths MXNet 1.9.1's gradient reads "
+      "uninitialized step indices and writes outside the array; mx's is the derivative.",
       [](const SequenceParam&) { return 0.0f; },
       [](const SequenceParam& p, ShapeVector& in, ShapeVector& out) { infer_last(p, in, out); });
   add_sequence_op<SequenceReverseParam>(
