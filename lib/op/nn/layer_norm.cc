@@ -247,31 +247,49 @@ void data_grad_last_axis(const LayerNormBackwardRow<T>& f) {
                });
 }
 
+// Axis not last: per outer index, the inner positions' sums side by side,
+// then dx = (g - mean(g) - xhat mean(g xhat)) r in memory order.
 template <typename T>
 void data_grad_inner_axis(const LayerNormBackwardRow<T>& f) {
   const LayerNormView& v = f.view;
   const int64_t block = v.channels * v.inner;
-  parallel_for(
-      v.outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(block, 1)),
-      [&](int64_t o0, int64_t o1) {
-        std::vector<double> sum_g(static_cast<size_t>(v.inner)), sum_gx(sum_g.size());
-        for (int64_t o = o0; o < o1; ++o) {
-          std::fill(sum_g.begin(), sum_g.end(), 0.0);
-          std::fill(sum_gx.begin(), sum_gx.end(), 0.0);
-          const int64_t row0 = o * v.inner;
-          for (int64_t k = 0; k < v.channels; ++k)
-            for (int64_t j = 0; j < v.inner; ++j) {
-              const int64_t i = o * block + k * v.inner + j, row = row0 + j;
-              const double g = static_cast<double>(f.dy[i]) * f.gamma[k];
-              const double xhat =
-                  (static_cast<double>(f.x[i]) - f.mean[row]) / static_cast<double>(f.std[row]);
-              sum_g[static_cast<size_t>(j)] += g;
-              sum_gx[static_cast<size_t>(j)] += g * xhat;
-            }
-          for (int64_t j = 0; j < v.inner; ++j)
-            f.apply(row0 + j, sum_g[static_cast<size_t>(j)], sum_gx[static_cast<size_t>(j)], 0, 1);
-        }
-      });
+  const double n = static_cast<double>(v.channels);
+  parallel_for(v.outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(block, 1)),
+               [&](int64_t o0, int64_t o1) {
+                 const auto inner = static_cast<size_t>(v.inner);
+                 std::vector<double> m(inner), r(inner), sum_g(inner), sum_gx(inner);
+                 for (int64_t o = o0; o < o1; ++o) {
+                   for (size_t j = 0; j < inner; ++j) {
+                     m[j] = f.mean[o * v.inner + static_cast<int64_t>(j)];
+                     r[j] = 1.0 / static_cast<double>(f.std[o * v.inner + static_cast<int64_t>(j)]);
+                   }
+                   std::fill(sum_g.begin(), sum_g.end(), 0.0);
+                   std::fill(sum_gx.begin(), sum_gx.end(), 0.0);
+                   const T* x = f.x + o * block;
+                   const T* dy = f.dy + o * block;
+                   for (int64_t k = 0; k < v.channels; ++k)
+                     for (size_t j = 0; j < inner; ++j) {
+                       const size_t i = static_cast<size_t>(k * v.inner) + j;
+                       const double g = static_cast<double>(dy[i]) * f.gamma[k];
+                       sum_g[j] += g;
+                       sum_gx[j] += g * (static_cast<double>(x[i]) - m[j]) * r[j];
+                     }
+                   // Reuse the sums as the coefficients: mean(g) and mean(g xhat) r.
+                   for (size_t j = 0; j < inner; ++j) {
+                     sum_g[j] /= n;
+                     sum_gx[j] = sum_gx[j] / n * r[j];
+                   }
+                   T* dx = f.dx + o * block;
+                   for (int64_t k = 0; k < v.channels; ++k)
+                     for (size_t j = 0; j < inner; ++j) {
+                       const size_t i = static_cast<size_t>(k * v.inner) + j;
+                       const double g = static_cast<double>(dy[i]) * f.gamma[k];
+                       const double value =
+                           (g - sum_g[j] - (static_cast<double>(x[i]) - m[j]) * sum_gx[j]) * r[j];
+                       assign(dx + i, f.req_dx, static_cast<T>(value));
+                     }
+                 }
+               });
 }
 
 // Rows per chunk of the gamma and beta gradients: a fixed number, so the
@@ -307,20 +325,27 @@ void param_grad_last_axis(const LayerNormParamGrad<T>& f) {
 
 template <typename T>
 void param_grad_inner_axis(const LayerNormParamGrad<T>& f) {
-  const int64_t work = f.view.rows();
-  parallel_for(f.view.channels, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work, 1)),
+  const LayerNormView& v = f.view;
+  // 1/std per row, once (one value per row, far fewer than the elements).
+  std::vector<double> r(static_cast<size_t>(v.rows()));
+  for (int64_t row = 0; row < v.rows(); ++row)
+    r[static_cast<size_t>(row)] = 1.0 / static_cast<double>(f.std[row]);
+  parallel_for(v.channels, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(v.rows(), 1)),
                [&](int64_t k0, int64_t k1) {
                  for (int64_t k = k0; k < k1; ++k) {
                    double g = 0, b = 0;
-                   for (int64_t o = 0; o < f.view.outer; ++o)
-                     for (int64_t j = 0; j < f.view.inner; ++j) {
-                       const int64_t row = o * f.view.inner + j;
-                       const int64_t i = f.view.base(row) + k * f.view.inner;
-                       const double d = f.dy[i];
-                       g += d * (static_cast<double>(f.x[i]) - f.mean[row]) /
-                            static_cast<double>(f.std[row]);
+                   for (int64_t o = 0; o < v.outer; ++o) {
+                     const int64_t at = (o * v.channels + k) * v.inner;
+                     const T* x = f.x + at;
+                     const T* dy = f.dy + at;
+                     const T* mean = f.mean + o * v.inner;
+                     const double* ro = r.data() + o * v.inner;
+                     for (int64_t j = 0; j < v.inner; ++j) {
+                       const double d = dy[j];
+                       g += d * (static_cast<double>(x[j]) - mean[j]) * ro[j];
                        b += d;
                      }
+                   }
                    if (f.req_gamma != OpReq::kNull)
                      assign(f.dgamma + k, f.req_gamma, static_cast<T>(g));
                    if (f.req_beta != OpReq::kNull)
