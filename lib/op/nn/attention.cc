@@ -16,7 +16,7 @@
 // (attention_products.h): OpenBLAS per batch on the CPU, one cuBLAS
 // strided-batched call per product on the GPU.
 #include <algorithm>
-#include <type_traits>
+#include <cmath>
 
 #include "base/parallel.h"
 #include "op/blas.h"
@@ -75,7 +75,7 @@ void check_projection(const Shape& s, const std::string& what, int64_t vectors, 
 // Shapes of the three arrays of one operator, filled from each other.
 struct AttentionShapes {
   Shape& a;  // input 0
-  Shape& b;  // input 1 (the output again for selfatt_qk, which has one input)
+  Shape& b;  // input 1
   Shape& out;
 };
 
