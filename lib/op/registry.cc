@@ -34,6 +34,9 @@ const OpRegistry& OpRegistry::get() {
     register_leaky_relu_ops(r);
     register_embedding_ops(r);
     register_rnn_ops(r);
+    register_layer_norm_ops(r);
+    register_attention_ops(r);
+    register_sequence_ops(r);
     r.index_aliases();
     return made.release();
   }();

@@ -59,5 +59,8 @@ void register_dropout_ops(OpRegistry& r);
 void register_leaky_relu_ops(OpRegistry& r);
 void register_embedding_ops(OpRegistry& r);
 void register_rnn_ops(OpRegistry& r);
+void register_layer_norm_ops(OpRegistry& r);
+void register_attention_ops(OpRegistry& r);
+void register_sequence_ops(OpRegistry& r);
 
 }  // namespace mx::op

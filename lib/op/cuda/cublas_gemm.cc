@@ -20,7 +20,7 @@ cublasOperation_t op_of(bool transpose) { return transpose ? CUBLAS_OP_T : CUBLA
 
 template <typename T>
 void gemm_any(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const T* a,
-              const T* b, T* c, OpReq req, const BatchStrides& batch) {
+              const T* b, T* c, OpReq req, const BatchStrides& batch, double scale) {
   if (req == OpReq::kNull || g.m == 0 || g.n == 0 || batch.batch == 0) return;
   const auto stream = static_cast<cudaStream_t>(rctx.stream);
   if (g.k == 0) {
@@ -40,7 +40,7 @@ void gemm_any(const RunContext& rctx, std::string_view where, const RowMajorGemm
   const int ld_first = as_int(cm.ld_first, "row stride", where),
             ld_second = as_int(cm.ld_second, "row stride", where),
             ldc = as_int(cm.ldc, "row stride", where);
-  const T alpha = T(1), beta = req == OpReq::kAdd ? T(1) : T(0);
+  const T alpha = static_cast<T>(scale), beta = req == OpReq::kAdd ? T(1) : T(0);
   cublasHandle_t handle = cublas_handle(rctx);
   // cuBLAS's A is our B and its B our A (see gemm_args.h).
   const cublasOperation_t op_first = op_of(cm.trans_first), op_second = op_of(cm.trans_second);
@@ -73,12 +73,12 @@ void gemm_any(const RunContext& rctx, std::string_view where, const RowMajorGemm
 }  // namespace
 
 void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const float* a,
-          const float* b, float* c, OpReq req, const BatchStrides& batch) {
-  gemm_any(rctx, where, g, a, b, c, req, batch);
+          const float* b, float* c, OpReq req, const BatchStrides& batch, double alpha) {
+  gemm_any(rctx, where, g, a, b, c, req, batch, alpha);
 }
 void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const double* a,
-          const double* b, double* c, OpReq req, const BatchStrides& batch) {
-  gemm_any(rctx, where, g, a, b, c, req, batch);
+          const double* b, double* c, OpReq req, const BatchStrides& batch, double alpha) {
+  gemm_any(rctx, where, g, a, b, c, req, batch, alpha);
 }
 
 }  // namespace mx::op::cuda

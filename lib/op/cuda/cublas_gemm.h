@@ -14,11 +14,12 @@
 
 namespace mx::op::cuda {
 
-// C (req) op(A) op(B) for each of `batch.batch` products on the stream of
-// `rctx`; `where` names the operator in errors.
+// C (req) alpha op(A) op(B) for each of `batch.batch` products on the
+// stream of `rctx`; `where` names the operator in errors.
 void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const float* a,
-          const float* b, float* c, OpReq req, const BatchStrides& batch = {});
+          const float* b, float* c, OpReq req, const BatchStrides& batch = {}, double alpha = 1.0);
 void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const double* a,
-          const double* b, double* c, OpReq req, const BatchStrides& batch = {});
+          const double* b, double* c, OpReq req, const BatchStrides& batch = {},
+          double alpha = 1.0);
 
 }  // namespace mx::op::cuda

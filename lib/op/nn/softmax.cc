@@ -32,8 +32,10 @@ struct SoftmaxParam : Params<SoftmaxParam> {
     d.field("use_length", &SoftmaxParam::use_length)
         .set_default(false)
         .describe(
-            "Take a second input `length`: only the first length[i] elements of each "
-            "vector take part, the rest of the output is 0.");
+            "Take a second input `length` (an integer per vector: data's shape without the "
+            "axis): only the first length[i] elements of each vector take part, the rest of the "
+            "output is 0. Lengths beyond the axis count as the whole axis (MXNet 1.9.1 reads "
+            "past the vector).");
   }
   bool with_length() const { return use_length.value_or(false); }
   double t() const { return temperature.value_or(1.0); }
