@@ -151,8 +151,8 @@ std::vector<Part> split_parts(size_t documents, double val_ratio) {
   }
   if (train.documents.empty() || val.documents.empty())
     throw InputError(str("--val-ratio ", val_ratio, " leaves the ",
-                         val.documents.empty() ? "validation" : "training", " part of the ",
-                         documents, " documents empty"));
+                         val.documents.empty() ? "validation" : "training", " part empty (",
+                         documents, documents == 1 ? " document" : " documents", " in all)"));
   return {train, val};
 }
 

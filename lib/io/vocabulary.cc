@@ -28,8 +28,9 @@ std::string unescape_line(std::string_view line, const std::string& name, uint64
       token += line[i];
       continue;
     }
+    const size_t column = i + 1;
     const auto bad = [&](const std::string& what) {
-      return InputError(str(name, ":", number, ": column ", i + 1, ": ", what,
+      return InputError(str(name, ":", number, ": column ", column, ": ", what,
                             " (escapes: \\\\ \\n \\t \\r \\s \\xHH)"));
     };
     if (i + 1 >= line.size()) throw bad("a backslash ends the line");
@@ -115,8 +116,8 @@ Vocabulary parse_vocabulary(std::string_view text, const std::string& name, size
       throw InputError(str(name, ":", number,
                            ": an empty line; every line is a token (a space is written \\s)"));
     if (tokens.size() == max_tokens)
-      throw InputError(str(name, ":", number, ": more than ", max_tokens, " tokens",
-                           limit.empty() ? "" : " (" + limit + ")"));
+      throw InputError(str(name, ":", number, ": the vocabulary holds more than ", max_tokens,
+                           " tokens", limit.empty() ? "" : " (" + limit + ")"));
     std::string token = unescape_line(line, name, number);
     const auto [at, added] = lines.emplace(token, number);
     if (!added)
