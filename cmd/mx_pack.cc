@@ -63,7 +63,9 @@ void add_text_options(CLI::App& cmd, mx::PackTextOptions& t) {
       ->capture_default_str();
   cmd.add_option("--record-tokens", t.record_tokens, "most token ids in one record")
       ->capture_default_str();
-  cmd.add_option("--exclude", t.exclude, "skip files of folders whose names match (e.g. '*.dat')");
+  cmd.add_option("--exclude", t.exclude,
+                 "skip files of folders whose names match (e.g. '*.dat'); may be repeated")
+      ->allow_extra_args(false);
 }
 
 }  // namespace

@@ -112,7 +112,7 @@ if(FORTUNES AND EXISTS ${FORTUNES}/fortunes)
     endif()
   endforeach()
   expect_run(0 "all.rec: [0-9]+ documents.*all.vocab: [0-9]+ tokens \\(word\\).*\n${regular} file\\(s\\)"
-             "" text ${FORTUNES} --exclude "*.dat" -o ${W}/all --record-separator % --tokens word
+             "" text --exclude "*.dat" ${FORTUNES} -o ${W}/all --record-separator % --tokens word
              --max-vocab 5000)
   expect_run(0 "ids 0..4999\\).*verdict: OK" "" inspect ${W}/all.rec)
 else()
