@@ -39,10 +39,10 @@ TextIter::TextIter(const TextIterParam& param) : param_(param) {
   if (param_.part_index >= param_.num_parts)
     throw InputError(str(owner, ": part_index ", param_.part_index, " must be below num_parts ",
                          param_.num_parts));
+  auto source = with_recordio_errors([&] { return recordio::open_file(param_.path_rec); });
   vocab_path_ =
       param_.path_vocab.empty() ? vocabulary_path_for(param_.path_rec) : param_.path_vocab;
   vocabulary_ = read_vocabulary(vocab_path_);
-  auto source = with_recordio_errors([&] { return recordio::open_file(param_.path_rec); });
   const TokenFileLayout layout = scan_token_file(source);
   file_tokens_ = layout.tokens;
   const auto k = static_cast<uint64_t>(param_.part_index);

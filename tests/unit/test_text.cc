@@ -582,6 +582,9 @@ TEST_CASE("TextIter: errors name the file; by name through the factory") {
         }) == dir.file("s.rec") +
                   ": byte 0: token record: id 2 of document 0 is 2, outside the vocabulary's 2 "
                   "tokens");
+  CHECK(error_text([&] {
+          make_text_iter({{"path_rec", dir.file("none.rec")}});
+        }) == dir.file("none.rec") + ": cannot open: No such file or directory");
   fs::remove(dir.file("s.vocab"));
   CHECK(error_text([&] {
           make_text_iter({{"path_rec", dir.file("s.rec")}});
