@@ -1,11 +1,13 @@
 // mx-pack: packs data sets into MXNet RecordIO files (what MXNet's im2rec
-// does, with its options and byte-identical lists), and inspects or verifies
-// .rec files. The work is done by lib/io (pack_dataset, pack_sources,
+// does, with its options and byte-identical lists), packs text into token
+// records for language models, and inspects or verifies .rec files. The
+// work is done by lib/io (pack_dataset, pack_sources, pack_text,
 // rec_inspect); this file reads the command line.
 #include <iostream>
 #include <string>
 
 #include "io/pack_dataset.h"
+#include "io/pack_text.h"
 #include "io/rec_inspect.h"
 #include "program.h"
 
@@ -39,17 +41,45 @@ void add_list_options(CLI::App& cmd, mx::PackDatasetOptions& a) {
   cmd.add_option("--limit", a.source.limit, "use only the first N examples of the source");
 }
 
+void add_text_options(CLI::App& cmd, mx::PackTextOptions& t) {
+  cmd.add_option("input", t.inputs, "UTF-8 text files, or folders of them")->required();
+  cmd.add_option("-o,--output", t.prefix, "output prefix: PREFIX.rec, .idx, .vocab")->required();
+  cmd.add_option("--tokens", t.tokens, "char (Unicode code points) or word (whitespace-separated)")
+      ->check(CLI::IsMember({"char", "word"}))
+      ->capture_default_str();
+  cmd.add_option("--vocab", t.vocab, "use this vocabulary (e.g. the training set's)");
+  cmd.add_option("--max-vocab", t.max_vocab,
+                 "at most N tokens, <unk> and the end token included: the most frequent are "
+                 "kept (ties: the first seen), the rest become <unk>; 0: all");
+  cmd.add_option("--unk", t.unk, "the unknown token, id 0 (default <unk>)");
+  cmd.add_option("--end-token", t.end_token, "token after every document ('' for none)")
+      ->capture_default_str();
+  cmd.add_option("--record-separator", t.record_separator,
+                 "documents end at lines equal to this, which are dropped (fortune files: %)");
+  cmd.add_flag("--line-records", t.line_records, "every line is a document");
+  cmd.add_option("--val-ratio", t.val_ratio,
+                 "write this fraction of the documents, spread evenly, to PREFIX_val and the "
+                 "rest to PREFIX_train")
+      ->capture_default_str();
+  cmd.add_option("--record-tokens", t.record_tokens, "most token ids in one record")
+      ->capture_default_str();
+  cmd.add_option("--exclude", t.exclude,
+                 "skip files of folders whose names match (e.g. '*.dat'); may be repeated")
+      ->allow_extra_args(false);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Pack data sets into MXNet RecordIO files (.rec + .idx, as im2rec does) and inspect or "
-      "verify .rec files.\n\n"
+      "Pack data sets into MXNet RecordIO files (.rec + .idx, as im2rec does), pack text into "
+      "token records, and inspect or verify .rec files.\n\n"
       "  mx-pack pack images/ data --train-ratio 0.9     class folders -> data_train/val.rec\n"
       "  mx-pack pack data.lst data --root images/        an im2rec .lst -> data.rec\n"
       "  mx-pack pack train-images-idx3-ubyte.gz train    MNIST/Fashion-MNIST -> train.rec\n"
       "  mx-pack pack table.csv table --shape 28,28       label + pixel columns -> table.rec\n"
       "  mx-pack list images/ data                        only the .lst files (im2rec --list)\n"
+      "  mx-pack text book.txt -o book --tokens word      text -> book.rec, .idx, .vocab\n"
       "  mx-pack inspect data.rec                         counts, labels, sizes, damage\n"
       "  mx-pack verify data.rec                          the same, decoding every image\n\n"
       "Exit codes: 0 success, 2 bad input (usage, malformed or damaged files), 1 other "
@@ -109,6 +139,11 @@ int main(int argc, char** argv) {
   list->add_option("prefix", pack_args.prefix, "output prefix")->required();
   add_list_options(*list, pack_args);
 
+  mx::PackTextOptions text_args;
+  CLI::App* text =
+      app.add_subcommand("text", "pack UTF-8 text into token records for language models");
+  add_text_options(*text, text_args);
+
   std::string rec, idx;
   bool no_idx = false;
   int inspect_threads = 0;
@@ -126,6 +161,7 @@ int main(int argc, char** argv) {
   return mx::run_program(app, argc, argv, [&] {
     if (*pack) mx::pack_dataset(pack_args, std::cout);
     if (*list) mx::list_dataset(pack_args, std::cout);
+    if (*text) mx::pack_text(text_args, std::cout);
     if (*inspect) mx::check_rec(std::cout, rec, idx, no_idx, false, inspect_threads, limit);
     if (*verify) mx::check_rec(std::cout, rec, idx, no_idx, true, inspect_threads, limit);
   });

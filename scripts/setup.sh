@@ -11,7 +11,7 @@ packages=(
   clang libclang-rt-dev
   libonnx-dev libprotobuf-dev libonnx-testdata
   libdnnl-dev libcairo2-dev fonts-dejavu-core graphviz libgraphviz-dev
-  dataset-fashion-mnist
+  dataset-fashion-mnist fortunes
 )
 
 missing=()

@@ -5,11 +5,12 @@
 #include "io/image_record_iter.h"
 #include "io/mnist_iter.h"
 #include "io/synthetic_iter.h"
+#include "io/text_iter.h"
 
 namespace mx {
 
 std::vector<std::string> data_iter_types() {
-  return {"ImageRecordIter", "MNISTIter", "CSVIter", "SyntheticIter"};
+  return {"ImageRecordIter", "MNISTIter", "CSVIter", "SyntheticIter", "TextIter"};
 }
 
 std::unique_ptr<DataIter> create_data_iter(const std::string& type,
@@ -23,6 +24,8 @@ std::unique_ptr<DataIter> create_data_iter(const std::string& type,
   if (type == "CSVIter") return std::make_unique<CSVIter>(CSVIterParam::from_strings(params, who));
   if (type == "SyntheticIter")
     return std::make_unique<SyntheticIter>(SyntheticIterParam::from_strings(params, who));
+  if (type == "TextIter")
+    return std::make_unique<TextIter>(TextIterParam::from_strings(params, who));
   throw InputError(owner + ": unknown data iterator '" + type + "'" +
                    did_you_mean(type, data_iter_types()) +
                    "; iterators are: " + join(data_iter_types(), ", "));
@@ -40,6 +43,8 @@ void check_data_iter_params(const std::string& type,
     CSVIterParam::from_strings(params, who);
   else if (type == "SyntheticIter")
     SyntheticIterParam::from_strings(params, who);
+  else if (type == "TextIter")
+    TextIterParam::from_strings(params, who);
   else
     throw InputError(owner + ": unknown data iterator '" + type + "'" +
                      did_you_mean(type, data_iter_types()) +

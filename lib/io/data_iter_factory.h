@@ -14,7 +14,7 @@
 
 namespace mx {
 
-// "ImageRecordIter", "MNISTIter", "CSVIter", "SyntheticIter".
+// "ImageRecordIter", "MNISTIter", "CSVIter", "SyntheticIter", "TextIter".
 std::vector<std::string> data_iter_types();
 
 // Unknown types and bad parameters throw InputError naming `owner`.

@@ -14,6 +14,8 @@
 #include "io/image_probe.h"
 #include "io/ordered_pipeline.h"
 #include "io/recordio_errors.h"
+#include "io/token_records.h"
+#include "io/vocabulary.h"
 #include "recordio/image_record.h"
 #include "recordio/index_file.h"
 #include "recordio/reader.h"
@@ -54,7 +56,24 @@ bool decodes(std::string_view image) {
   }
 }
 
-ChunkReport analyze(const std::string& file, Chunk&& chunk, bool decode) {
+// A token record (mx-pack text): counted, or a bad record.
+void analyze_tokens(const std::string& file, const RawRecord& record, uint64_t vocab_size,
+                    InspectReport& r) {
+  TokenRecordView view;
+  try {
+    view = parse_token_record(record.payload, file, record.offset,
+                              vocab_size > 0 ? vocab_size : uint64_t{INT32_MAX} + 1);
+  } catch (const InputError& e) {
+    r.bad_records.push_back(e.what());
+    return;
+  }
+  ++r.token_records;
+  if (view.header.position == 0) ++r.documents;
+  r.tokens += view.header.count;
+  for (size_t i = 0; i < view.header.count; ++i) r.max_id = std::max(r.max_id, view.id(i));
+}
+
+ChunkReport analyze(const std::string& file, Chunk&& chunk, const InspectOptions& options) {
   ChunkReport out;
   out.end = chunk.end;
   InspectReport& r = out.part;
@@ -63,6 +82,10 @@ ChunkReport analyze(const std::string& file, Chunk&& chunk, bool decode) {
     r.payload_bytes += record.payload.size();
     if (record.parts > 1) ++r.split_records;
     out.starts.push_back(record.offset);
+    if (is_token_record(record.payload)) {
+      analyze_tokens(file, record, options.vocab_size, r);
+      continue;
+    }
     recordio::ImageRecordView view;
     try {
       view = recordio::parse_image_record(record.payload, file, record.offset);
@@ -86,7 +109,7 @@ ChunkReport analyze(const std::string& file, Chunk&& chunk, bool decode) {
                                   ": ", what, " (", view.image.size(), " bytes, format ",
                                   guess_image_format(view.image), ")"));
     };
-    if (decode) {
+    if (options.decode) {
       ++r.decoded;
       if (!decodes(view.image)) bad_image("cannot decode the image");
     } else if (!info) {
@@ -108,6 +131,10 @@ void merge(InspectReport& into, ChunkReport&& chunk) {
   into.split_records += p.split_records;
   into.image_records += p.image_records;
   into.decoded += p.decoded;
+  into.token_records += p.token_records;
+  into.documents += p.documents;
+  into.tokens += p.tokens;
+  into.max_id = std::max(into.max_id, p.max_id);
   add_counts(into.label_widths, p.label_widths);
   add_counts(into.labels, p.labels);
   add_counts(into.formats, p.formats);
@@ -116,12 +143,24 @@ void merge(InspectReport& into, ChunkReport&& chunk) {
   for (auto& b : p.bad_records) into.bad_records.push_back(std::move(b));
 }
 
+// Whether the file's first record is a token record (mx-pack text).
+bool holds_token_records(const std::string& rec_path) {
+  try {
+    recordio::Reader reader(rec_path);
+    recordio::Record record;
+    return reader.next(record) && is_token_record(record.payload);
+  } catch (const recordio::Error&) {
+    return false;  // inspect_rec reports what is wrong
+  }
+}
+
 }  // namespace
 
 InspectReport inspect_rec(const std::string& rec_path, const InspectOptions& options) {
   InspectReport report;
   report.rec_path = rec_path;
   report.idx_path = options.idx_path;
+  report.vocab_size = options.vocab_size;
   std::vector<recordio::IndexEntry> index;
   if (!options.idx_path.empty())
     index = with_recordio_errors([&] { return recordio::read_index(options.idx_path); });
@@ -149,7 +188,7 @@ InspectReport inspect_rec(const std::string& rec_path, const InspectOptions& opt
           if (chunk.records.empty()) return std::nullopt;
           return chunk;
         },
-        [&](Chunk&& chunk, int) { return analyze(rec_path, std::move(chunk), options.decode); },
+        [&](Chunk&& chunk, int) { return analyze(rec_path, std::move(chunk), options); },
         options.threads, 2 * options.threads + 2);
     uint64_t last_progress = 0;
     while (auto chunk = pipeline.next()) {
@@ -205,7 +244,17 @@ void print_report(std::ostream& out, const InspectReport& r, size_t limit) {
     if (r.unindexed_records)
       out << "  records without an index entry: " << r.unindexed_records << "\n";
   }
-  out << "  image records: " << r.image_records << "\n";
+  if (r.token_records > 0) {
+    out << "  token records: " << r.token_records << " (" << r.documents << " documents, "
+        << r.tokens << " tokens, ids 0.." << r.max_id << ")\n";
+    if (r.vocab_size > 0)
+      out << "  vocabulary " << r.vocab_path << ": " << r.vocab_size << " tokens\n";
+    else
+      out << "  vocabulary: none (" << (r.vocab_path.empty() ? "not looked for" : r.vocab_path)
+          << " is missing); ids only checked to be >= 0\n";
+  }
+  if (r.image_records > 0 || r.token_records == 0)
+    out << "  image records: " << r.image_records << "\n";
   if (!r.label_widths.empty()) {
     std::vector<std::string> widths;
     for (auto& [w, n] : r.label_widths) widths.push_back(str(w, " label(s): ", n));
@@ -269,7 +318,12 @@ void check_rec(std::ostream& out, const std::string& rec_path, const std::string
   options.idx_path = no_idx ? "" : idx;
   options.decode = decode;
   options.threads = threads > 0 ? threads : thread_budget();
-  const InspectReport report = inspect_rec(rec_path, options);
+  const std::string vocab = holds_token_records(rec_path) ? vocabulary_path_for(rec_path) : "";
+  std::error_code ec;
+  if (!vocab.empty() && std::filesystem::exists(vocab, ec))
+    options.vocab_size = read_vocabulary(vocab).size();
+  InspectReport report = inspect_rec(rec_path, options);
+  report.vocab_path = vocab;
   print_report(out, report, limit);
   if (!report.ok())
     throw InputError(str(rec_path, ": ", report.damaged.size(), " damaged region(s), ",

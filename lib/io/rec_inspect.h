@@ -1,7 +1,9 @@
 // What is in a .rec, and is it sound: record count, sizes, label histogram,
-// image formats and sizes, damaged regions and bad records with their byte
-// offsets, and whether a .idx matches the file. With `decode`, every image
-// is decoded (on several threads) to find those OpenCV cannot read.
+// image formats and sizes (or, for token records of mx-pack text, documents,
+// tokens and ids checked against the vocabulary), damaged regions and bad
+// records with their byte offsets, and whether a .idx matches the file. With
+// `decode`, every image is decoded (on several threads) to find those OpenCV
+// cannot read.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,8 @@ struct InspectOptions {
   std::string idx_path;  // "" for none
   bool decode = false;
   int threads = 1;
+  // Token records: ids must be below this (0: only checked to be >= 0).
+  uint64_t vocab_size = 0;
   std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress;
 };
 
@@ -37,6 +41,11 @@ struct InspectReport {
   std::map<std::pair<int, int>, uint64_t> sizes;  // (width, height) -> images
   std::map<int, uint64_t> channels;
   uint64_t decoded = 0;  // images decoded (with `decode`)
+  // Token records (mx-pack text).
+  std::string vocab_path;  // the vocabulary they were checked against, if any
+  uint64_t vocab_size = 0;
+  uint64_t token_records = 0, documents = 0, tokens = 0;
+  int32_t max_id = -1;
   // The .idx check.
   uint64_t index_entries = 0;
   std::vector<std::string> index_problems;
@@ -56,7 +65,8 @@ InspectReport inspect_rec(const std::string& rec_path, const InspectOptions& opt
 void print_report(std::ostream& out, const InspectReport& report, size_t limit = 20);
 
 // mx-pack inspect and verify: inspects REC with its index (`idx_path`, or
-// REC's name with .idx when that file exists; none with `no_idx`), prints
+// REC's name with .idx when that file exists; none with `no_idx`) and, when
+// it holds token records, its vocabulary (token_records.h), prints
 // the report and throws InputError counting the problems when it is not
 // sound. `threads` 0 means the thread budget.
 void check_rec(std::ostream& out, const std::string& rec_path, const std::string& idx_path,

@@ -10,14 +10,17 @@ namespace {
 struct TypeInfo {
   const char* short_name;
   const char* mxnet_name;
-  bool sharded_and_shuffled;  // has shuffle, num_parts, part_index
+  bool sharded;   // has num_parts, part_index
+  bool shuffled;  // has shuffle
 };
 
-// Short names for configs next to MXNet's class names.
-const TypeInfo kTypes[] = {{"mnist", "MNISTIter", true},
-                           {"record", "ImageRecordIter", true},
-                           {"csv", "CSVIter", true},
-                           {"synthetic", "SyntheticIter", false}};
+// Short names for configs next to MXNet's class names. Text keeps its order
+// (TextIter's random_offset is its own, off unless asked for).
+const TypeInfo kTypes[] = {{"mnist", "MNISTIter", true, true},
+                           {"record", "ImageRecordIter", true, true},
+                           {"csv", "CSVIter", true, true},
+                           {"synthetic", "SyntheticIter", false, false},
+                           {"text", "TextIter", true, false}};
 
 }  // namespace
 
@@ -58,9 +61,9 @@ ResolvedSection resolve_section(const Config& config, const std::string& section
     if (!values.count(key)) values[key] = value;
   };
   if (defaults.batch_size > 0) fill("batch_size", std::to_string(defaults.batch_size));
-  if (type->sharded_and_shuffled) {
+  if (type->sharded) {
     fill("seed", std::to_string(defaults.seed));
-    fill("shuffle", defaults.shuffle ? "True" : "False");
+    if (type->shuffled) fill("shuffle", defaults.shuffle ? "True" : "False");
     fill("num_parts", std::to_string(defaults.num_parts));
     fill("part_index", std::to_string(defaults.part_index));
   } else {

@@ -1,8 +1,9 @@
 // Data iterators from a config section (data.train, data.val): `type`
-// selects the iterator (mnist, record, csv, synthetic; MXNet's class names
-// MNISTIter, ImageRecordIter, CSVIter work too), the other keys are its
-// parameters with MXNet's names. batch_size, seed, num_parts and part_index
-// come from the trainer unless the section sets them. Generated data
+// selects the iterator (mnist, record, csv, synthetic, text; MXNet's class
+// names MNISTIter, ImageRecordIter, CSVIter and TextIter work too), the
+// other keys are its parameters with MXNet's names. batch_size, seed,
+// num_parts and part_index come from the trainer unless the section sets
+// them (shuffle too, for the iterators that have it). Generated data
 // (synthetic) has no shards: worker k uses seed + k.
 #pragma once
 

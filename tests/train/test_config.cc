@@ -2,10 +2,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "base/error.h"
+#include "io/pack_text.h"
+#include "io/text_iter.h"
 #include "temp_dir.h"
 #include "train/config.h"
+#include "train/data_config.h"
 
 using namespace mx;
 using namespace mx::train;
@@ -143,4 +147,31 @@ TEST_CASE("an include the file system cannot name is a config error") {
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("cannot open config '") != std::string::npos);
   }
+}
+
+TEST_CASE("a text data section: TextIter with the trainer's batch size, seed and shard") {
+  TempDir dir;
+  dir.write("t.txt", std::string(200, 'a') + "\n");
+  PackTextOptions pack;
+  pack.inputs = {dir.file("t.txt")};
+  pack.prefix = dir.file("t");
+  std::ostringstream summary;
+  pack_text(pack, summary);
+  const Config config = Config::from_string(
+      "data:\n  train: {type: text, path_rec: " + dir.file("t.rec") + ", seq_len: 10}\n", "c.yaml");
+  DataDefaults defaults;
+  defaults.batch_size = 4;
+  defaults.num_parts = 2;
+  defaults.part_index = 1;
+  defaults.shuffle = true;  // TextIter has no shuffle; it must not be passed on
+  check_data_section(config, "data.train", defaults);
+  const auto iter = make_data_iter(config, "data.train", defaults);
+  const auto* text = dynamic_cast<const TextIter*>(iter.get());
+  REQUIRE(text != nullptr);
+  // 202 tokens ('a' x 200, newline, <eos>); part 1 of 2 holds 101: 4 streams of 25.
+  CHECK(text->part_tokens() == 101);
+  CHECK(text->stream_tokens() == 25);
+  CHECK(iter->data_shape() == Shape{4, 10});
+  CHECK(iter->batches_per_epoch() == 2);
+  CHECK(text->vocab_path() == dir.file("t.vocab"));
 }
