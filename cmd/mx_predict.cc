@@ -4,7 +4,8 @@
 // network ends without one; --raw: its outputs as scores), accuracy when the inputs
 // carry labels, latency and throughput with --benchmark. The work is done by
 // lib/train (predictor, predict_inputs, predict_report); this file reads the
-// command line.
+// command line. With --generate it samples text from a language model
+// (train/text_generator.h).
 #include <array>
 #include <iostream>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "program.h"
 #include "train/device_setup.h"
 #include "train/predict_report.h"
+#include "train/text_generator.h"
 
 using namespace mx;
 
@@ -51,7 +53,9 @@ int main(int argc, char** argv) {
   app.add_option("--labels", inputs.labels, "IDX labels file for an IDX images file");
   app.add_option("--batch-size", inputs.batch_size, "examples per batch")
       ->check(CLI::PositiveNumber);
-  app.add_option("--top-k", inputs.top_k, "classes to show per input")->check(CLI::PositiveNumber);
+  app.add_option("--top-k", inputs.top_k,
+                 "classes to show per input (with --generate: sample among the K most likely)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--classes", classes_file, "class names, one per line (line k = class k)");
   app.add_option("--data-shape", preprocess.data_shape,
                  "one example's shape for images and .rec, e.g. 3,224,224");
@@ -68,6 +72,19 @@ int main(int argc, char** argv) {
   app.add_flag("--raw", raw,
                "report the network's outputs as scores, without the softmax applied to a "
                "network that ends without one");
+  train::GenerateOptions generate;
+  std::string vocab;
+  app.add_option("--generate", generate.tokens,
+                 "language models: sample N tokens after --prompt, streamed as drawn");
+  app.add_option("--prompt", generate.prompt, "with --generate: the text to continue");
+  app.add_option("--temperature", generate.temperature,
+                 "with --generate: below 1 more likely tokens, above 1 more varied")
+      ->capture_default_str();
+  app.add_option("--seed", generate.seed, "with --generate: the sampling seed")
+      ->capture_default_str();
+  app.add_option("--vocab", vocab,
+                 "with --generate: the .vocab file (default: the one beside the run's "
+                 "training text)");
   app.add_option("--benchmark", benchmark,
                  "latency at batch 1 and throughput at --batch-size over N runs")
       ->expected(0, 1)
@@ -82,6 +99,14 @@ int main(int argc, char** argv) {
     train::check_devices({ctx}, "--device");
     train::Predictor predictor(model, epoch >= 0 ? std::optional<int>(epoch) : std::nullopt, ctx,
                                train::parse_precision(precision, "--precision"));
+    if (app.count("--generate")) {
+      // --top-k means: sample among the K most likely tokens.
+      generate.top_k = app.count("--top-k") ? inputs.top_k : 0;
+      const auto words = train::generation_vocabulary(
+          predictor, vocab.empty() ? std::nullopt : std::optional<std::string>(vocab));
+      train::generate_text(predictor, words, generate, std::cout);
+      return;
+    }
     const train::Preprocess pre = train::resolve_preprocess(preprocess, predictor);
     if (benchmark > 0) {
       train::print_benchmark(std::cout, predictor, pre.example, inputs.batch_size, benchmark);

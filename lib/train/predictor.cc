@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 #include "ndarray/params_io.h"
 #include "op/dnnl/dnnl_switch.h"
+#include "train/carried_states.h"
 #if MX_HAVE_ONNX
 #include "onnx/import.h"
 #endif
@@ -21,13 +22,16 @@ bool is_onnx_file(const std::string& model) {
   return ext == ".onnx" && !fs::is_directory(model);
 }
 
-// The one argument that has no weights and is not a label.
+// The one argument that has no weights and is not a label or a carried
+// recurrent state.
 std::string find_data_input(const graph::Symbol& symbol,
                             const std::map<std::string, NDArray>& params,
                             const std::string& source) {
+  const std::vector<std::string> carried = CarriedStates(symbol).inputs();
   std::vector<std::string> inputs;
   for (const auto& a : symbol.list_arguments())
-    if (!params.count(a) && !(a.size() > 6 && a.compare(a.size() - 6, 6, "_label") == 0))
+    if (!params.count(a) && !(a.size() > 6 && a.compare(a.size() - 6, 6, "_label") == 0) &&
+        std::find(carried.begin(), carried.end(), a) == carried.end())
       inputs.push_back(a);
   if (inputs.size() != 1)
     throw InputError(str(source, ": expected one input without weights, found ", inputs.size(),

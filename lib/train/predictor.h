@@ -41,6 +41,10 @@ class Predictor {
   // The run's config.yaml next to the checkpoint, when there is one.
   std::optional<std::string> run_config() const;
   const std::string& data_name() const { return data_name_; }
+  // The model file's arrays by name (arg: and aux: prefixes removed), and
+  // the device they are on.
+  const std::map<std::string, NDArray>& params() const { return params_; }
+  Context context() const { return ctx_; }
   // One example's shape as the model file states it (ONNX models state their
   // input's shape; checkpoints do not): unknown rank when it does not.
   const Shape& stated_example_shape() const { return stated_example_; }

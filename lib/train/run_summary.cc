@@ -89,6 +89,8 @@ std::string predict_inputs_for(const Config& config) {
              config.get_string(section + ".label", "");
     if ((type == "record" || type == "imagerecorditer") && config.has(section + ".path_imgrec"))
       return config.get_string(section + ".path_imgrec", "");
+    // A language model: sampling text (train/text_generator.h).
+    if (type == "text" || type == "textiter") return "--generate 200 --prompt 'The '";
   }
   return "IMAGE...";
 }
