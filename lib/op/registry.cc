@@ -33,6 +33,11 @@ const OpRegistry& OpRegistry::get() {
     register_dropout_ops(r);
     register_leaky_relu_ops(r);
     register_embedding_ops(r);
+    register_shape_ops(r);
+    register_slice_ops(r);
+    register_repeat_ops(r);
+    register_init_ops(r);
+    register_ordering_ops(r);
     r.index_aliases();
     return made.release();
   }();

@@ -58,5 +58,10 @@ void register_lrn_ops(OpRegistry& r);
 void register_dropout_ops(OpRegistry& r);
 void register_leaky_relu_ops(OpRegistry& r);
 void register_embedding_ops(OpRegistry& r);
+void register_shape_ops(OpRegistry& r);
+void register_slice_ops(OpRegistry& r);
+void register_repeat_ops(OpRegistry& r);
+void register_init_ops(OpRegistry& r);
+void register_ordering_ops(OpRegistry& r);
 
 }  // namespace mx::op
