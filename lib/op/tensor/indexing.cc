@@ -92,6 +92,16 @@ void infer_indexing_type(DTypeVector& in, DTypeVector& out) {
   if (!in[1]) in[1] = in[0];
 }
 
+// dst[0, n) (req) src[0, n), within one thread.
+template <typename T>
+void copy_row(T* dst, const T* src, int64_t n, OpReq req) {
+  if (req == OpReq::kAdd) {
+    for (int64_t j = 0; j < n; ++j) store(dst + j, req, src[j]);
+  } else if (req != OpReq::kNull) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+  }
+}
+
 // Writes the zero gradient of an index input (nothing to add for kAdd).
 void zero_index_grad(const TensorRef& grad, OpReq req) {
   if (req == OpReq::kWrite || req == OpReq::kInplace)
@@ -164,8 +174,8 @@ void take_forward_cpu(const TakeParam& p, const ForwardCall& c) {
                      for (int64_t r = r0; r < r1; ++r) {
                        const int64_t o = r / l.count, k = r % l.count;
                        const int64_t row = kernels::take_position(idx[k], l.size, p.mode);
-                       copy_blocks(y + r * l.inner, 0, x + (o * l.size + row) * l.inner, 0, 1,
-                                   l.inner, c.req[0]);
+                       copy_row(y + r * l.inner, x + (o * l.size + row) * l.inner, l.inner,
+                                c.req[0]);
                      }
                    });
     });
@@ -258,11 +268,11 @@ void gather_nd_forward_cpu(const NoParams&, const ForwardCall& c) {
       using T = typename decltype(tag)::type;
       const T* x = data.ptr<T>();
       T* y = c.outputs[0].ptr<T>();
-      parallel_for(
-          l.count, std::max<int64_t>(1, kParallelGrain / l.inner), [&](int64_t z0, int64_t z1) {
-            for (int64_t z = z0; z < z1; ++z)
-              copy_blocks(y + z * l.inner, 0, x + l.offset(idx, z), 0, 1, l.inner, c.req[0]);
-          });
+      parallel_for(l.count, std::max<int64_t>(1, kParallelGrain / l.inner),
+                   [&](int64_t z0, int64_t z1) {
+                     for (int64_t z = z0; z < z1; ++z)
+                       copy_row(y + z * l.inner, x + l.offset(idx, z), l.inner, c.req[0]);
+                   });
     });
   });
 }
@@ -367,9 +377,7 @@ void where_backward_cpu(const NoParams&, const BackwardCall& c) {
   });
 }
 
-}  // namespace
-
-void register_indexing_ops(OpRegistry& r) {
+void add_one_hot(OpRegistry& r) {
   auto one_hot =
       r.add<OneHotParam>("one_hot")
           .describe("One-hot vectors of length depth for the given indices.")
@@ -412,6 +420,9 @@ void register_indexing_ops(OpRegistry& r) {
 #else
   (void)one_hot;
 #endif
+}
+
+void add_take_gather_where(OpRegistry& r) {
   auto take = r.add<TakeParam>("take")
                   .describe(
                       "Elements along an axis at the given indices: the output's shape is the "
@@ -495,6 +506,13 @@ void register_indexing_ops(OpRegistry& r) {
 #else
   (void)take, (void)gather_nd, (void)where;
 #endif
+}
+
+}  // namespace
+
+void register_indexing_ops(OpRegistry& r) {
+  add_one_hot(r);
+  add_take_gather_where(r);
 }
 
 }  // namespace mx::op
