@@ -128,7 +128,8 @@ void invoke_forward(const OpInstance& op, const std::vector<NDArray>& inputs,
   check_count(op, "inputs", inputs.size(), op.input_names().size());
   check_count(op, "outputs", outputs.size(), op.output_names().size());
   check_count(op, "output requests", req.size(), outputs.size());
-  const Context ctx = context_of(op, inputs);
+  // An operator without inputs (_zeros, _arange) runs where its outputs are.
+  const Context ctx = context_of(op, inputs.empty() ? outputs : inputs);
   const DeviceKind device = device_of(op, ctx);
   ResourceUse use = resources_for(op.def(), ctx);
   std::vector<Var*> reads = vars_of(inputs);

@@ -26,6 +26,16 @@ void map_index(T* out, int64_t n, OpReq req, F f) {
   });
 }
 
+// f(i) for i in [0, n) over the thread budget: the CPU run of a per-element
+// functor of a *_kernels.h header (the code the GPU launches).
+template <typename F>
+void parallel_elements(int64_t n, const F& f) {
+  parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+    const F k = f;  // a local copy: its fields become loop invariants
+    for (int64_t i = begin; i < end; ++i) k(i);
+  });
+}
+
 // Elements per call of a map_blocks function: small enough for a buffer on
 // the stack.
 inline constexpr int64_t kMapBlock = 1024;

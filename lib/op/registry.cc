@@ -37,6 +37,11 @@ const OpRegistry& OpRegistry::get() {
     register_layer_norm_ops(r);
     register_attention_ops(r);
     register_sequence_ops(r);
+    register_shape_ops(r);
+    register_slice_ops(r);
+    register_repeat_ops(r);
+    register_init_ops(r);
+    register_ordering_ops(r);
     r.index_aliases();
     return made.release();
   }();

@@ -62,5 +62,10 @@ void register_rnn_ops(OpRegistry& r);
 void register_layer_norm_ops(OpRegistry& r);
 void register_attention_ops(OpRegistry& r);
 void register_sequence_ops(OpRegistry& r);
+void register_shape_ops(OpRegistry& r);
+void register_slice_ops(OpRegistry& r);
+void register_repeat_ops(OpRegistry& r);
+void register_init_ops(OpRegistry& r);
+void register_ordering_ops(OpRegistry& r);
 
 }  // namespace mx::op

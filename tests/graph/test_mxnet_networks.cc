@@ -31,7 +31,7 @@ void check_close(const NDArray& got, const NDArray& want, const std::string& wha
 }  // namespace
 
 TEST_CASE("networks exported by MXNet 1.9.1 give MXNet's outputs, gradients and statistics") {
-  for (const char* name : {"mlp", "lenet", "resblock", "inception", "multi_output"}) {
+  for (const char* name : {"mlp", "lenet", "resblock", "inception", "multi_output", "seq_tensor"}) {
     CAPTURE(name);
     Symbol sym = Symbol::load(kDir + name + "-symbol.json");
     NamedArrays run = load_params(kDir + std::string(name) + "-run.params");

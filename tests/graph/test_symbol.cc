@@ -111,7 +111,7 @@ TEST_CASE("attributes: shapes from __shape__, attr get/set") {
 
 TEST_CASE(
     "symbols written by MXNet 1.9.1 load, list and infer like MXNet, and save byte for byte") {
-  for (const char* name : {"mlp", "lenet", "resblock", "inception", "multi_output"}) {
+  for (const char* name : {"mlp", "lenet", "resblock", "inception", "multi_output", "seq_tensor"}) {
     CAPTURE(name);
     const std::string path = kDir + name + "-symbol.json";
     Symbol sym = Symbol::load(path);
@@ -174,4 +174,26 @@ TEST_CASE("malformed symbol files give one clear message") {
       "net.json: node 0 ('x'): attribute 'a' must be a string");
   CHECK_THROWS_WITH_AS(Symbol::load("no-such-symbol.json"),
                        "cannot open 'no-such-symbol.json': no such file", InputError);
+}
+
+TEST_CASE("a Gluon RNN begin state (_zeros with a 0 dimension) takes its batch from the graph") {
+  // As MXNet 1.9.1's gluon.rnn.LSTM exports it: shape (layers, 0, hidden), a
+  // hidden __layout__ attribute; the 0 is filled by the operator that reads
+  // the state (the RNN in an exported LSTM, elemwise_add here).
+  const std::string json = R"json({"nodes": [
+    {"op": "null", "name": "data", "inputs": []},
+    {"op": "_zeros", "name": "h0",
+     "attrs": {"__layout__": "LNC", "dtype": "float32", "shape": "(2, 0, 5)"}, "inputs": []},
+    {"op": "elemwise_add", "name": "add", "inputs": [[0, 0, 0], [1, 0, 0]]}],
+    "arg_nodes": [0], "heads": [[2, 0, 0]], "attrs": {"mxnet_version": ["int", 10901]}})json";
+  Symbol sym = Symbol::from_json(json, "lstm-symbol.json");
+  auto shapes = sym.infer_shape({{"data", Shape{2, 7, 5}}});
+  CHECK(shapes.complete);
+  CHECK(shapes.outputs[0] == Shape{2, 7, 5});
+  auto h0 = sym.get_internals().infer_shape({{"data", Shape{2, 7, 5}}});
+  CHECK(h0.outputs[1] == Shape{2, 7, 5});
+  CHECK(!Symbol::from_json(json).get_internals()[1].infer_shape({}).complete);
+  CHECK_THROWS_WITH_AS(
+      sym.infer_shape({{"data", Shape{3, 7, 5}}}),
+      "node 'add' (elemwise_add): input 1: shape (3, 7, 5) conflicts with (2, -1, 5)", InputError);
 }

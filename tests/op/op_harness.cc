@@ -86,9 +86,11 @@ std::vector<NDArray> on(const std::vector<NDArray>& arrays, Context ctx) {
   return out;
 }
 
-// Forward with every output poisoned and req=write, on the device of the inputs.
+// Forward with every output poisoned and req=write, on `ctx` (where the
+// inputs are; operators without inputs, such as _zeros, run there too).
 std::vector<NDArray> forward_poisoned(const op::OpInstance& op, const std::vector<NDArray>& inputs,
-                                      const std::vector<NDArray>& aux, bool is_train) {
+                                      const std::vector<NDArray>& aux, bool is_train,
+                                      Context ctx = Context::cpu()) {
   op::ShapeVector in_shapes, aux_shapes, out_shapes(op.output_names().size());
   op::DTypeVector in_types, aux_types, out_types(out_shapes.size());
   for (const auto& a : inputs) {
@@ -105,8 +107,8 @@ std::vector<NDArray> forward_poisoned(const op::OpInstance& op, const std::vecto
   for (size_t i = 0; i < out_shapes.size(); ++i) {
     REQUIRE(out_shapes[i].is_known());
     REQUIRE(out_types[i].has_value());
-    outputs.push_back(on(poisoned(out_shapes[i], *out_types[i]),
-                         inputs.empty() ? Context::cpu() : inputs[0].ctx()));
+    outputs.push_back(
+        on(poisoned(out_shapes[i], *out_types[i]), inputs.empty() ? ctx : inputs[0].ctx()));
   }
   op::invoke_forward(op, inputs, aux, outputs,
                      std::vector<op::OpReq>(outputs.size(), op::OpReq::kWrite), is_train);
@@ -451,7 +453,7 @@ void check_reference_once(const ReferenceCase& c, Context ctx, double rtol, doub
   std::vector<NDArray> aux;
   for (const auto& a : c.aux) aux.push_back(a.copy_to(ctx));
   op::ResourceManager::get().seed(0);
-  std::vector<NDArray> outputs = forward_poisoned(op, inputs, aux, c.is_train);
+  std::vector<NDArray> outputs = forward_poisoned(op, inputs, aux, c.is_train, ctx);
   const size_t visible = static_cast<size_t>(op.num_visible_outputs());
   REQUIRE(c.outputs.size() <= outputs.size());
   for (size_t k = 0; k < std::min(visible, c.outputs.size()); ++k) {
@@ -599,7 +601,7 @@ void check_device(const std::string& name, const op::AttrMap& attrs,
     Result r;
     r.aux = fresh_aux(ctx);
     op::ResourceManager::get().seed(o.seed);
-    r.outputs = forward_poisoned(op, on(inputs, ctx), r.aux, o.is_train);
+    r.outputs = forward_poisoned(op, on(inputs, ctx), r.aux, o.is_train, ctx);
     Engine::get().wait_all();
     if (out_grads.empty())
       for (int k = 0; k < op.num_visible_outputs(); ++k) {

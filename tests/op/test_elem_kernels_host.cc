@@ -136,7 +136,7 @@ TEST_CASE_TEMPLATE("unary functors match the CPU operators", T, float, double) {
       {"log", Unary::kLog, 0.1, 5},          {"sqrt", Unary::kSqrt, 0.1, 5},
       {"square", Unary::kSquare, -3, 3},     {"abs", Unary::kAbs, -3, 3},
       {"negative", Unary::kNegative, -3, 3}, {"reciprocal", Unary::kReciprocal, 0.2, 4},
-      {"_copy", Unary::kIdentity, -3, 3}};
+      {"_copy", Unary::kIdentity, -3, 3},    {"erf", Unary::kErf, -3, 3}};
   const Shape shape{7, 129};  // more than one vmath block
   const int64_t n = shape.size();
   for (const Case& c : cases) {

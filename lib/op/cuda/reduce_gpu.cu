@@ -69,6 +69,12 @@ void reduce_gpu(const char* op, ReduceOp kind, double scale, const ReduceIndex& 
     case ReduceOp::kMin:
       reduce_with(op, ExtremumReducer<T, false>{}, index, in, out, req, stream);
       return;
+    case ReduceOp::kNorm1:
+      reduce_with(op, NormReducer<T, 1>{}, index, in, out, req, stream);
+      return;
+    case ReduceOp::kNorm2:
+      reduce_with(op, NormReducer<T, 2>{}, index, in, out, req, stream);
+      return;
   }
 }
 
@@ -87,6 +93,13 @@ void extremum_grad_gpu(const char* op, const BroadcastIndex<1>& index, const T* 
 }
 
 template <typename T>
+void norm_grad_gpu(const char* op, const BroadcastIndex<1>& index, int ord, const T* g, const T* x,
+                   const T* y, T* dx, int64_t n, OpReq req, void* stream) {
+  if (req == OpReq::kNull) return;
+  launch_elements(n, stream_of(stream), op, NormGradKernel<T>{index, ord, g, x, y, dx, req});
+}
+
+template <typename T>
 void argmax_gpu(const char* op, const T* in, T* out, int64_t outer, int64_t size, int64_t inner,
                 OpReq req, void* stream) {
   if (req == OpReq::kNull || size == 0) return;
@@ -96,13 +109,15 @@ void argmax_gpu(const char* op, const T* in, T* out, int64_t outer, int64_t size
       ArgmaxKernel<D>{reinterpret_cast<const D*>(in), reinterpret_cast<D*>(out), req, size, inner});
 }
 
-#define MX_REDUCE_GPU_INSTANTIATE(T)                                                            \
-  template void reduce_gpu<T>(const char*, ReduceOp, double, const ReduceIndex&, const T*, T*,  \
-                              OpReq, void*);                                                    \
-  template void spread_grad_gpu<T>(const char*, const BroadcastIndex<1>&, T, const T*, T*,      \
-                                   int64_t, OpReq, void*);                                      \
-  template void extremum_grad_gpu<T>(const char*, const BroadcastIndex<1>&, const T*, const T*, \
-                                     const T*, T*, int64_t, OpReq, void*);
+#define MX_REDUCE_GPU_INSTANTIATE(T)                                                             \
+  template void reduce_gpu<T>(const char*, ReduceOp, double, const ReduceIndex&, const T*, T*,   \
+                              OpReq, void*);                                                     \
+  template void spread_grad_gpu<T>(const char*, const BroadcastIndex<1>&, T, const T*, T*,       \
+                                   int64_t, OpReq, void*);                                       \
+  template void extremum_grad_gpu<T>(const char*, const BroadcastIndex<1>&, const T*, const T*,  \
+                                     const T*, T*, int64_t, OpReq, void*);                       \
+  template void norm_grad_gpu<T>(const char*, const BroadcastIndex<1>&, int, const T*, const T*, \
+                                 const T*, T*, int64_t, OpReq, void*);
 
 MX_REDUCE_GPU_INSTANTIATE(float)
 MX_REDUCE_GPU_INSTANTIATE(double)

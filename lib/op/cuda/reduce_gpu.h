@@ -10,7 +10,7 @@
 
 namespace mx::op::cuda {
 
-enum class ReduceOp { kSum, kMax, kMin };
+enum class ReduceOp { kSum, kMax, kMin, kNorm1, kNorm2 };
 
 // out (req) the reduction of `in` described by index; a sum is multiplied by
 // scale (mean: 1 / count; a negated gradient: -1).
@@ -25,6 +25,10 @@ void spread_grad_gpu(const char* op, const BroadcastIndex<1>& index, T scale, co
 template <typename T>
 void extremum_grad_gpu(const char* op, const BroadcastIndex<1>& index, const T* g, const T* x,
                        const T* y, T* dx, int64_t n, OpReq req, void* stream);
+// The gradient of norm of order `ord` (NormGradKernel).
+template <typename T>
+void norm_grad_gpu(const char* op, const BroadcastIndex<1>& index, int ord, const T* g, const T* x,
+                   const T* y, T* dx, int64_t n, OpReq req, void* stream);
 // argmax over the middle axis of `in` seen as (outer, size, inner), size > 0.
 template <typename T>
 void argmax_gpu(const char* op, const T* in, T* out, int64_t outer, int64_t size, int64_t inner,

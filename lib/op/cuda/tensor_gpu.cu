@@ -3,6 +3,8 @@
 #include "op/cuda/device_value.cuh"
 #include "op/cuda/launch.cuh"
 #include "op/cuda/tensor_gpu.h"
+#include "op/tensor/init_kernels.h"
+#include "op/tensor/shape_kernels.h"
 #include "op/tensor/tensor_kernels.h"
 
 namespace mx::op::cuda {
@@ -59,6 +61,28 @@ void transpose_gpu(const RunContext& rctx, const char* where, const TensorRef& i
   });
 }
 
+void strided_gather_gpu(const RunContext& rctx, const char* where, DType dtype, void* out,
+                        const void* in, const kernels::StridedIndex& index, int64_t n, OpReq req) {
+  if (req == OpReq::kNull || n == 0) return;
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = DeviceType<typename decltype(tag)::type>;
+    launch_elements(
+        n, stream_of(rctx.stream), where,
+        kernels::StridedGather<T>{static_cast<T*>(out), static_cast<const T*>(in), index, req});
+  });
+}
+
+void strided_scatter_gpu(const RunContext& rctx, const char* where, DType dtype, void* out,
+                         const void* in, const kernels::StridedIndex& index, int64_t n, OpReq req) {
+  if (req == OpReq::kNull || n == 0) return;
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = DeviceType<typename decltype(tag)::type>;
+    launch_elements(
+        n, stream_of(rctx.stream), where,
+        kernels::StridedScatter<T>{static_cast<T*>(out), static_cast<const T*>(in), index, req});
+  });
+}
+
 namespace {
 
 // on_value/off_value in the output type, as the CPU operator converts them
@@ -86,6 +110,31 @@ void one_hot_gpu(const RunContext& rctx, const char* where, const TensorRef& ind
           kernels::OneHot<T, DeviceType<IC>>{device_ptr<C>(out), device_ptr<IC>(indices), depth,
                                              value_as<C>(on_value), value_as<C>(off_value), req});
     });
+  });
+}
+
+void fill_gpu(const RunContext& rctx, const char* where, const TensorRef& out, double value,
+              OpReq req) {
+  if (req == OpReq::kNull || out.size() == 0) return;
+  if (value == 0 && req != OpReq::kAdd) {
+    zero_gpu(rctx, where, out);
+    return;
+  }
+  dispatch_dtype(out.dtype, [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    launch_elements(out.size(), stream_of(rctx.stream), where,
+                    kernels::FillValue<DeviceType<C>>{device_ptr<C>(out), value, req});
+  });
+}
+
+void arange_gpu(const RunContext& rctx, const char* where, const TensorRef& out, double start,
+                double step, int64_t repeat, OpReq req) {
+  if (req == OpReq::kNull || out.size() == 0) return;
+  dispatch_dtype(out.dtype, [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    launch_elements(
+        out.size(), stream_of(rctx.stream), where,
+        kernels::ArangeFill<DeviceType<C>>{device_ptr<C>(out), start, step, repeat, req});
   });
 }
 

@@ -182,6 +182,7 @@ vmath::UnaryFn vector_kernel(Unary kind) {
     case Unary::kTanh: return vmath::active().tanh;
     case Unary::kExp: return vmath::active().exp;
     case Unary::kLog: return vmath::active().log;
+    case Unary::kErf: return vmath::active().erf;
     default: return nullptr;
   }
 }
@@ -480,6 +481,8 @@ void register_elemwise_ops(OpRegistry& r) {
   register_unary(r, "negative", Unary::kNegative, "-x");
   register_unary(r, "reciprocal", Unary::kReciprocal, "1 / x");
   register_unary(r, "_copy", Unary::kIdentity, "Copies the input.", {"identity"});
+  register_unary(r, "erf", Unary::kErf,
+                 "The Gauss error function; its gradient is 2 / sqrt(pi) * exp(-x^2).");
 
   register_misc(r);
 }

@@ -41,7 +41,8 @@ enum class Unary {
   kAbs,
   kNegative,
   kReciprocal,
-  kIdentity
+  kIdentity,
+  kErf
 };
 
 // ---- the math -------------------------------------------------------------
@@ -121,6 +122,7 @@ MX_HOST_DEVICE inline T unary_forward(Unary kind, T x) {
     case Unary::kNegative: return -x;
     case Unary::kReciprocal: return T(1) / x;
     case Unary::kIdentity: return x;
+    case Unary::kErf: return std::erf(x);
   }
   return x;
 }
@@ -139,6 +141,8 @@ MX_HOST_DEVICE inline T unary_derivative(Unary kind, T x, T y) {
     case Unary::kNegative: return T(-1);
     case Unary::kReciprocal: return -y * y;
     case Unary::kIdentity: return T(1);
+    // 2 / sqrt(pi) * exp(-x^2)
+    case Unary::kErf: return T(1.1283791670955126) * std::exp(-x * x);
   }
   return T(0);
 }

@@ -1,7 +1,7 @@
 // Reductions over axes: sum, mean, max, min (MXNet's axis/keepdims/exclude
-// rules) and argmax. The gradient of sum and mean spreads the output's
-// gradient over the reduced elements; that of max and min goes to every
-// element equal to the result, as in MXNet.
+// rules), norm (order 1 or 2) and argmax. The gradient of sum and mean
+// spreads the output's gradient over the reduced elements; that of max and
+// min goes to every element equal to the result, as in MXNet.
 #include <algorithm>
 #include <cmath>
 
@@ -200,6 +200,136 @@ void add_reduction(OpRegistry& r, const char* name, Reduction kind, const char* 
 #endif
 }
 
+// ---- norm ----------------------------------------------------------------
+
+struct NormParam : Params<NormParam> {
+  int ord = 2;
+  std::optional<IntTuple> axis;
+  std::optional<DType> out_dtype;
+  bool keepdims = false;
+  static void declare(ParamDecl<NormParam>& d) {
+    d.field("ord", &NormParam::ord)
+        .set_default(2)
+        .describe("The order: 1 (sum of |x|) or 2 (square root of the sum of squares).");
+    d.field("axis", &NormParam::axis)
+        .set_default(std::nullopt)
+        .describe("The axes to reduce (may be negative); None or () reduces all of them.");
+    d.field("out_dtype", &NormParam::out_dtype)
+        .set_default(std::nullopt)
+        .describe(
+            "The output's type; only None or the input's type (MXNet 1.9.1 fails at run time "
+            "for the others).");
+    d.field("keepdims", &NormParam::keepdims)
+        .set_default(false)
+        .describe("Keep the reduced axes, with size 1.");
+  }
+  static NormParam from_strings(const AttrMap& attrs, const std::string& owner) {
+    NormParam p = Params::from_strings(attrs, owner);
+    if (p.ord != 1 && p.ord != 2)
+      throw InputError(str(owner, ": ord ", p.ord, " is not supported; norm takes ord=1 or 2"));
+    return p;
+  }
+  // The same reduction as the other reductions describe it.
+  ReduceParam reduction() const {
+    ReduceParam r;
+    r.axis = axis;
+    r.keepdims = keepdims;
+    return r;
+  }
+};
+
+void infer_norm_type(const NormParam& p, DTypeVector& in, DTypeVector&, DTypeVector& out) {
+  if (p.out_dtype) {
+    assign_type(out[0], *p.out_dtype, "output");
+    if (in[0] && *in[0] != *p.out_dtype)
+      throw InputError(str("out_dtype ", dtype_name(*p.out_dtype), " differs from the input's ",
+                           dtype_name(*in[0]), "; norm gives the input's type"));
+  }
+  assign_type(out[0], in[0], "output");
+  assign_type(in[0], out[0], "input 'data'");
+}
+
+template <typename T>
+void norm_forward(const NormParam& p, const ForwardCall& c) {
+  const TensorRef& x = c.inputs[0];
+  const Shape small = kept_shape(x.shape, reduced_axes(p.reduction(), x.shape));
+  T* out = c.outputs[0].ptr<T>();
+  if (p.ord == 1)
+    reduce_to(x.ptr<T>(), x.shape, out, small, c.req[0], NormReducer<T, 1>{});
+  else
+    reduce_to(x.ptr<T>(), x.shape, out, small, c.req[0], NormReducer<T, 2>{});
+}
+
+template <typename T>
+void norm_backward(const NormParam& p, const BackwardCall& c) {
+  const OpReq req = c.req[0];
+  if (req == OpReq::kNull) return;
+  const TensorRef& grad = c.in_grads[0];
+  const Shape small = kept_shape(grad.shape, reduced_axes(p.reduction(), grad.shape));
+  const T* g = c.out_grads[0].ptr<T>();
+  const T* x = c.inputs[0].ptr<T>();
+  const T* y = c.outputs[0].ptr<T>();
+  T* dx = grad.ptr<T>();
+  BroadcastLayout<1> layout(grad.shape, {small});
+  layout.parallel_runs([&](int64_t o, const auto& off, int64_t len, const auto& st) {
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t s = off[0] + j * st[0];
+      store(dx + o + j, req, g[s] * norm_derivative(p.ord, x[o + j], y[s]));
+    }
+  });
+}
+
+#if MX_USE_CUDA
+template <typename T>
+void norm_forward_gpu(const NormParam& p, const ForwardCall& c) {
+  const TensorRef& x = c.inputs[0];
+  const Shape small = kept_shape(x.shape, reduced_axes(p.reduction(), x.shape));
+  cuda::reduce_gpu<T>("norm", p.ord == 1 ? cuda::ReduceOp::kNorm1 : cuda::ReduceOp::kNorm2, 1.0,
+                      make_reduce_index(x.shape, small), x.ptr<T>(), c.outputs[0].ptr<T>(),
+                      c.req[0], c.rctx.stream);
+}
+
+template <typename T>
+void norm_backward_gpu(const NormParam& p, const BackwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const TensorRef& grad = c.in_grads[0];
+  const Shape small = kept_shape(grad.shape, reduced_axes(p.reduction(), grad.shape));
+  cuda::norm_grad_gpu<T>("norm", BroadcastLayout<1>(grad.shape, {small}), p.ord,
+                         c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
+                         grad.ptr<T>(), grad.size(), c.req[0], c.rctx.stream);
+}
+#endif
+
+void add_norm(OpRegistry& r) {
+  auto b = r.add<NormParam>("norm");
+  b.describe(
+       "The norm of order 1 or 2 over the given axes. Its gradient is sign(x) (order 1) or "
+       "x / norm (order 2), 0 where the norm is 0 (MXNet 1.9.1 gives NaN there).")
+      .inputs({"data"})
+      .infer_shape([](const NormParam& p, ShapeVector& in, ShapeVector& aux, ShapeVector& out) {
+        infer_reduce(p.reduction(), in, aux, out);
+      })
+      .infer_type(infer_norm_type)
+      .backward_uses(true, true)
+      .forward_cpu([](const NormParam& p, const ForwardCall& c) {
+        dispatch_real(c.inputs[0].dtype, "norm",
+                      [&](auto tag) { norm_forward<typename decltype(tag)::type>(p, c); });
+      })
+      .backward_cpu([](const NormParam& p, const BackwardCall& c) {
+        dispatch_real(c.in_grads[0].dtype, "norm",
+                      [&](auto tag) { norm_backward<typename decltype(tag)::type>(p, c); });
+      });
+#if MX_USE_CUDA
+  b.forward(DeviceKind::kGPU, [](const NormParam& p, const ForwardCall& c) {
+     dispatch_real(c.inputs[0].dtype, "norm",
+                   [&](auto tag) { norm_forward_gpu<typename decltype(tag)::type>(p, c); });
+   }).backward(DeviceKind::kGPU, [](const NormParam& p, const BackwardCall& c) {
+    dispatch_real(c.in_grads[0].dtype, "norm",
+                  [&](auto tag) { norm_backward_gpu<typename decltype(tag)::type>(p, c); });
+  });
+#endif
+}
+
 // ---- argmax ----------------------------------------------------------------
 
 struct ArgmaxParam : Params<ArgmaxParam> {
@@ -293,6 +423,7 @@ void register_reduce_ops(OpRegistry& r) {
   add_reduction(r, "mean", Reduction::kMean, "Averages over the given axes.", nullptr);
   add_reduction(r, "max", Reduction::kMax, "The maximum over the given axes.", "max_axis");
   add_reduction(r, "min", Reduction::kMin, "The minimum over the given axes.", "min_axis");
+  add_norm(r);
 
   // MXNet defines no gradient for argmax.
   auto argmax = r.add<ArgmaxParam>("argmax");

@@ -12,6 +12,7 @@
 // thread) so the CPU tests run the same decomposition.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -49,6 +50,20 @@ struct ExtremumReducer {
   }
   MX_HOST_DEVICE void merge(Acc& acc, Acc other) const { add(acc, other); }
   MX_HOST_DEVICE T finish(Acc acc) const { return acc; }
+};
+
+// The norm of order 1 (sum of |x|) or 2 (sqrt of the sum of x^2),
+// accumulated as SumReducer does.
+template <typename T, int Ord>
+struct NormReducer {
+  using Acc = std::conditional_t<std::is_same_v<T, float>, double, T>;
+  MX_HOST_DEVICE Acc init() const { return Acc(0); }
+  MX_HOST_DEVICE void add(Acc& acc, T v) const {
+    const Acc a = static_cast<Acc>(v);
+    acc += Ord == 1 ? (a < Acc(0) ? -a : a) : a * a;
+  }
+  MX_HOST_DEVICE void merge(Acc& acc, Acc other) const { acc += other; }
+  MX_HOST_DEVICE T finish(Acc acc) const { return static_cast<T>(Ord == 1 ? acc : std::sqrt(acc)); }
 };
 
 // A reduction of an input to out_size outputs of `count` elements each. The
@@ -176,6 +191,30 @@ struct ExtremumGradKernel {
     int64_t s[1];
     index.offsets(o, s);
     assign(dx + o, req, x[o] == y[s[0]] ? g[s[0]] : T(0));
+  }
+};
+
+// The gradient of norm: g * sign(x) (order 1) or g * x / y (order 2; 0
+// where the norm y is 0, a subgradient, where MXNet gives NaN).
+template <typename T>
+MX_HOST_DEVICE inline T norm_derivative(int ord, T x, T y) {
+  if (ord == 1) return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+  return y == T(0) ? T(0) : x / y;
+}
+
+template <typename T>
+struct NormGradKernel {
+  BroadcastIndex<1> index;
+  int ord;
+  const T* g;
+  const T* x;
+  const T* y;
+  T* dx;
+  OpReq req;
+  MX_HOST_DEVICE void operator()(int64_t o) const {
+    int64_t s[1];
+    index.offsets(o, s);
+    assign(dx + o, req, g[s[0]] * norm_derivative(ord, x[o], y[s[0]]));
   }
 };
 
