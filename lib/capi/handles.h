@@ -13,7 +13,10 @@
 #include "autograd/tape.h"
 #include "base/error.h"
 #include "base/strings.h"
+#include "executor/executor.h"
 #include "graph/symbol.h"
+#include "io/data_iter.h"
+#include "kvstore/coordinator.h"
 
 namespace mx::capi {
 
@@ -68,6 +71,32 @@ struct ApiSymbol : ApiHandle {
                            ") not yet applied to inputs: ", "call MXSymbolCompose first"));
     return symbol;
   }
+};
+
+// An ExecutorHandle.
+struct ApiExecutor : ApiHandle {
+  static constexpr HandleKind kKind = HandleKind::kExecutor;
+  explicit ApiExecutor(std::unique_ptr<Executor> e) : ApiHandle(kKind), exe(std::move(e)) {}
+  std::unique_ptr<Executor> exe;
+};
+
+// A KVStoreHandle: the job this process belongs to (one process for local
+// and device, the workers and servers of an mpirun for dist), which owns
+// the store.
+struct ApiKVStore : ApiHandle {
+  static constexpr HandleKind kKind = HandleKind::kKVStore;
+  ApiKVStore(std::string t, std::unique_ptr<kvstore::Coordinator> j)
+      : ApiHandle(kKind), type(std::move(t)), job(std::move(j)) {}
+  std::string type;
+  std::unique_ptr<kvstore::Coordinator> job;
+};
+
+// A DataIterHandle and its current batch.
+struct ApiDataIter : ApiHandle {
+  static constexpr HandleKind kKind = HandleKind::kDataIter;
+  explicit ApiDataIter(std::unique_ptr<DataIter> i) : ApiHandle(kKind), iter(std::move(i)) {}
+  std::unique_ptr<DataIter> iter;
+  std::optional<DataBatch> batch;
 };
 
 template <typename T>

@@ -12,6 +12,34 @@ std::vector<std::string> data_iter_types() {
   return {"ImageRecordIter", "MNISTIter", "CSVIter", "SyntheticIter"};
 }
 
+namespace {
+
+[[noreturn]] void unknown_type(const std::string& owner, const std::string& type) {
+  throw InputError(owner + ": unknown data iterator '" + type + "'" +
+                   did_you_mean(type, data_iter_types()) +
+                   "; iterators are: " + join(data_iter_types(), ", "));
+}
+
+}  // namespace
+
+DataIterDescription describe_data_iter(const std::string& type) {
+  if (type == "ImageRecordIter")
+    return {"Batches of images decoded and augmented from a RecordIO file (.rec with its .idx).",
+            ImageRecordIterParam::field_infos()};
+  if (type == "MNISTIter")
+    return {
+        "Batches of images and labels from a pair of IDX files (plain or gzip), scaled by "
+        "1/256.",
+        MNISTIterParam::field_infos()};
+  if (type == "CSVIter")
+    return {"Batches of examples and labels from CSV files, one example per line.",
+            CSVIterParam::field_infos()};
+  if (type == "SyntheticIter")
+    return {"Fixed random batches of a given shape, for benchmarks.",
+            SyntheticIterParam::field_infos()};
+  unknown_type("data iterator", type);
+}
+
 std::unique_ptr<DataIter> create_data_iter(const std::string& type,
                                            const std::map<std::string, std::string>& params,
                                            const std::string& owner) {
@@ -23,9 +51,7 @@ std::unique_ptr<DataIter> create_data_iter(const std::string& type,
   if (type == "CSVIter") return std::make_unique<CSVIter>(CSVIterParam::from_strings(params, who));
   if (type == "SyntheticIter")
     return std::make_unique<SyntheticIter>(SyntheticIterParam::from_strings(params, who));
-  throw InputError(owner + ": unknown data iterator '" + type + "'" +
-                   did_you_mean(type, data_iter_types()) +
-                   "; iterators are: " + join(data_iter_types(), ", "));
+  unknown_type(owner, type);
 }
 
 void check_data_iter_params(const std::string& type,
@@ -41,9 +67,7 @@ void check_data_iter_params(const std::string& type,
   else if (type == "SyntheticIter")
     SyntheticIterParam::from_strings(params, who);
   else
-    throw InputError(owner + ": unknown data iterator '" + type + "'" +
-                     did_you_mean(type, data_iter_types()) +
-                     "; iterators are: " + join(data_iter_types(), ", "));
+    unknown_type(owner, type);
 }
 
 std::unique_ptr<DataIter> create_data_iter(const YAML::Node& mapping, const std::string& file) {

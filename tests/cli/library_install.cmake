@@ -46,20 +46,22 @@ foreach(f IN LISTS config_files)
   endif()
 endforeach()
 
-# libmx.so.0 (the SONAME) exports the C API and nothing else.
+# libmx.so.0 (the SONAME) exports the C API (and nnvm's NNGetOpHandle) and nothing else.
 run(0 out ${NM} -D --defined-only ${LIBDIR}/libmx.so.0)
 string(REGEX MATCHALL "[0-9a-f]+ [A-Za-z] [^\n]+" symbols "${out}")
 set(api)
 foreach(line IN LISTS symbols)
   string(REGEX REPLACE "^[0-9a-f]+ [A-Za-z] ([^@]+).*" "\\1" name "${line}")
-  if(NOT name MATCHES "^MX[A-Z]" AND NOT name STREQUAL "MX_0")
+  if(NOT name MATCHES "^(MX|NN)[A-Z]" AND NOT name STREQUAL "MX_0")
     message(FATAL_ERROR "libmx.so exports '${name}', which is not part of the C API")
   endif()
   list(APPEND api ${name})
 endforeach()
 foreach(name MXGetLastError MXPredCreate MXPredCreateEx MXPredCreatePartialOut MXPredReshape
              MXPredSetInput MXPredForward MXPredGetOutputShape MXPredGetOutput MXPredFree
-             MXNDListCreate MXNDListGet MXNDListFree)
+             MXNDListCreate MXNDListGet MXNDListFree MXNDArrayCreateEx MXImperativeInvoke
+             NNGetOpHandle MXAutogradBackwardEx MXSymbolCreateFromYAML MXExecutorBindEX
+             MXKVStoreCreate MXDataIterCreateIter)
   if(NOT name IN_LIST api)
     message(FATAL_ERROR "libmx.so does not export ${name}")
   endif()
