@@ -234,8 +234,8 @@ MX_DLL int MXAutogradIsTraining(bool* curr);
  * var_handles[i] into grad_handles[i] (same shape, type and device) as
  * reqs_array[i] says: 0 null (no gradient), 1 write, 2 write (MXNet's
  * in-place write), 3 add. Marking an array again starts a new variable. */
-MX_DLL int MXAutogradMarkVariables(mx_uint num_var, NDArrayHandle* var_handles,
-                                   mx_uint* reqs_array, NDArrayHandle* grad_handles);
+MX_DLL int MXAutogradMarkVariables(mx_uint num_var, NDArrayHandle* var_handles, mx_uint* reqs_array,
+                                   NDArrayHandle* grad_handles);
 
 /* MXAutogradBackwardEx with no variables, create_graph 0 and is_train 1. */
 MX_DLL int MXAutogradBackward(mx_uint num_output, NDArrayHandle* output_handles,
@@ -276,8 +276,8 @@ MX_DLL int MXSymbolCreateAtomicSymbol(AtomicSymbolCreator creator, mx_uint num_p
  * by input name (keys[i], e.g. "data", "weight"); inputs not given become
  * variables NAME_INPUT ("fc1_weight"). name must not be NULL or empty.
  * `sym` becomes the composed symbol. */
-MX_DLL int MXSymbolCompose(SymbolHandle sym, const char* name, mx_uint num_args,
-                           const char** keys, SymbolHandle* args);
+MX_DLL int MXSymbolCompose(SymbolHandle sym, const char* name, mx_uint num_args, const char** keys,
+                           SymbolHandle* args);
 /* The outputs of several symbols as one. */
 MX_DLL int MXSymbolCreateGroup(mx_uint num_symbols, SymbolHandle* symbols, SymbolHandle* out);
 /* From MXNet's symbol JSON (text, or a file such as PREFIX-symbol.json). */
@@ -307,8 +307,7 @@ MX_DLL int MXSymbolSetAttr(SymbolHandle symbol, const char* key, const char* val
  * states), outputs ("fc1_output") and auxiliary states, in MXNet's order. */
 MX_DLL int MXSymbolListArguments(SymbolHandle symbol, mx_uint* out_size,
                                  const char*** out_str_array);
-MX_DLL int MXSymbolListOutputs(SymbolHandle symbol, mx_uint* out_size,
-                               const char*** out_str_array);
+MX_DLL int MXSymbolListOutputs(SymbolHandle symbol, mx_uint* out_size, const char*** out_str_array);
 MX_DLL int MXSymbolListAuxiliaryStates(SymbolHandle symbol, mx_uint* out_size,
                                        const char*** out_str_array);
 MX_DLL int MXSymbolGetNumOutputs(SymbolHandle symbol, mx_uint* output_count);
@@ -363,18 +362,17 @@ MX_DLL int MXSymbolInferType(SymbolHandle sym, mx_uint num_args, const char** ke
  * handles afterwards is fine; the executor keeps the arrays. */
 MX_DLL int MXExecutorBind(SymbolHandle symbol_handle, int dev_type, int dev_id, mx_uint len,
                           NDArrayHandle* in_args, NDArrayHandle* arg_grad_store,
-                          mx_uint* grad_req_type, mx_uint aux_states_len,
-                          NDArrayHandle* aux_states, ExecutorHandle* out);
+                          mx_uint* grad_req_type, mx_uint aux_states_len, NDArrayHandle* aux_states,
+                          ExecutorHandle* out);
 /* MXExecutorBind with MXNet's extra arguments: num_map_keys must be 0 (mx
  * binds a symbol to one device; no group2ctx), shared_exec may be NULL or an
  * executor, whose memory mx does not share (each executor plans its own). */
 MX_DLL int MXExecutorBindEX(SymbolHandle symbol_handle, int dev_type, int dev_id,
-                            mx_uint num_map_keys, const char** map_keys,
-                            const int* map_dev_types, const int* map_dev_ids, mx_uint len,
-                            NDArrayHandle* in_args, NDArrayHandle* arg_grad_store,
-                            mx_uint* grad_req_type, mx_uint aux_states_len,
-                            NDArrayHandle* aux_states, ExecutorHandle shared_exec,
-                            ExecutorHandle* out);
+                            mx_uint num_map_keys, const char** map_keys, const int* map_dev_types,
+                            const int* map_dev_ids, mx_uint len, NDArrayHandle* in_args,
+                            NDArrayHandle* arg_grad_store, mx_uint* grad_req_type,
+                            mx_uint aux_states_len, NDArrayHandle* aux_states,
+                            ExecutorHandle shared_exec, ExecutorHandle* out);
 /* Pushes the forward pass (is_train 1: training behaviour, and needed before
  * backward). */
 MX_DLL int MXExecutorForward(ExecutorHandle handle, int is_train);
@@ -404,18 +402,17 @@ MX_DLL int MXKVStoreCreate(const char* type, KVStoreHandle* out);
 MX_DLL int MXKVStoreFree(KVStoreHandle handle);
 /* The initial value of num keys (keys[i] gets vals[i]); in a dist store
  * worker 0's values reach the servers and every worker waits for them. */
-MX_DLL int MXKVStoreInit(KVStoreHandle handle, mx_uint num, const int* keys,
-                         NDArrayHandle* vals);
+MX_DLL int MXKVStoreInit(KVStoreHandle handle, mx_uint num, const int* keys, NDArrayHandle* vals);
 /* Pushes num values; a key may appear several times (one value per device),
  * and its values are summed. With an optimizer set, the sum updates the
  * stored value (in a dist_sync store after every worker's push); without,
  * it replaces it. Pushed to the engine; returns at once. */
-MX_DLL int MXKVStorePush(KVStoreHandle handle, mx_uint num, const int* keys,
-                         NDArrayHandle* vals, int priority);
+MX_DLL int MXKVStorePush(KVStoreHandle handle, mx_uint num, const int* keys, NDArrayHandle* vals,
+                         int priority);
 /* Pulls the stored values into num arrays (a key may appear several times);
  * ordered after this process's earlier pushes of the key. */
-MX_DLL int MXKVStorePull(KVStoreHandle handle, mx_uint num, const int* keys,
-                         NDArrayHandle* vals, int priority);
+MX_DLL int MXKVStorePull(KVStoreHandle handle, mx_uint num, const int* keys, NDArrayHandle* vals,
+                         int priority);
 /* mx: runs an optimizer where the values live (in this process for local and
  * device, on the servers for dist), by MXNet's name ("sgd", "adam", "nag",
  * "rmsprop", "adagrad", "adamw") and parameters as strings ("learning_rate",
