@@ -72,6 +72,7 @@ typedef void* DataIterCreator;
 typedef void* DataIterHandle;
 
 /* ---- General ---------------------------------------------------------- */
+/* Threads: any thread, any time. */
 
 /* The message of the last failed call made by this thread ("" before any).
  * The string stays valid until this thread's next failed call. */
@@ -88,6 +89,10 @@ MX_DLL int MXRandomSeed(int seed);
 MX_DLL int MXNotifyShutdown(void);
 
 /* ---- NDArray ---------------------------------------------------------- */
+/* Threads: any thread. Several threads may use one handle at once, except
+ * that MXNDArrayFree and MXNDArraySyncCopyFromCPU must not race with other
+ * calls on the same handle (or on views of the same memory, for the copy).
+ * Waits and copies to the host block the calling thread only. */
 
 /* An empty ("none") array, e.g. to be filled by MXNDArrayLoad or used as
  * "no array" in a list of handles. */
@@ -167,6 +172,11 @@ MX_DLL int MXNDArrayGetGrad(NDArrayHandle handle, NDArrayHandle* out);
 MX_DLL int MXNDArrayDetach(NDArrayHandle handle, NDArrayHandle* out);
 
 /* ---- Operators -------------------------------------------------------- */
+/* Threads: the listings and the info call are read-only (any thread).
+ * MXImperativeInvoke may be called from several threads at once (the engine
+ * orders the calls by the arrays they read and write); given outputs must
+ * not be used by another call on another thread at the same time, since the
+ * call sets their autograd entries. */
 
 /* Every operator name, aliases included (MXNet's spelling). */
 MX_DLL int MXListAllOpNames(mx_uint* out_size, const char*** out_array);
@@ -220,6 +230,10 @@ MX_DLL int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArr
                               const char** param_keys, const char** param_vals);
 
 /* ---- Autograd --------------------------------------------------------- */
+/* Threads: the switches are per thread (a thread records its own calls
+ * only, as in MXNet). Marking and backward change the arrays' autograd
+ * entries and free recorded values: no other thread may record with, mark
+ * or run backward through the same arrays at the same time. */
 
 /* This thread's recording switch: while it is on, operator calls on arrays
  * that need gradients are recorded. *prev receives the previous value. */
@@ -264,6 +278,9 @@ MX_DLL int MXAutogradBackwardEx(mx_uint num_output, NDArrayHandle* output_handle
                                 int is_train, NDArrayHandle** grad_handles, int** grad_stypes);
 
 /* ---- Symbol ----------------------------------------------------------- */
+/* Threads: reading a symbol (listings, inference, JSON, binding) is safe
+ * from several threads; MXSymbolCompose, MXSymbolSetAttr and MXSymbolFree
+ * change it and must not race with other calls on it. */
 
 /* A free variable called name. */
 MX_DLL int MXSymbolCreateVariable(const char* name, SymbolHandle* out);
@@ -348,6 +365,8 @@ MX_DLL int MXSymbolInferType(SymbolHandle sym, mx_uint num_args, const char** ke
                              const int** aux_type_data, int* complete);
 
 /* ---- Executor --------------------------------------------------------- */
+/* Threads: one thread at a time per executor; different executors may run
+ * on different threads at once. */
 
 /* Binds a symbol to arrays on one device (MXNet's MXExecutorBind):
  *  len, in_args        one array per argument, in MXSymbolListArguments order
@@ -390,6 +409,8 @@ MX_DLL int MXExecutorOutputs(ExecutorHandle handle, mx_uint* out_size, NDArrayHa
 MX_DLL int MXExecutorFree(ExecutorHandle handle);
 
 /* ---- KVStore ---------------------------------------------------------- */
+/* Threads: one thread at a time per store (its pushes and pulls are engine
+ * operations, so they overlap computation all the same). */
 
 /* A KVStore: "local" or "device" (the devices of this process), or
  * "dist_sync" / "dist_async" (this process is a worker of a job started by
@@ -436,6 +457,8 @@ MX_DLL int MXKVStoreIsServerNode(int* ret);
 MX_DLL int MXKVStoreIsSchedulerNode(int* ret);
 
 /* ---- Data iterators --------------------------------------------------- */
+/* Threads: the listings are read-only (any thread); one thread at a time
+ * per iterator (its own worker threads prepare batches ahead). */
 
 /* The iterator types: MNISTIter, ImageRecordIter, CSVIter, SyntheticIter. */
 MX_DLL int MXListDataIters(mx_uint* out_size, DataIterCreator** out_array);
