@@ -27,18 +27,22 @@
 extern "C" {
 #endif
 
+/* What c_predict_api.h and c_api.h share, once whichever comes first. */
+#ifndef MX_C_API_COMMON_
+#define MX_C_API_COMMON_
 /* libmx.so exports these functions and nothing else. */
 #if defined(__GNUC__) || defined(__clang__)
 #define MX_DLL __attribute__((visibility("default")))
 #else
 #define MX_DLL
 #endif
+typedef unsigned int mx_uint;
+typedef float mx_float;
+#endif /* MX_C_API_COMMON_ */
 
 /* The version of this API: functions are only ever added. */
 #define MX_C_PREDICT_API_VERSION 1
 
-typedef unsigned int mx_uint;
-typedef float mx_float;
 /* A bound network ready for inference. */
 typedef void* PredictorHandle;
 /* The arrays of a .params / .nd file, converted to float. */

@@ -98,6 +98,28 @@ Executor::Executor(const graph::Symbol& symbol, const std::map<std::string, NDAr
                    const std::map<std::string, NDArray>& grads,
                    const std::map<std::string, NDArray>& aux, const BindOptions& options)
     : symbol_(symbol), options_(options), args_(args), grads_(grads), aux_(aux) {
+  bind_arrays();
+}
+
+std::unique_ptr<Executor> Executor::bind_recorded(const graph::Symbol& symbol,
+                                                  const std::map<std::string, NDArray>& args,
+                                                  const std::map<std::string, NDArray>& grads,
+                                                  const std::map<std::string, NDArray>& aux,
+                                                  RecordedForward recorded, BindOptions options) {
+  options.for_training = true;
+  options.mirror = graph::MirrorPolicy::kNone;
+  options.fuse_inference = false;
+  auto exe = std::unique_ptr<Executor>(new Executor(symbol, options));
+  exe->args_ = args;
+  exe->grads_ = grads;
+  exe->aux_ = aux;
+  exe->recorded_ = std::make_unique<RecordedForward>(std::move(recorded));
+  exe->forward_was_train_ = true;  // backward() needs no forward() here
+  exe->bind_arrays();
+  return exe;
+}
+
+void Executor::bind_arrays() {
   const auto arg_names = symbol_.list_arguments();
   const auto aux_names = symbol_.list_auxiliary_states();
   graph::ShapeMap shapes;
@@ -154,6 +176,7 @@ std::unique_ptr<Executor> Executor::simple_bind(const graph::Symbol& symbol,
 Executor::~Executor() = default;
 
 std::unique_ptr<Executor> Executor::reshape(const graph::ShapeMap& input_shapes) const {
+  if (recorded_) throw Error("reshape: an executor of a recorded forward pass cannot be reshaped");
   auto inferred = symbol_.infer_shape(input_shapes);
   const auto arg_names = symbol_.list_arguments();
   // Parameters keep their arrays; arguments whose shape changes get new ones.
@@ -179,8 +202,9 @@ std::unique_ptr<Executor> Executor::reshape(const graph::ShapeMap& input_shapes)
 
 namespace {
 
-graph::GraphPlanOptions graph_plan_options(const BindOptions& options) {
+graph::GraphPlanOptions graph_plan_options(const BindOptions& options, bool forward_recorded) {
   graph::GraphPlanOptions out;
+  out.plan.forward_recorded = forward_recorded;
   out.plan.for_training = options.for_training;
   out.plan.grad_req = options.grad_req;
   out.plan.default_grad_req = options.default_grad_req;
@@ -229,8 +253,8 @@ void Executor::prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>
                           "convolution), so everything computes in float32";
     }
   }
-  graph::GraphPlan planned =
-      graph::plan_graph(*graph_, known_shapes, dtypes, graph_plan_options(options_));
+  graph::GraphPlan planned = graph::plan_graph(*graph_, known_shapes, dtypes,
+                                               graph_plan_options(options_, recorded_ != nullptr));
   report_ = planned_report(planned);
   plan_ = std::move(planned.plan);
   check_bound_shapes();
@@ -288,6 +312,7 @@ void Executor::bind_entry_arrays(const graph::MemoryPlan& memory) {
       case EntryRole::kHeadGrad:
         entry_arrays_[e] = NDArray::full(entry.shape, 1.0, options_.ctx, entry.dtype);
         break;
+      case EntryRole::kRecorded: entry_arrays_[e] = recorded_value(entry, e); break;
       case EntryRole::kInternal: {
         const int64_t block = memory.storage_of[e];
         if (block >= 0)
@@ -298,7 +323,26 @@ void Executor::bind_entry_arrays(const graph::MemoryPlan& memory) {
   }
 }
 
+// An operator's output as the recorded forward pass computed it, checked
+// against what the bind inferred.
+NDArray Executor::recorded_value(const graph::PlanEntry& entry, size_t entry_id) const {
+  const graph::Node& node = graph_->node(entry.variable);
+  auto it = recorded_->nodes.find(&node);
+  const size_t k = entry_id - graph_->entry_id(entry.variable, 0);
+  if (it == recorded_->nodes.end() || k >= it->second.outputs.size())
+    throw Error(str("bind: no recorded value for output ", k, " of ",
+                    graph::node_owner(node.name, node.op->def().name)));
+  const NDArray& value = it->second.outputs[k];
+  if (value.shape() != entry.shape || value.dtype() != entry.dtype)
+    throw Error(str("bind: the recorded '", entry.name, "' is ", value.describe(),
+                    ", but the graph makes ", dtype_name(entry.dtype), " ",
+                    entry.shape.to_string()));
+  return value;
+}
+
 void Executor::forward(bool is_train) {
+  if (recorded_)
+    throw Error("forward: this executor is bound to a forward pass that already ran (autograd)");
   forward_was_train_ = is_train;
   run_steps(plan_.forward, is_train);
 }
@@ -472,6 +516,7 @@ void Executor::push_backward(const Step& s, StepArrays arrays) {
     call.in_grads.push_back(r);
   }
   call.req = s.req;
+  if (recorded_) call.is_train = recorded_->nodes.at(&node).is_train;  // the mode it ran in
   push_kernel(*node.op, std::move(call), std::move(arrays), "backward of " + node.name);
 }
 
@@ -520,7 +565,7 @@ MemoryReport Executor::plan_only(const graph::Symbol& symbol, const graph::Shape
                                  const BindOptions& options) {
   graph::IndexedGraph g(symbol.outputs());
   const graph::GraphPlan planned =
-      graph::plan_graph(g, shapes, options.dtypes, graph_plan_options(options));
+      graph::plan_graph(g, shapes, options.dtypes, graph_plan_options(options, false));
   const graph::ExecPlan& plan = planned.plan;
   MemoryReport report = planned_report(planned);
   for (const auto& e : plan.entries) {

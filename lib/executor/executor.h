@@ -50,6 +50,19 @@ struct MemoryReport {
   size_t num_blocks = 0, num_entries = 0, inplace_outputs = 0, recompute_steps = 0;
 };
 
+// The forward pass of a graph as it already ran, operator by operator
+// (autograd's recorded imperative calls, lib/autograd): for each operator
+// node of the symbol every output as computed, hidden ones included
+// (Dropout's mask, BatchNorm's batch statistics), and whether the node ran
+// in training mode (its backward kernel is told the same).
+struct RecordedForward {
+  struct Values {
+    std::vector<NDArray> outputs;
+    bool is_train = true;
+  };
+  std::map<const graph::Node*, Values> nodes;
+};
+
 class Executor {
  public:
   // Binds with given arrays. `grads` may omit arguments (their gradient is
@@ -63,6 +76,17 @@ class Executor {
   static std::unique_ptr<Executor> simple_bind(const graph::Symbol& symbol,
                                                const graph::ShapeMap& shapes,
                                                const BindOptions& options);
+  // Binds the backward pass of a forward pass that already ran: the
+  // operators' outputs are `recorded`'s arrays (bound, never written, given no
+  // planned memory), so backward() reads exactly the values the forward pass
+  // made (Dropout's mask, BatchNorm's batch statistics) and nothing is
+  // computed twice. forward() is refused; backward() may run any number of
+  // times. Always for training; options.mirror is ignored.
+  static std::unique_ptr<Executor> bind_recorded(const graph::Symbol& symbol,
+                                                 const std::map<std::string, NDArray>& args,
+                                                 const std::map<std::string, NDArray>& grads,
+                                                 const std::map<std::string, NDArray>& aux,
+                                                 RecordedForward recorded, BindOptions options);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -110,6 +134,8 @@ class Executor {
  private:
   Executor(const graph::Symbol& symbol, const BindOptions& options)
       : symbol_(symbol), options_(options) {}
+  // The given arrays' checks and the bind (the public constructor's body).
+  void bind_arrays();
   // `reuse`: blocks of another executor to take where large enough.
   void prepare(const graph::ShapeMap& shapes, const std::vector<NDArray>& reuse = {});
   void check_bound_shapes() const;
@@ -128,6 +154,7 @@ class Executor {
   void push_kernel(const op::OpInstance& op, Call call, StepArrays arrays,
                    const std::string& name) const;
   NDArray array_of(int64_t entry) const;
+  NDArray recorded_value(const graph::PlanEntry& entry, size_t entry_id) const;
 
   graph::Symbol symbol_;
   BindOptions options_;
@@ -140,6 +167,7 @@ class Executor {
   MemoryReport report_;
   std::map<size_t, op::OpInstance> sum_ops_;  // gradient sums by input count
   Monitor monitor_;
+  std::unique_ptr<RecordedForward> recorded_;  // bind_recorded only
   bool forward_was_train_ = false;
   int fused_nodes_ = 0;
 };

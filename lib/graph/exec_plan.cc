@@ -43,7 +43,7 @@ class PlanBuilder {
         e.shape = shapes[g_.entry_id(id, k)];
         e.dtype = types[g_.entry_id(id, k)];
         e.variable = id;
-        e.role = !n.is_variable()         ? EntryRole::kInternal
+        e.role = !n.is_variable()         ? operator_output_role()
                  : g_.is_aux_variable(id) ? EntryRole::kAux
                                           : EntryRole::kArgument;
         if (!e.shape.is_known())
@@ -84,6 +84,10 @@ class PlanBuilder {
   ExecPlan plan;
 
  private:
+  EntryRole operator_output_role() const {
+    return options_.forward_recorded ? EntryRole::kRecorded : EntryRole::kInternal;
+  }
+
   int64_t add_entry(PlanEntry e) {
     plan.entries.push_back(std::move(e));
     return static_cast<int64_t>(plan.entries.size()) - 1;
@@ -239,9 +243,13 @@ class PlanBuilder {
 
 ExecPlan build_plan(const IndexedGraph& g, const std::vector<Shape>& shapes,
                     const std::vector<DType>& types, const PlanOptions& options) {
+  if (options.forward_recorded && !options.for_training)
+    throw Error("build_plan: a recorded forward pass is bound for its backward pass only");
   PlanBuilder b(g, options);
   b.add_forward(shapes, types);
   if (options.for_training) b.add_backward();
+  // The recorded forward pass already ran: nothing of it is run again.
+  if (options.forward_recorded) b.plan.forward.clear();
   return std::move(b.plan);
 }
 

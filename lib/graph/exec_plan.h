@@ -20,9 +20,11 @@ enum class GradReq { kNull, kWrite, kAdd };
 GradReq parse_grad_req(const std::string& text);
 
 // What an entry of the plan holds. Arguments, auxiliary states, head
-// gradients and argument gradients are arrays the caller binds; the others
-// live in memory the planner assigns.
-enum class EntryRole { kArgument, kAux, kHeadGrad, kArgGrad, kInternal };
+// gradients, argument gradients and recorded forward values are arrays the
+// caller binds; the others live in memory the planner assigns.
+//   kRecorded: an operator's output computed before the bind, by autograd's
+//              recorded imperative calls (PlanOptions::forward_recorded)
+enum class EntryRole { kArgument, kAux, kHeadGrad, kArgGrad, kInternal, kRecorded };
 
 struct PlanEntry {
   std::string name;  // "fc1_output", "fc1_output_grad", "data", ...
@@ -84,6 +86,10 @@ struct PlanOptions {
   // Per argument name; arguments not listed get `default_grad_req`.
   std::map<std::string, GradReq> grad_req;
   GradReq default_grad_req = GradReq::kWrite;
+  // The forward pass already ran (autograd): the operators' outputs are
+  // arrays the caller binds (kRecorded), the plan has no forward steps, and
+  // the backward steps read those arrays. Needs for_training.
+  bool forward_recorded = false;
 };
 
 // Builds the plan for `g` with every entry's shape and dtype known.

@@ -32,7 +32,9 @@ GraphPlan plan_graph(const IndexedGraph& g, const ShapeMap& shapes,
   EntryTypes entries = infer_bound_entries(g, shapes, dtypes);
   GraphPlan out;
   out.plan = build_plan(g, entries.shapes, entries.dtypes, options.plan);
-  if (options.plan.for_training && options.mirror != MirrorPolicy::kNone)
+  // A recorded forward pass (autograd) keeps every value it made: nothing to mirror.
+  if (options.plan.for_training && !options.plan.forward_recorded &&
+      options.mirror != MirrorPolicy::kNone)
     out.recompute_steps = apply_mirroring(out.plan, g, mirror_nodes(g, options.mirror));
   out.memory = plan_memory(out.plan, g, options.memory);
   return out;

@@ -128,10 +128,12 @@ void Symbol::set_attr(const std::string& key, const std::string& value) {
   if (outputs_.size() != 1) throw InputError("set_attr() needs a symbol with one output");
   Node& node = *outputs_[0].node;
   if (!node.is_variable() && !is_hidden_attr(key)) {
-    // Re-parse, so the parameters stay valid.
+    // Re-parse, so the parameters stay valid; made before it replaces the
+    // old instance, so a bad value leaves the node as it was.
     auto attrs = node.attrs;
     attrs[key] = value;
-    node.op.emplace(node.op->def().name, param_attrs(attrs), node.op->owner());
+    op::OpInstance reparsed(node.op->def().name, param_attrs(attrs), node.op->owner());
+    node.op = std::move(reparsed);
   }
   node.attrs[key] = value;
 }

@@ -13,6 +13,38 @@ std::vector<std::string> data_iter_types() {
   return {"ImageRecordIter", "MNISTIter", "CSVIter", "SyntheticIter", "TextIter"};
 }
 
+namespace {
+
+[[noreturn]] void unknown_type(const std::string& owner, const std::string& type) {
+  throw InputError(owner + ": unknown data iterator '" + type + "'" +
+                   did_you_mean(type, data_iter_types()) +
+                   "; iterators are: " + join(data_iter_types(), ", "));
+}
+
+}  // namespace
+
+DataIterDescription describe_data_iter(const std::string& type) {
+  if (type == "ImageRecordIter")
+    return {"Batches of images decoded and augmented from a RecordIO file (.rec with its .idx).",
+            ImageRecordIterParam::field_infos()};
+  if (type == "MNISTIter")
+    return {
+        "Batches of images and labels from a pair of IDX files (plain or gzip), scaled by "
+        "1/256.",
+        MNISTIterParam::field_infos()};
+  if (type == "CSVIter")
+    return {"Batches of examples and labels from CSV files, one example per line.",
+            CSVIterParam::field_infos()};
+  if (type == "SyntheticIter")
+    return {"Fixed random batches of a given shape, for benchmarks.",
+            SyntheticIterParam::field_infos()};
+  if (type == "TextIter")
+    return {"Language-model batches from a token file of mx-pack text: (batch, seq_len) windows "
+            "of batch_size contiguous streams, labels the next tokens.",
+            TextIterParam::field_infos()};
+  unknown_type("data iterator", type);
+}
+
 std::unique_ptr<DataIter> create_data_iter(const std::string& type,
                                            const std::map<std::string, std::string>& params,
                                            const std::string& owner) {
@@ -26,9 +58,7 @@ std::unique_ptr<DataIter> create_data_iter(const std::string& type,
     return std::make_unique<SyntheticIter>(SyntheticIterParam::from_strings(params, who));
   if (type == "TextIter")
     return std::make_unique<TextIter>(TextIterParam::from_strings(params, who));
-  throw InputError(owner + ": unknown data iterator '" + type + "'" +
-                   did_you_mean(type, data_iter_types()) +
-                   "; iterators are: " + join(data_iter_types(), ", "));
+  unknown_type(owner, type);
 }
 
 void check_data_iter_params(const std::string& type,
@@ -46,9 +76,7 @@ void check_data_iter_params(const std::string& type,
   else if (type == "TextIter")
     TextIterParam::from_strings(params, who);
   else
-    throw InputError(owner + ": unknown data iterator '" + type + "'" +
-                     did_you_mean(type, data_iter_types()) +
-                     "; iterators are: " + join(data_iter_types(), ", "));
+    unknown_type(owner, type);
 }
 
 std::unique_ptr<DataIter> create_data_iter(const YAML::Node& mapping, const std::string& file) {

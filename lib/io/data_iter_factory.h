@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/param.h"
 #include "base/param_yaml.h"
 #include "io/data_iter.h"
 
@@ -16,6 +17,14 @@ namespace mx {
 
 // "ImageRecordIter", "MNISTIter", "CSVIter", "SyntheticIter", "TextIter".
 std::vector<std::string> data_iter_types();
+
+// What an iterator type is and its parameters (for listings and the C API's
+// MXDataIterGetIterInfo); InputError for an unknown type.
+struct DataIterDescription {
+  std::string description;
+  std::vector<ParamFieldInfo> params;
+};
+DataIterDescription describe_data_iter(const std::string& type);
 
 // Unknown types and bad parameters throw InputError naming `owner`.
 std::unique_ptr<DataIter> create_data_iter(const std::string& type,

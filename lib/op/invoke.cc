@@ -89,8 +89,8 @@ void OpInstance::infer_type(DTypeVector& in, DTypeVector& aux, DTypeVector& out)
   }
 }
 
-std::vector<NDArray> invoke(const OpInstance& op, const std::vector<NDArray>& inputs,
-                            const std::vector<NDArray>& aux, bool is_train) {
+std::vector<OutputSpec> infer_outputs(const OpInstance& op, const std::vector<NDArray>& inputs,
+                                      const std::vector<NDArray>& aux) {
   check_count(op, "inputs", inputs.size(), op.input_names().size());
   check_count(op, "auxiliary states", aux.size(), op.aux_names().size());
   ShapeVector in_shapes, aux_shapes, out_shapes(op.output_names().size());
@@ -105,13 +105,22 @@ std::vector<NDArray> invoke(const OpInstance& op, const std::vector<NDArray>& in
   }
   op.infer_shape(in_shapes, aux_shapes, out_shapes);
   op.infer_type(in_types, aux_types, out_types);
-  const Context ctx = context_of(op, inputs);
-  std::vector<NDArray> outputs;
+  std::vector<OutputSpec> specs;
   for (size_t i = 0; i < out_shapes.size(); ++i) {
     if (!out_shapes[i].is_known() || !out_types[i])
       throw InputError(str(op.owner(), ": cannot infer the shape of output ", i, " from inputs"));
-    outputs.emplace_back(out_shapes[i], ctx, *out_types[i]);
+    specs.push_back({out_shapes[i], *out_types[i]});
   }
+  return specs;
+}
+
+std::vector<NDArray> invoke(const OpInstance& op, const std::vector<NDArray>& inputs,
+                            const std::vector<NDArray>& aux, bool is_train) {
+  const std::vector<OutputSpec> specs = infer_outputs(op, inputs, aux);
+  const Context ctx = context_of(op, inputs);
+  std::vector<NDArray> outputs;
+  outputs.reserve(specs.size());
+  for (const auto& spec : specs) outputs.emplace_back(spec.shape, ctx, spec.dtype);
   invoke_forward(op, inputs, aux, outputs, std::vector<OpReq>(outputs.size(), OpReq::kWrite),
                  is_train);
   return outputs;

@@ -42,6 +42,15 @@ class OpInstance {
   std::string owner_;
 };
 
+// Every output's shape and type from the inputs' (InputError naming the
+// operator when they cannot be inferred or do not fit).
+struct OutputSpec {
+  Shape shape;
+  DType dtype = DType::kFloat32;
+};
+std::vector<OutputSpec> infer_outputs(const OpInstance& op, const std::vector<NDArray>& inputs,
+                                      const std::vector<NDArray>& aux);
+
 // Forward: returns every output (hidden ones included, visible first).
 std::vector<NDArray> invoke(const OpInstance& op, const std::vector<NDArray>& inputs,
                             const std::vector<NDArray>& aux = {}, bool is_train = false);

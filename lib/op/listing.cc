@@ -7,33 +7,36 @@
 #include "op/registry.h"
 
 namespace mx::op {
+
 namespace {
 
-// Inputs and outputs depend on parameters (no_bias, num_args, ...); the
-// listing shows them for the defaults, with required values filled by a
-// plausible example so that the declaration can be evaluated.
-struct Signature {
-  std::vector<std::string> inputs, aux, outputs;
-};
+// A plausible value of a parameter of type `type`, to evaluate declarations.
+std::string example_value(const std::string& type) {
+  if (type == "Shape(tuple)") return "(1, 1)";
+  if (type == "boolean") return "False";
+  if (type == "dtype") return "float32";
+  if (type.size() > 2 && type.front() == '{') return type.substr(2, type.find('\'', 2) - 2);
+  return "1";
+}
 
-Signature signature_of(const OpDef& def) {
+}  // namespace
+
+OpSignature op_signature(const OpDef& def) {
   AttrMap attrs;
-  for (const auto& p : def.param_infos) {
-    if (!p.required) continue;
-    if (p.type == "int" || p.type == "float" || p.type == "double")
-      attrs[p.name] = "1";
-    else if (p.type == "Shape(tuple)")
-      attrs[p.name] = "(1, 1)";
-    else if (p.type == "boolean")
-      attrs[p.name] = "False";
-    else if (p.type.size() > 2 && p.type.front() == '{')
-      attrs[p.name] = p.type.substr(2, p.type.find('\'', 2) - 2);
-    else
-      attrs[p.name] = "1";
-  }
-  Signature s;
+  for (const auto& p : def.param_infos)
+    if (p.required) attrs[p.name] = example_value(p.type);
+  // Some optional shapes are needed together (Pooling's kernel unless
+  // global_pool): with only the required ones failing, give them too.
+  ParamsPtr params;
   try {
-    ParamsPtr params = def.parse(attrs, def.name);
+    params = def.parse(attrs, def.name);
+  } catch (const Error&) {
+    for (const auto& p : def.param_infos)
+      if (p.type == "Shape(tuple)") attrs[p.name] = example_value(p.type);
+  }
+  OpSignature s;
+  try {
+    if (!params) params = def.parse(attrs, def.name);
     s.inputs = def.input_names(params);
     s.aux = def.aux_names(params);
     auto outputs = def.output_names(params);
@@ -44,6 +47,8 @@ Signature signature_of(const OpDef& def) {
   }
   return s;
 }
+
+namespace {
 
 // The operators whose CPU kernels call oneDNN's where it takes the case
 // (lib/op/dnnl), falling back to the reference kernels otherwise.
@@ -107,7 +112,7 @@ std::string json_list(const std::vector<std::string>& items) {
 }
 
 void print_text(std::ostream& out, const OpDef& def) {
-  Signature s = signature_of(def);
+  OpSignature s = op_signature(def);
   out << def.name;
   if (!def.aliases.empty()) out << " (also " << join(def.aliases, ", ") << ")";
   out << ": " << def.description << "\n";
@@ -125,7 +130,7 @@ void print_text(std::ostream& out, const OpDef& def) {
 }
 
 void print_markdown(std::ostream& out, const OpDef& def) {
-  Signature s = signature_of(def);
+  OpSignature s = op_signature(def);
   out << "## " << def.name << "\n\n" << def.description << "\n\n";
   if (!def.aliases.empty()) out << "Also called: " << join(def.aliases, ", ") << ".\n\n";
   out << "Inputs: " << join(s.inputs, ", ") << ".";
@@ -143,7 +148,7 @@ void print_markdown(std::ostream& out, const OpDef& def) {
 }
 
 void print_json(std::ostream& out, const OpDef& def) {
-  Signature s = signature_of(def);
+  OpSignature s = op_signature(def);
   out << "{\"name\": " << json_string(def.name) << ", \"aliases\": " << json_list(def.aliases)
       << ", \"description\": " << json_string(def.description)
       << ", \"inputs\": " << json_list(s.inputs) << ", \"aux\": " << json_list(s.aux)

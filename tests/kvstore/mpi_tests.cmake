@@ -97,3 +97,9 @@ mx_dist_train_test(kill)
 mx_dist_train_test(async)
 # No servers, workers with different configs (exit 2), a worker's bad data file.
 mx_dist_train_test(errors)
+
+# The C API's dist stores: 1 server + 2 workers written in C against libmx.so.
+mx_mpi_test(mpi_c_api_kvstore 0 "c_api_dist_worker 0: ok;c_api_dist_worker 1: ok"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 $<TARGET_FILE:c_api_dist_worker> dist_sync)
+mx_mpi_test(mpi_c_api_kvstore_async 0 "c_api_dist_worker 0: ok;c_api_dist_worker 1: ok"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 $<TARGET_FILE:c_api_dist_worker> dist_async)
