@@ -167,8 +167,8 @@ TEST_CASE("C API: data iterators: list, info, CSVIter batches, epochs") {
       CHECK(std::string(types[it - args.begin()]).rfind("int", 0) == 0);
     }
   }
-  CHECK(names ==
-        std::vector<std::string>{"ImageRecordIter", "MNISTIter", "CSVIter", "SyntheticIter"});
+  CHECK(names == std::vector<std::string>{"ImageRecordIter", "MNISTIter", "CSVIter",
+                                         "SyntheticIter", "TextIter"});
 
   TempDir dir("c_api_iter");
   const std::string data = dir.file("data.csv"), label = dir.file("label.csv");
