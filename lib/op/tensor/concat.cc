@@ -149,7 +149,9 @@ void infer_slice_channel(const SliceChannelParam& p, ShapeVector& in, ShapeVecto
 
 }  // namespace
 
-void register_concat_ops(OpRegistry& r) {
+namespace {
+
+void register_concat(OpRegistry& r) {
   // _rnn_param_concat is Gluon's name for the concat of an RNN's weights
   // into its flat parameter vector: MXNet lets its one input of unknown size
   // follow from the output, which Concat here always does.
@@ -193,7 +195,39 @@ void register_concat_ops(OpRegistry& r) {
                         }
                       });
                     });
+#if MX_USE_CUDA
+  concat.forward(DeviceKind::kGPU, [](const ConcatParam& p, const ForwardCall& c) {
+    const TensorRef& out = c.outputs[0];
+    const int axis = normalize_axis(p.dim, out.shape);
+    const AxisSplit o = split_at(out.shape, axis);
+    int64_t offset = 0;
+    for (const TensorRef& in : c.inputs) {
+      const int64_t len = in.shape[axis] * o.inner;
+      cuda::copy_row_blocks_gpu(c.rctx, "Concat", out.dtype, out.data, in.data,
+                                kernels::dense_to_part(o.outer, o.size * o.inner, offset, len),
+                                c.req[0]);
+      offset += len;
+    }
+  });
+  concat.backward(DeviceKind::kGPU, [](const ConcatParam& p, const BackwardCall& c) {
+    const TensorRef& g = c.out_grads[0];
+    const int axis = normalize_axis(p.dim, g.shape);
+    const AxisSplit o = split_at(g.shape, axis);
+    int64_t offset = 0;
+    for (size_t k = 0; k < c.in_grads.size(); ++k) {
+      const int64_t len = c.in_grads[k].shape[axis] * o.inner;
+      cuda::copy_row_blocks_gpu(c.rctx, "Concat", g.dtype, c.in_grads[k].data, g.data,
+                                kernels::part_to_dense(o.outer, o.size * o.inner, offset, len),
+                                c.req[k]);
+      offset += len;
+    }
+  });
+#else
+  (void)concat;
+#endif
+}
 
+void register_slice_channel(OpRegistry& r) {
   auto slice_channel =
       r.add<SliceChannelParam>("SliceChannel")
           .alias("split")
@@ -228,34 +262,7 @@ void register_concat_ops(OpRegistry& r) {
                             c.out_grads[k].ptr<T>(), len, s.outer, len, c.req[0]);
             });
           });
-
 #if MX_USE_CUDA
-  concat.forward(DeviceKind::kGPU, [](const ConcatParam& p, const ForwardCall& c) {
-    const TensorRef& out = c.outputs[0];
-    const int axis = normalize_axis(p.dim, out.shape);
-    const AxisSplit o = split_at(out.shape, axis);
-    int64_t offset = 0;
-    for (const TensorRef& in : c.inputs) {
-      const int64_t len = in.shape[axis] * o.inner;
-      cuda::copy_row_blocks_gpu(c.rctx, "Concat", out.dtype, out.data, in.data,
-                                kernels::dense_to_part(o.outer, o.size * o.inner, offset, len),
-                                c.req[0]);
-      offset += len;
-    }
-  });
-  concat.backward(DeviceKind::kGPU, [](const ConcatParam& p, const BackwardCall& c) {
-    const TensorRef& g = c.out_grads[0];
-    const int axis = normalize_axis(p.dim, g.shape);
-    const AxisSplit o = split_at(g.shape, axis);
-    int64_t offset = 0;
-    for (size_t k = 0; k < c.in_grads.size(); ++k) {
-      const int64_t len = c.in_grads[k].shape[axis] * o.inner;
-      cuda::copy_row_blocks_gpu(c.rctx, "Concat", g.dtype, c.in_grads[k].data, g.data,
-                                kernels::part_to_dense(o.outer, o.size * o.inner, offset, len),
-                                c.req[k]);
-      offset += len;
-    }
-  });
   slice_channel.forward(DeviceKind::kGPU, [](const SliceChannelParam& p, const ForwardCall& c) {
     const TensorRef& in = c.inputs[0];
     const AxisSplit s = split_at(in.shape, normalize_axis(p.axis, in.shape));
@@ -277,8 +284,15 @@ void register_concat_ops(OpRegistry& r) {
           c.req[0]);
   });
 #else
-  (void)concat, (void)slice_channel;
+  (void)slice_channel;
 #endif
+}
+
+}  // namespace
+
+void register_concat_ops(OpRegistry& r) {
+  register_concat(r);
+  register_slice_channel(r);
 }
 
 }  // namespace mx::op
