@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   loop.data = mx::train::make_train_data(config, loop.settings);
   loop.exe = mx::train::bind_for_training(network, loop.settings, *loop.data, loop.settings.ctx);
   loop.params = mx::train::parameter_names(network, loop.settings);
-  mx::train::initialize_parameters(config, loop.settings, *loop.exe, loop.params);
+  mx::train::initialize_parameters(config, loop.settings, network, *loop.exe, loop.params);
   loop.updater = mx::train::make_updater(config, network, loop.params, loop.settings.batch_size);
   loop.metric = mx::metric::make_composite(loop.settings.metric_names);
   auto& engine = Engine::get();
