@@ -5,7 +5,9 @@
 // each CPU implementation: the reference kernels (rnn_driver.h with
 // OpenBLAS) and oneDNN's RNN primitives (op/dnnl/dnnl_rnn.h). The two
 // alternate pass by pass, so that the load of a shared machine falls on
-// both alike; medians of --iters runs after one warm-up run. Not a test.
+// both alike; medians of --iters runs after one warm-up run, by wall clock
+// and by the process's CPU time over the thread budget (which others on a
+// shared machine disturb less). Not a test.
 //   bench_rnn [--iters N] [--impl reference|dnnl|both] [--only TEXT]
 // The thread budget is MX_NUM_THREADS (default: the number of cores).
 #include <algorithm>
@@ -13,9 +15,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
+#include "base/parallel.h"
 #include "engine/engine.h"
 #include "op/dnnl/dnnl_switch.h"
 #include "op/invoke.h"
@@ -70,6 +74,16 @@ NDArray filled(const Shape& shape, uint32_t seed, float scale) {
   return NDArray::from_vector<float>(shape, std::move(v));
 }
 
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+struct Timing {
+  double wall, cpu;
+};
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -94,16 +108,18 @@ struct Bench {
     Engine::get().wait_all();
   }
   // Seconds of one pass: 0 forward (training), 1 backward, 2 forward (inference).
-  double pass(int which) {
+  Timing pass(int which) {
     const std::vector<op::OpReq> write(outputs.size(), op::OpReq::kWrite);
     const auto start = Clock::now();
+    const double cpu_start = cpu_seconds();
     if (which == 1)
       op::invoke_backward(inst, out_grads, inputs, outputs, {}, grads,
                           std::vector<op::OpReq>(inputs.size(), op::OpReq::kWrite));
     else
       op::invoke_forward(inst, inputs, {}, outputs, write, which == 0);
     Engine::get().wait_all();
-    return std::chrono::duration<double>(Clock::now() - start).count();
+    return {std::chrono::duration<double>(Clock::now() - start).count(),
+            (cpu_seconds() - cpu_start) / parallel_threads()};
   }
 };
 
@@ -151,27 +167,31 @@ int main(int argc, char** argv) {
   if (o.impl != "reference") impls.push_back(true);
   std::printf(
       "| case | implementation | forward, training (ms) | backward (ms) | "
-      "forward, inference (ms) |\n| --- | --- | ---: | ---: | ---: |\n");
+      "forward, inference (ms) | the same by CPU time (ms) |\n"
+      "| --- | --- | ---: | ---: | ---: | ---: |\n");
   for (const Case& c : cases()) {
     if (!o.only.empty() && c.name.find(o.only) == std::string::npos) continue;
     Bench bench(c);
-    // times[impl][pass]
-    std::vector<std::vector<std::vector<double>>> times(impls.size(),
-                                                        std::vector<std::vector<double>>(3));
+    // [impl][pass]: wall-clock and CPU seconds
+    using Runs = std::vector<std::vector<std::vector<double>>>;
+    Runs times(impls.size(), std::vector<std::vector<double>>(3)), cpu = times;
     for (int it = 0; it <= o.iters; ++it)
       for (size_t i = 0; i < impls.size(); ++i) {
         op::ScopedDnnl use(impls[i]);
         for (int which = 0; which < 3; ++which) {
           // A backward pass follows the training pass of the same implementation.
           if (which == 1) bench.pass(0);
-          const double t = bench.pass(which);
-          if (it > 0) times[i][static_cast<size_t>(which)].push_back(t);
+          const Timing t = bench.pass(which);
+          if (it == 0) continue;
+          times[i][static_cast<size_t>(which)].push_back(t.wall);
+          cpu[i][static_cast<size_t>(which)].push_back(t.cpu);
         }
       }
     for (size_t i = 0; i < impls.size(); ++i)
-      std::printf("| %s | %s | %.1f | %.1f | %.1f |\n", c.name.c_str(),
+      std::printf("| %s | %s | %.1f | %.1f | %.1f | %.1f / %.1f / %.1f |\n", c.name.c_str(),
                   impls[i] ? "oneDNN" : "reference", 1e3 * median(times[i][0]),
-                  1e3 * median(times[i][1]), 1e3 * median(times[i][2]));
+                  1e3 * median(times[i][1]), 1e3 * median(times[i][2]), 1e3 * median(cpu[i][0]),
+                  1e3 * median(cpu[i][1]), 1e3 * median(cpu[i][2]));
     std::fflush(stdout);
   }
   return 0;

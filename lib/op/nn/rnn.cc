@@ -2,7 +2,10 @@
 // layers, bidirectional, dropout between layers, LSTM projection and cell
 // clipping, sequence lengths) over TNC data and one flat parameter vector
 // (rnn_param.h). The algorithm is rnn_driver.h, run here with OpenBLAS GEMMs
-// and parallel loops, and on a GPU by cuda/rnn_gpu.cu.
+// and parallel loops, and on a GPU by cuda/rnn_gpu.cu. In float32 on the
+// CPU, oneDNN's RNN primitives run it instead where they take the case
+// (dnnl/dnnl_rnn.h: not with sequence lengths or cell clipping), unless
+// MX_DNNL=0.
 //
 // Beyond MXNet 1.9.1 on the CPU, which refuses them: use_sequence_length,
 // lstm_state_clip_* and training with projection_size all work here, forward
