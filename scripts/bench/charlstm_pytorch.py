@@ -4,11 +4,15 @@ the mx-train config that scripts/bench/charlstm_vs_pytorch.py writes
 (Embedding 96 -> 64, nn.LSTM 2 x 256, Linear 256 -> 96, softmax cross
 entropy; Adam, learning rate 0.002; the LSTM's final states carried to the
 next batch, detached, and zeroed at every epoch, as mx-train's
-`begin_state: carry`).
+`begin_state: carry`). With --init mx (the default) the parameters start as
+mx-train's do: every weight matrix Xavier-uniform (MXNet's magnitude 3,
+average fan; the LSTM's per gate stack, as MXNet's FusedRNN initializer),
+biases 0 but the LSTM's forget gate 1; --init torch keeps PyTorch's own
+(an N(0, 1) embedding among them, which learns faster at first).
 
 Usage:
     python3 scripts/bench/charlstm_pytorch.py --data D.csv --label L.csv
-        [--epochs 2] [--batch-size 32] [--threads N]
+        [--epochs 2] [--batch-size 32] [--threads N] [--init mx|torch]
 
 D.csv and L.csv hold one sequence of token ids per row (the same files
 mx-train reads, in the same order). Prints one line per epoch:
@@ -36,6 +40,18 @@ class CharLSTM(nn.Module):
         return self.fc(y.reshape(-1, y.shape[-1])), state
 
 
+def init_as_mx(model, units):
+    """mx-train's default initialization (see the module's docstring)."""
+    for name, param in model.named_parameters():
+        with torch.no_grad():
+            if "weight" in name:
+                nn.init.xavier_uniform_(param)
+            else:
+                param.zero_()
+                if name.startswith("lstm.bias_ih"):  # gates i, f, g, o: one forget bias of 1
+                    param[units:2 * units] = 1.0
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--data", required=True)
@@ -48,6 +64,7 @@ def main():
     p.add_argument("--units", type=int, default=256)
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--lr", type=float, default=0.002)
+    p.add_argument("--init", choices=["mx", "torch"], default="mx")
     a = p.parse_args()
     if a.threads > 0:
         torch.set_num_threads(a.threads)
@@ -55,6 +72,8 @@ def main():
     data = torch.from_numpy(np.loadtxt(a.data, delimiter=",", dtype=np.int64, ndmin=2))
     label = torch.from_numpy(np.loadtxt(a.label, delimiter=",", dtype=np.int64, ndmin=2))
     model = CharLSTM(a.vocab, a.embed, a.units, a.layers)
+    if a.init == "mx":
+        init_as_mx(model, a.units)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     batches = data.shape[0] // a.batch_size
     steps = data.shape[1]

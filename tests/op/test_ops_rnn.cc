@@ -121,6 +121,12 @@ TEST_CASE("RNN on oneDNN against the reference kernels: modes, layers, direction
                       {"state_outputs", c.layers == 2 ? "False" : "True"}};
       check_implementations("RNN", a, rnn_shapes(a, 6, 5, c.input), o);
     }
+  // One step of one sequence (text generation's calls).
+  for (const char* mode : {"lstm", "gru"}) {
+    INFO(std::string(mode), ", one step, one sequence");
+    const AttrMap a{{"mode", mode}, {"state_size", "16"}, {"num_layers", "2"}};
+    check_implementations("RNN", a, rnn_shapes(a, 1, 1, 8), o);
+  }
 }
 
 TEST_CASE("RNN on oneDNN against the reference kernels: dropout, inference, projection") {
