@@ -53,8 +53,8 @@ namespace {
 // The operators whose CPU kernels call oneDNN's where it takes the case
 // (lib/op/dnnl), falling back to the reference kernels otherwise.
 bool has_dnnl_kernel(const OpDef& def) {
-  static const char* const kDnnl[] = {"Convolution", "Deconvolution", "FullyConnected", "LRN",
-                                      "Pooling"};
+  static const char* const kDnnl[] = {"Convolution", "Deconvolution", "FullyConnected",
+                                      "LRN",         "Pooling",       "RNN"};
   if (!dnnl_built()) return false;
   for (const char* name : kDnnl)
     if (def.name == name) return true;
@@ -188,7 +188,7 @@ void print_operators(std::ostream& out, ListingFormat format, const std::string&
     out << "# Operators\n\n"
         << "Generated from the operator registry by `scripts/gen_operator_docs.sh`; do not edit.\n"
         << "Names and parameters are Apache MXNet 1.x's. " << defs.size() << " operators.\n"
-        << "On the CPU, Convolution, Deconvolution, FullyConnected, Pooling and LRN\n"
+        << "On the CPU, Convolution, Deconvolution, FullyConnected, Pooling, LRN and RNN\n"
         << "run oneDNN's kernels in float32 when mx is built with it (MX_USE_DNNL), and the\n"
         << "OpenBLAS/im2col reference kernels otherwise, with MX_DNNL=0, or for the cases\n"
         << "oneDNN does not take (docs/architecture.md, op).\n\n"

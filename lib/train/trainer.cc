@@ -17,6 +17,7 @@
 #include "base/threads.h"
 #include "engine/engine.h"
 #include "executor/executor.h"
+#include "graph/node.h"
 #include "kvstore/coordinator.h"
 #include "kvstore/kvstore_params.h"
 #include "metric/metric.h"
@@ -54,6 +55,22 @@ nlohmann::json metrics_json(const std::vector<metric::MetricValue>& values) {
   for (const auto& v : values)
     j[v.name] = std::isfinite(v.value) ? nlohmann::json(v.value) : nlohmann::json(nullptr);
   return j;
+}
+
+// Whether one engine worker trains the network faster than several: one
+// device on the CPU with recurrent layers on oneDNN. Those run thousands of
+// short OpenMP parallel regions per batch (each step's GEMM and cell), and
+// a second worker that calls oneDNN owns a second OpenMP team: libgomp then
+// manages more threads than cores, stops spinning between regions and each
+// region pays a futex wake-up (an LSTM layer's forward pass took 2.1 times
+// as long; the char-LSTM of scripts/bench/charlstm_vs_pytorch.py trained
+// 1.36 times faster on one worker: docs/benchmarks.md, "Recurrent layers").
+bool trains_best_on_one_worker(const graph::Symbol& symbol, const TrainSettings& settings) {
+  if (settings.devices.size() != 1 || settings.devices[0].is_gpu() || !op::dnnl_enabled())
+    return false;
+  for (const auto& node : graph::topo_order(symbol.outputs()))
+    if (!node->is_variable() && node->op->def().name == "RNN") return true;
+  return false;
 }
 
 // The first `real` rows of a batch (the last batch of an epoch is padded).
@@ -202,8 +219,9 @@ void Trainer::State::build(const Config& c) {
   // Training keeps every CPU worker (a Predictor may have left one):
   // optimizer updates and copies overlap the next kernels, and ResNet-18
   // CIFAR trained 5-10% slower on one worker despite OpenMP's warmer
-  // threads (Engine::set_active_cpu_workers).
-  Engine::prefer_cpu_workers(thread_budget());
+  // threads (Engine::set_active_cpu_workers); recurrent networks are the
+  // exception (trains_best_on_one_worker).
+  Engine::prefer_cpu_workers(trains_best_on_one_worker(symbol, settings) ? 1 : thread_budget());
   exe = bind_for_training(symbol, settings, *train_data, settings.devices[0], share);
   for (int64_t d = 1; d < devices; ++d)
     replicas.push_back(bind_for_training(symbol, settings, *train_data,

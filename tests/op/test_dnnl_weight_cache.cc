@@ -1,8 +1,10 @@
 // In inference the oneDNN Convolution and FullyConnected kernels reorder
 // their weights once per content (op/dnnl/dnnl_context.h, ContentStamp) and
-// keep the result. These tests check that the kept reorder is used, and that
-// a write to the weights, through the array or a view of it, or a new array
-// at the same address, is never answered from it.
+// keep the result; RNN gathers its flat parameter vector into oneDNN's
+// layouts once per content and pass, in training too (op/dnnl/dnnl_rnn.h).
+// These tests check that the kept reorder is used, and that a write to the
+// weights, through the array or a view of it, or a new array at the same
+// address, is never answered from it (MXNet's #16037).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -14,6 +16,7 @@
 
 #if MX_USE_DNNL
 #include "op/dnnl/dnnl_context.h"
+#include "op/dnnl/dnnl_rnn.h"
 #endif
 
 using namespace mx;
@@ -117,4 +120,114 @@ TEST_CASE("inference FullyConnected reorders its weights once per content") {
 #endif
   check_weight_writes("FullyConnected", {{"num_hidden", "48"}}, Shape{4, 40}, Shape{48, 40},
                       Shape{48}, blocked);
+}
+
+#if MX_USE_DNNL
+namespace {
+
+uint64_t rnn_packs() { return op::dnnl_impl::rnn_weight_packs_made(); }
+
+// The RNN's outputs (output, final states) on both implementations.
+struct RnnRun {
+  std::vector<float> dnnl, reference;
+};
+RnnRun run_rnn(const op::OpInstance& rnn, const std::vector<NDArray>& inputs, bool is_train) {
+  auto flat = [](const std::vector<NDArray>& outs) {
+    std::vector<float> all = outs[0].to_vector<float>();
+    for (float v : outs[1].to_vector<float>()) all.push_back(v);
+    return all;
+  };
+  RnnRun r;
+  {
+    op::ScopedDnnl on(true);
+    r.dnnl = flat(op::invoke(rnn, inputs, {}, is_train));
+  }
+  op::ScopedDnnl off(false);
+  r.reference = flat(op::invoke(rnn, inputs, {}, is_train));
+  return r;
+}
+
+void check_same(const RnnRun& r) { check_same(Outputs{r.dnnl, r.reference}); }
+
+}  // namespace
+#endif
+
+TEST_CASE("RNN gathers its weights for oneDNN once per content, and sees every write") {
+#if MX_USE_DNNL
+  // Input size 4, state 8: layer 0 runs alone, layers 1-2 in one primitive.
+  const op::AttrMap attrs{
+      {"mode", "gru"}, {"state_size", "8"}, {"num_layers", "3"}, {"state_outputs", "True"}};
+  const op::OpInstance rnn("RNN", attrs);
+  const int64_t count = op::RnnParam::from_strings(attrs, "RNN").parameter_count(4);
+  NDArray x = NDArray::from_vector(Shape{5, 2, 4}, pattern(40, 1.0f, 0.0f));
+  NDArray w = NDArray::from_vector(Shape{count}, pattern(count, 0.3f, 0.02f));
+  NDArray h = NDArray::from_vector(Shape{3, 2, 8}, pattern(48, 0.5f, 0.0f));
+
+  const uint64_t before = rnn_packs();
+  const RnnRun first = run_rnn(rnn, {x, w, h}, false);
+  check_same(first);
+  CHECK(rnn_packs() == before + 2);  // one per primitive
+  check_same(run_rnn(rnn, {x, w, h}, false));
+  CHECK(rnn_packs() == before + 2);
+  // Training packs the layouts of its own primitives, once too.
+  check_same(run_rnn(rnn, {x, w, h}, true));
+  check_same(run_rnn(rnn, {x, w, h}, true));
+  const uint64_t trained = rnn_packs();
+  CHECK(trained == before + 4);
+
+  SUBCASE("a write to the parameters") {
+    w.fill(0.05);
+    const RnnRun r = run_rnn(rnn, {x, w, h}, false);
+    check_same(r);
+    CHECK(r.dnnl != first.dnnl);
+    CHECK(rnn_packs() == trained + 2);
+  }
+  SUBCASE("a write through a view of the parameters") {
+    NDArray view = w.reshape(Shape{count / 2, 2});
+    view.fill(-0.05);
+    const RnnRun r = run_rnn(rnn, {x, w, h}, true);
+    check_same(r);
+    CHECK(r.dnnl != first.dnnl);
+  }
+  SUBCASE("new parameters, perhaps at the same address") {
+    w = NDArray();
+    NDArray w2 = NDArray::from_vector(Shape{count}, pattern(count, 0.2f, -0.01f));
+    const RnnRun r = run_rnn(rnn, {x, w2, h}, false);
+    check_same(r);
+    CHECK(r.dnnl != first.dnnl);
+  }
+#else
+  MESSAGE("built without oneDNN: nothing to check");
+#endif
+}
+
+TEST_CASE("RNN leaves sequence lengths and cell clipping to the reference kernels") {
+#if MX_USE_DNNL
+  op::AttrMap attrs{{"mode", "lstm"}, {"state_size", "4"}, {"num_layers", "1"}};
+  const int64_t count = op::RnnParam::from_strings(attrs, "RNN").parameter_count(3);
+  const std::vector<NDArray> inputs{NDArray::from_vector(Shape{3, 2, 3}, pattern(18, 1.0f, 0.0f)),
+                                    NDArray::from_vector(Shape{count}, pattern(count, 0.3f, 0.0f)),
+                                    NDArray::zeros(Shape{1, 2, 4}), NDArray::zeros(Shape{1, 2, 4})};
+  op::ScopedDnnl on(true);
+  uint64_t before = rnn_packs();
+  auto run = [&](const std::vector<NDArray>& in) {
+    return op::invoke(op::OpInstance("RNN", attrs), in)[0].to_vector<float>();  // waits
+  };
+  run(inputs);
+  CHECK(rnn_packs() == before + 1);  // oneDNN takes the plain case
+  attrs["lstm_state_clip_min"] = "-1";
+  attrs["lstm_state_clip_max"] = "1";
+  before = rnn_packs();
+  run(inputs);
+  CHECK(rnn_packs() == before);
+  attrs.erase("lstm_state_clip_min");
+  attrs.erase("lstm_state_clip_max");
+  attrs["use_sequence_length"] = "True";
+  std::vector<NDArray> with_lengths = inputs;
+  with_lengths.push_back(NDArray::from_vector<float>(Shape{2}, {3, 1}));
+  run(with_lengths);
+  CHECK(rnn_packs() == before);
+#else
+  MESSAGE("built without oneDNN: nothing to check");
+#endif
 }

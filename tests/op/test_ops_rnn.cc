@@ -2,7 +2,8 @@
 // feature (layers, directions, state outputs, sequence lengths, projection,
 // cell clipping), forward values and gradients against MXNet 1.9.1
 // (tests/fixtures/ops/rnn.*) and, for what MXNet refuses on the CPU, against
-// PyTorch (rnn_torch.*), the flat parameter layout, shape inference and the
+// PyTorch (rnn_torch.*), oneDNN's primitives against the reference kernels
+// (op/dnnl/dnnl_rnn.h), the flat parameter layout, shape inference and the
 // messages of bad parameters.
 #include <doctest/doctest.h>
 
@@ -86,6 +87,74 @@ TEST_CASE("gradients: RNN sequence lengths, projection and cell clipping") {
   GradientCheckOptions clip;
   clip.step = 1e-7;  // few cells sit within a step of the bounds
   check_gradient("RNN", clipped, rnn_shapes(clipped, 3, 2, 3), clip);
+}
+
+TEST_CASE("RNN on oneDNN against the reference kernels: modes, layers, directions, dropout") {
+  // check_implementations runs both CPU implementations in float32 on the
+  // same inputs: outputs, and every gradient for req write and then add
+  // (oneDNN's second backward pass runs its forward pass again). Sizes in
+  // the vectors' widths; input size below, at and above the state size
+  // (oneDNN stacks layers of equal widths in one primitive, the first
+  // layer of another width alone).
+  struct Case {
+    int64_t layers;
+    bool bidirectional;
+    int64_t input, state;
+  };
+  // Inputs and weights in [-0.5, 0.5]: ReLU layers of 16 to 24 inputs grow
+  // their values step after step, and rounding (oneDNN's sums in another
+  // order) with them.
+  GradientCheckOptions o;
+  o.low = -0.5;
+  o.high = 0.5;
+  const Case cases[] = {{1, false, 8, 16},  {1, false, 16, 16}, {2, false, 8, 16},
+                        {3, false, 16, 16}, {3, false, 24, 16}, {1, true, 8, 16},
+                        {2, true, 16, 16},  {3, true, 8, 8}};
+  for (const char* mode : {"lstm", "gru", "rnn_tanh", "rnn_relu"})
+    for (const Case& c : cases) {
+      INFO(std::string(mode), ", ", c.layers, " layer(s), bidirectional ", c.bidirectional,
+           ", input ", c.input, ", state ", c.state);
+      const AttrMap a{{"mode", mode},
+                      {"state_size", std::to_string(c.state)},
+                      {"num_layers", std::to_string(c.layers)},
+                      {"bidirectional", c.bidirectional ? "True" : "False"},
+                      {"state_outputs", c.layers == 2 ? "False" : "True"}};
+      check_implementations("RNN", a, rnn_shapes(a, 6, 5, c.input), o);
+    }
+  // One step of one sequence (text generation's calls).
+  for (const char* mode : {"lstm", "gru"}) {
+    INFO(std::string(mode), ", one step, one sequence");
+    const AttrMap a{{"mode", mode}, {"state_size", "16"}, {"num_layers", "2"}};
+    check_implementations("RNN", a, rnn_shapes(a, 1, 1, 8), o);
+  }
+}
+
+TEST_CASE("RNN on oneDNN against the reference kernels: dropout, inference, projection") {
+  for (const char* mode : {"lstm", "gru", "rnn_relu"})
+    for (const char* bidirectional : {"False", "True"}) {
+      INFO(std::string(mode), ", bidirectional ", std::string(bidirectional));
+      // Dropout between layers: one primitive per layer, the harness's
+      // generator seeded alike for both, so both draw the same masks.
+      const AttrMap a{{"mode", mode},      {"state_size", "16"},
+                      {"num_layers", "3"}, {"bidirectional", bidirectional},
+                      {"p", "0.4"},        {"state_outputs", "True"}};
+      check_implementations("RNN", a, rnn_shapes(a, 5, 4, 8));
+      // Inference: oneDNN's inference primitives (the backward pass after
+      // it runs the training pass first).
+      GradientCheckOptions inference;
+      inference.is_train = false;
+      check_implementations("RNN", with(a, "p", "0"), rnn_shapes(a, 5, 4, 8), inference);
+    }
+  // LSTM with a projection (LSTMP), which oneDNN trains too.
+  for (const char* layers : {"1", "3"})
+    for (const char* bidirectional : {"False", "True"}) {
+      INFO(std::string(layers), " layer(s), bidirectional ", std::string(bidirectional));
+      const AttrMap a{{"mode", "lstm"},         {"state_size", "16"},
+                      {"num_layers", layers},   {"bidirectional", bidirectional},
+                      {"projection_size", "8"}, {"state_outputs", "True"}};
+      check_implementations("RNN", a, rnn_shapes(a, 5, 4, 8));
+      check_implementations("RNN", a, rnn_shapes(a, 5, 4, 12));
+    }
 }
 
 TEST_CASE("reference: RNN against MXNet 1.9.1") {

@@ -2,7 +2,10 @@
 // layers, bidirectional, dropout between layers, LSTM projection and cell
 // clipping, sequence lengths) over TNC data and one flat parameter vector
 // (rnn_param.h). The algorithm is rnn_driver.h, run here with OpenBLAS GEMMs
-// and parallel loops, and on a GPU by cuda/rnn_gpu.cu.
+// and parallel loops, and on a GPU by cuda/rnn_gpu.cu. In float32 on the
+// CPU, oneDNN's RNN primitives run it instead where they take the case
+// (dnnl/dnnl_rnn.h: not with sequence lengths or cell clipping), unless
+// MX_DNNL=0.
 //
 // Beyond MXNet 1.9.1 on the CPU, which refuses them: use_sequence_length,
 // lstm_state_clip_* and training with projection_size all work here, forward
@@ -17,6 +20,9 @@
 #include "op/nn/rnn_call.h"
 #include "op/nn/rnn_cpu_steps.h"
 #include "op/registry.h"
+#if MX_USE_DNNL
+#include "op/dnnl/dnnl_rnn.h"
+#endif
 #if MX_USE_CUDA
 #include "op/cuda/rnn_gpu.h"
 #endif
@@ -40,6 +46,19 @@ std::vector<std::string> rnn_outputs(const RnnParam& p) {
   }
   names.push_back("workspace");
   return names;
+}
+
+// The hidden 'workspace' output holds what either CPU implementation keeps
+// for the backward pass (a function of the parameters and shapes alone, so
+// that MX_DNNL may change between bindings).
+int64_t workspace_size(const RnnParam& p, const RnnGeometry& g) {
+  int64_t size = g.workspace_size();
+#if MX_USE_DNNL
+  size = std::max(size, dnnl_impl::rnn_workspace_size(p, g));
+#else
+  (void)p;
+#endif
+  return size;
 }
 
 void infer_rnn(const RnnParam& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {
@@ -66,7 +85,7 @@ void infer_rnn(const RnnParam& p, ShapeVector& in, ShapeVector&, ShapeVector& ou
     assign_shape(out[o++], Shape{g.states(), g.N, g.P}, "output 'state_output'");
     if (p.lstm()) assign_shape(out[o++], Shape{g.states(), g.N, g.H}, "output 'statecell_output'");
   }
-  assign_shape(out[o], Shape{g.workspace_size()}, "output 'workspace'");
+  assign_shape(out[o], Shape{workspace_size(p, g)}, "output 'workspace'");
 }
 
 // Every array but the lengths has the data's floating type; lengths may be
@@ -131,21 +150,25 @@ struct CpuOps {
         for (int64_t c = 0; c < cols; ++c) f(r, c);
     });
   }
-  void draw_mask(T* mask, int64_t n, double keep) {
-    const T scale = static_cast<T>(1.0 / keep);
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    for (int64_t i = 0; i < n; ++i) mask[i] = uniform(*rng) < keep ? scale : T(0);
-  }
+  void draw_mask(T* mask, int64_t n, double keep) { rnn::draw_dropout_mask(*rng, mask, n, keep); }
 };
 
 template <typename T>
 void rnn_forward(const RnnParam& p, const ForwardCall& c) {
+#if MX_USE_DNNL
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_enabled() && dnnl_impl::rnn_forward(p, c)) return;
+#endif
   CpuOps<T> ops{&c.resources.rng()};
   rnn::run_forward<T>(p, c, ops);
 }
 
 template <typename T>
 void rnn_backward(const RnnParam& p, const BackwardCall& c) {
+#if MX_USE_DNNL
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_enabled() && dnnl_impl::rnn_backward(p, c)) return;
+#endif
   CpuOps<T> ops;
   rnn::run_backward<T>(p, c, ops);
 }
