@@ -3,9 +3,10 @@
 // (2 layers of 256 units over 64-dimensional embeddings, 64 steps, batch
 // 32: scripts/bench/charlstm_vs_pytorch.py trains it) and a few others, on
 // each CPU implementation: the reference kernels (rnn_driver.h with
-// OpenBLAS) and oneDNN's RNN primitives (op/dnnl/dnnl_rnn.h). The two
-// alternate pass by pass, so that the load of a shared machine falls on
-// both alike; medians of --iters runs after one warm-up run, by wall clock
+// OpenBLAS) and oneDNN's RNN primitives (op/dnnl/dnnl_rnn.h), one after the
+// other on each case (alternating pass by pass, each slowed the other:
+// OpenMP's threads spin on after a oneDNN call while mx's own pool runs the
+// reference kernels); medians of --iters runs after one warm-up run, by wall clock
 // and by the process's CPU time over the thread budget (which others on a
 // shared machine disturb less). Not a test.
 //   bench_rnn [--iters N] [--impl reference|dnnl|both] [--only TEXT]
@@ -162,6 +163,11 @@ Options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
+  // One engine worker, as mx-train trains recurrent networks: a second
+  // worker calling oneDNN would own a second OpenMP team, and libgomp would
+  // stop spinning between the RNN's short parallel regions
+  // (MX_CPU_WORKER_NTHREADS=2 shows that).
+  Engine::prefer_cpu_workers(1);
   std::vector<bool> impls;  // true: oneDNN
   if (o.impl != "dnnl") impls.push_back(false);
   if (o.impl != "reference") impls.push_back(true);
@@ -175,8 +181,8 @@ int main(int argc, char** argv) {
     // [impl][pass]: wall-clock and CPU seconds
     using Runs = std::vector<std::vector<std::vector<double>>>;
     Runs times(impls.size(), std::vector<std::vector<double>>(3)), cpu = times;
-    for (int it = 0; it <= o.iters; ++it)
-      for (size_t i = 0; i < impls.size(); ++i) {
+    for (size_t i = 0; i < impls.size(); ++i)
+      for (int it = 0; it <= o.iters; ++it) {
         op::ScopedDnnl use(impls[i]);
         for (int which = 0; which < 3; ++which) {
           // A backward pass follows the training pass of the same implementation.
