@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "infer_helpers.h"
 #include "op/invoke.h"
 #include "op/registry.h"
 #include "op_harness.h"
@@ -21,41 +22,6 @@ using op::OpInstance;
 using op::ShapeVector;
 
 namespace {
-
-struct Inferred {
-  ShapeVector in, out;
-};
-Inferred infer(const std::string& name, const AttrMap& attrs, ShapeVector in,
-               ShapeVector out = {}) {
-  OpInstance op(name, attrs, "layer");
-  if (out.empty()) out.resize(op.output_names().size());
-  ShapeVector aux;
-  op.infer_shape(in, aux, out);
-  return {in, out};
-}
-
-Shape out_shape(const std::string& name, const AttrMap& attrs, const ShapeVector& in) {
-  return infer(name, attrs, in).out.at(0);
-}
-
-std::string infer_error(const std::string& name, const AttrMap& attrs, ShapeVector in,
-                        ShapeVector out = {}) {
-  try {
-    infer(name, attrs, std::move(in), std::move(out));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-std::string param_error(const std::string& name, const AttrMap& attrs) {
-  try {
-    OpInstance op(name, attrs, "layer");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // The message of the error the forward pass raises when its output is read.
 std::string run_error(const std::string& name, const std::vector<NDArray>& inputs,

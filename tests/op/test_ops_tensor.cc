@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "infer_helpers.h"
 #include "op/invoke.h"
 #include "op/registry.h"
 #include "op_harness.h"
@@ -20,43 +21,6 @@ using op::ShapeVector;
 namespace {
 
 using Values = std::vector<std::vector<double>>;
-
-// Runs shape inference of `op` on the given input (and output) shapes.
-struct Inferred {
-  ShapeVector in, out;
-};
-Inferred infer(const std::string& name, const AttrMap& attrs, ShapeVector in,
-               ShapeVector out = {}) {
-  OpInstance op(name, attrs, "layer");
-  if (out.empty()) out.resize(op.output_names().size());
-  ShapeVector aux;
-  op.infer_shape(in, aux, out);
-  return {in, out};
-}
-
-Shape out_shape(const std::string& name, const AttrMap& attrs, const ShapeVector& in) {
-  return infer(name, attrs, in).out.at(0);
-}
-
-// The message of the InputError that inference of `op` throws.
-std::string infer_error(const std::string& name, const AttrMap& attrs, ShapeVector in,
-                        ShapeVector out = {}) {
-  try {
-    infer(name, attrs, std::move(in), std::move(out));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-std::string param_error(const std::string& name, const AttrMap& attrs) {
-  try {
-    OpInstance op(name, attrs, "layer");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 NDArray f32(const Shape& shape, const std::vector<float>& v) {
   return NDArray::from_vector<float>(shape, v);
