@@ -4,28 +4,7 @@
 # Debian's fortunes, mx-pack inspect on token files, and bad text.
 #   cmake -DPROGRAM=... -DFIXTURES=... -DWORK_DIR=... [-DFORTUNES=dir] -P mx_pack_text.cmake
 
-function(expect_run expected_code stdout_regex stderr_regex)
-  execute_process(COMMAND ${PROGRAM} ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err TIMEOUT 120 WORKING_DIRECTORY ${WORK_DIR})
-  if(NOT code EQUAL expected_code)
-    message(FATAL_ERROR "mx-pack ${ARGN}: exit code ${code}, expected ${expected_code}\n"
-                        "stdout: ${out}\nstderr: ${err}")
-  endif()
-  if(NOT out MATCHES "${stdout_regex}")
-    message(FATAL_ERROR "mx-pack ${ARGN}: stdout does not match '${stdout_regex}':\n${out}")
-  endif()
-  if(NOT err MATCHES "${stderr_regex}")
-    message(FATAL_ERROR "mx-pack ${ARGN}: stderr does not match '${stderr_regex}':\n${err}")
-  endif()
-endfunction()
-
-function(expect_same_file ours theirs)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${ours} ${theirs}
-                  RESULT_VARIABLE differ)
-  if(differ)
-    message(FATAL_ERROR "${ours} differs from ${theirs}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/mx_pack_checks.cmake)
 
 # Nothing under PREFIX.* or a temporary name: a failed run writes nothing.
 function(expect_nothing_written prefix)
