@@ -258,7 +258,7 @@ struct ClipParam : Params<ClipParam> {
   }
 };
 
-void register_misc(OpRegistry& r) {
+void register_add_n(OpRegistry& r) {
   auto add_n = r.add<AddNParam>("ElementWiseSum");
   add_n.alias("add_n")
       .alias("_sum")
@@ -315,7 +315,9 @@ void register_misc(OpRegistry& r) {
         });
       });
 #endif
+}
 
+void register_clip(OpRegistry& r) {
   auto clip = r.add<ClipParam>("clip");
   clip.describe("Clips values to [a_min, a_max].")
       .inputs({"data"})
@@ -364,7 +366,9 @@ void register_misc(OpRegistry& r) {
         });
       });
 #endif
+}
 
+void register_block_grad(OpRegistry& r) {
   // BlockGrad: identity forward, zero gradient.
   auto block_grad = r.add<NoParams>("BlockGrad");
   block_grad.alias("stop_gradient")
@@ -407,7 +411,9 @@ void register_misc(OpRegistry& r) {
         });
       });
 #endif
+}
 
+void register_fill_like(OpRegistry& r) {
   for (auto [name, value] : {std::pair{"zeros_like", 0.0}, std::pair{"ones_like", 1.0}}) {
     auto like = r.add<NoParams>(name);
     like.describe(value == 0.0 ? "An array of zeros shaped like the input."
@@ -449,6 +455,13 @@ void register_misc(OpRegistry& r) {
         });
 #endif
   }
+}
+
+void register_misc(OpRegistry& r) {
+  register_add_n(r);
+  register_clip(r);
+  register_block_grad(r);
+  register_fill_like(r);
 }
 
 }  // namespace
