@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include "base/error.h"
+#include "io/image_codec.h"
 #include "io/image_probe.h"
 
 namespace mx {
@@ -27,16 +27,8 @@ bool ImageAugmenter::decode_into(std::string_view encoded, Rng& rng, float* out)
   if (encoded.empty() || encoded.size() > static_cast<size_t>(INT32_MAX) ||
       !known_image_format(encoded))
     return false;
-  const cv::Mat buffer(1, static_cast<int>(encoded.size()), CV_8U,
-                       const_cast<char*>(encoded.data()));
-  cv::Mat image;
-  try {
-    // A fresh Mat each time: imdecode into a reused one leaves the previous
-    // image there when decoding fails.
-    image = cv::imdecode(buffer, config_.channels == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
-  } catch (const cv::Exception&) {
-    return false;
-  }
+  const cv::Mat image =
+      decode_image(encoded, config_.channels == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
   if (image.empty()) return false;
   augment_into(image, rng, out);
   return true;

@@ -1,10 +1,10 @@
 #include "io/pack.h"
 
 #include <chrono>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include "base/error.h"
+#include "io/image_codec.h"
 #include "io/image_probe.h"
 #include "io/ordered_pipeline.h"
 #include "io/recordio_errors.h"
@@ -28,12 +28,7 @@ int imread_flag(ColorMode color) {
 
 cv::Mat decode(const std::string& bytes, ColorMode color) {
   if (!known_image_format(bytes)) return cv::Mat();
-  const cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8U, const_cast<char*>(bytes.data()));
-  try {
-    return cv::imdecode(buffer, imread_flag(color));
-  } catch (const cv::Exception&) {
-    return cv::Mat();
-  }
+  return decode_image(bytes, imread_flag(color));
 }
 
 // Pixels from IDX or CSV: convert to the asked color mode.
@@ -124,10 +119,9 @@ std::string encode_entry(const ImageSource& source, const recordio::ListEntry& e
   std::vector<uchar> encoded;
   bool ok = false;
   try {
-    ok = cv::imencode(options.encoding, image, encoded, params);
-  } catch (const cv::Exception& e) {
-    throw InputError(source.name(entry) + ": cannot encode as " + options.encoding + ": " +
-                     e.what());
+    ok = encode_image(options.encoding, image, params, encoded);
+  } catch (const InputError& e) {
+    throw InputError(source.name(entry) + ": " + e.what());
   }
   if (!ok) throw InputError(source.name(entry) + ": cannot encode as " + options.encoding);
   return recordio::pack_image_record(

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
-#include <opencv2/imgcodecs.hpp>
 #include <ostream>
 #include <set>
 #include <unordered_set>
@@ -11,6 +10,7 @@
 #include "base/error.h"
 #include "base/strings.h"
 #include "base/threads.h"
+#include "io/image_codec.h"
 #include "io/image_probe.h"
 #include "io/ordered_pipeline.h"
 #include "io/recordio_errors.h"
@@ -48,12 +48,7 @@ struct ChunkReport {
 bool decodes(std::string_view image) {
   if (image.empty() || image.size() > static_cast<size_t>(INT32_MAX) || !known_image_format(image))
     return false;
-  const cv::Mat buffer(1, static_cast<int>(image.size()), CV_8U, const_cast<char*>(image.data()));
-  try {
-    return !cv::imdecode(buffer, cv::IMREAD_UNCHANGED).empty();
-  } catch (const cv::Exception&) {
-    return false;
-  }
+  return !decode_image(image, cv::IMREAD_UNCHANGED).empty();
 }
 
 // A token record (mx-pack text): counted, or a bad record.

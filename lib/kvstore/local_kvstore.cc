@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "kvstore/device_merge.h"
 #include "kvstore/nccl_comm.h"
+#include "op/invoke.h"
 
 namespace mx::kvstore {
 
@@ -37,13 +38,34 @@ void LocalKVStore::push_device_sum(int key, const std::vector<NDArray>& values, 
   for (const auto& v : values) contexts.push_back(v.ctx());
   const std::vector<int> devices = nccl_devices(contexts, key);
   const int root = nccl_rank(devices, e.merged.ctx().id, key);
+  // One array per GPU: replicas sharing a GPU are summed there first.
+  std::vector<NDArray> per_gpu;
+  for (int device : devices) {
+    std::vector<NDArray> here;
+    for (const auto& v : values)
+      if (v.ctx().id == device) here.push_back(v);
+    if (here.size() == 1) {
+      per_gpu.push_back(here[0]);
+      continue;
+    }
+    const bool only_gpu = devices.size() == 1;
+    NDArray& partial = e.partials[device];
+    if (!only_gpu && partial.is_none())
+      partial = NDArray(e.merged.shape(), here[0].ctx(), e.merged.dtype());
+    const NDArray& sum = only_gpu ? e.merged : partial;
+    const op::OpInstance add_n("add_n", {{"num_args", std::to_string(here.size())}},
+                               "kvstore 'device'");
+    op::invoke_forward(add_n, here, {}, {sum}, {op::OpReq::kWrite}, false);
+    if (only_gpu) return;
+    per_gpu.push_back(sum);
+  }
 #if MX_USE_CUDA
   auto& comm = comms_[devices];
   if (!comm) comm = std::make_shared<NcclComm>(devices);
   std::vector<Var*> reads;
-  for (const auto& v : values) reads.push_back(v.var());
+  for (const auto& v : per_gpu) reads.push_back(v.var());
   Engine::get().push(
-      [comm = comm, values, merged = e.merged, root](RunContext) {
+      [comm = comm, values = per_gpu, merged = e.merged, root](RunContext) {
         std::vector<const void*> sends;
         for (const auto& v : values) sends.push_back(v.raw_data());
         comm->reduce_sum(sends, merged.raw_data(), root, merged.size(), merged.dtype());

@@ -39,6 +39,7 @@ class LocalKVStore : public KVStore {
   struct Entry {
     NDArray stored;  // the value, on the CPU (device store on GPUs: the first value's GPU)
     NDArray merged;  // the devices' sum of the latest push
+    std::map<int, NDArray> partials;  // by GPU: the sum of replicas sharing it (device store)
   };
   Entry& entry(int key);
   bool on_gpus(const Entry& e) const;

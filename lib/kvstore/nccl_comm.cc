@@ -20,10 +20,8 @@ std::vector<int> nccl_devices(const std::vector<Context>& contexts, int key) {
     if (!ctx.is_gpu())
       throw Error(str("kvstore 'device': key ", key, ": ", ctx.to_string(),
                       " is not a GPU; NCCL sums arrays that all live on GPUs"));
-    if (std::find(devices.begin(), devices.end(), ctx.id) != devices.end())
-      throw Error(str("kvstore 'device': key ", key, ": two arrays on ", ctx.to_string(),
-                      "; give one array per GPU"));
-    devices.push_back(ctx.id);
+    if (std::find(devices.begin(), devices.end(), ctx.id) == devices.end())
+      devices.push_back(ctx.id);
   }
   return devices;
 }

@@ -20,8 +20,10 @@
 
 namespace mx::kvstore {
 
-// The GPU ids of the arrays of one push, in the arrays' order; throws Error
-// naming `key` when an array is not on a GPU or two are on the same GPU.
+// The distinct GPU ids of the arrays of one push, in order of first
+// appearance; throws Error naming `key` when an array is not on a GPU.
+// Replicas on one GPU (two arrays there) are summed on it before NCCL runs
+// across GPUs: NCCL takes one rank per GPU.
 std::vector<int> nccl_devices(const std::vector<Context>& contexts, int key);
 // The rank of `device` in `devices`; throws Error naming `key` when absent.
 int nccl_rank(const std::vector<int>& devices, int device, int key);

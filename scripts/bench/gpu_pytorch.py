@@ -8,7 +8,8 @@ the 3x3 convolution, BatchNorm eps 2e-5) and the CIFAR ResNet-18
 shape as mx-train's synthetic iterator (uniform random images, random
 labels), made on the host and copied to the GPU every batch as mx does.
 TF32 is off (mx's cuBLAS runs in the default math mode, cuDNN convolutions in
-float32).
+float32) unless --tf32 (mx's MX_GPU_TF32=1) turns it on for matrix products
+and convolutions alike.
 
 Usage:
     gpu_pytorch.py train-resnet50 [--batch 64] [--batches 20]
@@ -94,11 +95,11 @@ class ResNet18Cifar(nn.Module):
         return self.fc(F.adaptive_avg_pool2d(self.body(x), 1).flatten(1))
 
 
-def device():
+def device(tf32):
     if not torch.cuda.is_available():
         sys.exit("no GPU found: torch.cuda.is_available() is False (PyTorch " + torch.__version__ + ")")
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cudnn.benchmark = True  # mx chooses cuDNN's algorithm once per shape too
     dev = torch.device("cuda:0")
     print(f"pytorch {torch.__version__} on {torch.cuda.get_device_name(dev)}")
@@ -153,9 +154,10 @@ def main():
     p.add_argument("--batch", type=int)
     p.add_argument("--batches", type=int, default=20)
     p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--tf32", action="store_true", help="let float32 use TF32 tensor cores")
     a = p.parse_args()
     torch.manual_seed(0)
-    dev = device()
+    dev = device(a.tf32)
     if a.mode == "train-resnet50":
         train(ResNet50(), (3, 224, 224), 1000, a.batch or 64, a.batches, 1e-4, dev)
     elif a.mode == "train-resnet18":

@@ -14,7 +14,8 @@ speed ratio, > 1 when mx is faster):
                   latency at batch 1 and throughput at batch 64
 
 Usage (through scripts/bench/gpu_vs_pytorch.sh, which names the build):
-  gpu_vs_pytorch.py --python PY [--build DIR] [--repeats 3] [--quick] [--rows a,b]
+  gpu_vs_pytorch.py --python PY [--build DIR] [--repeats 3] [--quick] [--rows a,b] [--tf32]
+--tf32 lets both sides run float32 on TF32 tensor cores (mx: MX_GPU_TF32=1).
 PY has torch with CUDA. The GPU is found with nvidia-smi (--nvidia-smi or
 $NVIDIA_SMI names another program); without one the script says so and
 exits with 1 before running anything.
@@ -44,6 +45,7 @@ def parse_args(argv):
     p.add_argument("--build", default=os.path.join(ROOT, "build"), help="mx build folder")
     p.add_argument("--repeats", type=int, default=3, help="runs of each side per row")
     p.add_argument("--quick", action="store_true", help="fewer batches and runs (a smoke test)")
+    p.add_argument("--tf32", action="store_true", help="TF32 tensor cores on for both sides")
     p.add_argument("--rows", default=",".join(ROWS), help="comma-separated: " + ", ".join(ROWS))
     p.add_argument("--nvidia-smi", default=os.environ.get("NVIDIA_SMI", "nvidia-smi"),
                    help="the program that lists the GPUs")
@@ -89,8 +91,8 @@ class Row:
         return f"| {self.name} | {self.unit} | {spread(self.mx)} | {spread(self.peer)} | {self.ratio():.2f}× |"
 
 
-def summary(rows, gpu, pytorch, command, when):
-    lines = [f"GPU: {gpu}; PyTorch {pytorch}; float32 (TF32 off); {when}", f"Command: `{command}`", "",
+def summary(rows, gpu, pytorch, command, when, tf32=False):
+    lines = [f"GPU: {gpu}; PyTorch {pytorch}; float32 (TF32 {'on' if tf32 else 'off'}); {when}", f"Command: `{command}`", "",
              "| benchmark | unit | mx | PyTorch | ratio |", "| --- | --- | --- | --- | --- |"]
     lines += [r.markdown() for r in rows]
     lines += ["", "Figures: median (min–max) of the runs, mx and PyTorch alternating; "
@@ -103,6 +105,8 @@ def command_line(a):
     words = ["scripts/bench/gpu_vs_pytorch.sh", "PYTHON"]
     if a.quick:
         words.append("--quick")
+    if a.tf32:
+        words.append("--tf32")
     if a.repeats != 3:
         words += ["--repeats", str(a.repeats)]
     if a.rows != ROWS:
@@ -110,18 +114,21 @@ def command_line(a):
     return " ".join(words)
 
 
-def run(argv, work):
+def run(argv, work, env=None):
     """Runs a program; its stdout, or RuntimeError with its stderr's end."""
-    proc = subprocess.run([str(x) for x in argv], capture_output=True, text=True, cwd=work)
+    proc = subprocess.run([str(x) for x in argv], capture_output=True, text=True, cwd=work, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, argv))} exited with {proc.returncode}:\n{proc.stderr[-2000:]}")
     return proc.stdout
 
 
 def number(text, prefix, suffix):
+    """The number between `prefix` and `suffix` on the first line holding both
+    (an empty prefix: the last word before `suffix`)."""
     for line in text.splitlines():
         if prefix in line and suffix in line:
-            return float(line.split(prefix, 1)[1].split(suffix, 1)[0].strip())
+            before = line.split(prefix, 1)[1] if prefix else line
+            return float(before.split(suffix, 1)[0].split()[-1])
     raise RuntimeError(f"no '{prefix} ... {suffix}' in:\n{text[-2000:]}")
 
 
@@ -131,9 +138,12 @@ class Bench:
         self.mx_train = os.path.join(a.build, "cmd", "mx-train")
         self.mx_predict = os.path.join(a.build, "cmd", "mx-predict")
         self.pytorch = "?"
+        # mx's TF32 switch is its environment; PyTorch's, a flag of the peer.
+        self.mx_env = dict(os.environ, MX_GPU_TF32="1" if a.tf32 else "0")
+        self.peer_flags = ["--tf32"] if a.tf32 else []
 
     def peer(self, *args):
-        out = run([self.a.python, os.path.join(BENCH, "gpu_pytorch.py"), *args], self.work)
+        out = run([self.a.python, os.path.join(BENCH, "gpu_pytorch.py"), *args, *self.peer_flags], self.work)
         self.pytorch = out.splitlines()[0].split()[1]
         return out
 
@@ -141,7 +151,7 @@ class Bench:
         keep = run_dir is not None
         run_dir = run_dir or os.path.join(self.work, "mx-train-run")
         run([self.mx_train, os.path.join(ROOT, "configs", config), "train.devices=[gpu:0]", *overrides,
-             "--run-dir", run_dir], self.work)
+             "--run-dir", run_dir], self.work, self.mx_env)
         with open(os.path.join(run_dir, "metrics.jsonl")) as f:
             rate = [json.loads(line)["samples_per_sec"] for line in f if line.strip()][-1]
         if not keep:
@@ -165,7 +175,7 @@ class Bench:
         throughput = {"mx": [], "peer": []}
         for _ in range(self.a.repeats):
             out = run([self.mx_predict, "-m", model, "--data-shape", "3,224,224", "--device", "gpu:0",
-                       "--benchmark", runs, "--batch-size", batch], self.work)
+                       "--benchmark", runs, "--batch-size", batch], self.work, self.mx_env)
             peer = self.peer("infer-resnet50", "--batch", batch, "--runs", runs)
             for side, text in [("mx", out), ("peer", peer)]:
                 latency[side].append(number(text, "latency at batch 1:", "ms"))
@@ -205,7 +215,7 @@ def main(argv):
         shutil.rmtree(work, ignore_errors=True)
     command = command_line(a)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    print(summary(rows, gpu, b.pytorch, command, when))
+    print(summary(rows, gpu, b.pytorch, command, when, a.tf32))
     return 0
 
 

@@ -62,6 +62,8 @@ class Summary(unittest.TestCase):
         self.assertEqual(bench.number(text, "throughput at batch 64:", "samples/s"), 1234.5)
         with self.assertRaises(RuntimeError):
             bench.number(text, "throughput at batch 32:", "samples/s")
+        # The peer's training line has no prefix: "N samples/s".
+        self.assertEqual(bench.number("pytorch 2.5.0 on X\n812.3 samples/s\n", "", "samples/s"), 812.3)
 
 
 class NoGpu(unittest.TestCase):

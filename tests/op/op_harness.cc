@@ -20,6 +20,7 @@
 #include "op/dnnl/dnnl_switch.h"
 #include "op/registry.h"
 #include "op/resources.h"
+#include "test_paths.h"
 
 #ifndef MX_OP_HARNESS_GPU
 #define MX_OP_HARNESS_GPU 0
@@ -399,7 +400,7 @@ void check_implementations(const std::string& name, const op::AttrMap& attrs,
 }
 
 std::vector<ReferenceCase> load_reference_cases(const std::string& family) {
-  const std::string base = std::string(MX_FIXTURES_DIR) + "/ops/" + family;
+  const std::string base = fixtures_dir() + "/ops/" + family;
   NamedArrays arrays = load_params(base + ".params");
   std::map<std::string, NDArray> by_name;
   for (size_t i = 0; i < arrays.names.size(); ++i) by_name[arrays.names[i]] = arrays.arrays[i];

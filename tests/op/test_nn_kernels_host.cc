@@ -207,38 +207,61 @@ TEST_CASE_TEMPLATE("LeakyReLU's functors equal the CPU operator", T, float, doub
 
 namespace {
 
-// BatchNorm's kernels as the GPU runs them: one block per channel with
-// `threads` threads; the block sums are sums of the threads' parts.
+// BatchNorm's kernels as the GPU runs them: each channel reduced in
+// `splits` parts of `threads` threads each (a block sum is the sum of its
+// threads' parts), the parts combined in order once per channel, then the
+// output element by element.
 template <typename T>
-void run_batch_norm_forward(const op::BatchNormForwardChannel<T>& f, int64_t threads) {
+void run_batch_norm_forward(const op::BatchNormForwardChannel<T>& f, int64_t splits,
+                            int64_t threads) {
+  std::vector<T> scale(f.view.channels), shift(f.view.channels);
   for (int64_t ch = 0; ch < f.view.channels; ++ch) {
     double mean = 0, sq = 0;
     if (f.batch_stats) {
       double sum = 0;
-      for (int64_t t = 0; t < threads; ++t) sum += f.partial_sum(ch, t, threads);
+      for (int64_t k = 0; k < splits; ++k) {
+        double part = 0;
+        for (int64_t t = 0; t < threads; ++t) part += f.partial_sum(ch, k, splits, t, threads);
+        sum += part;
+      }
       mean = f.mean_of(sum);
-      for (int64_t t = 0; t < threads; ++t) sq += f.partial_sq(ch, mean, t, threads);
+      for (int64_t k = 0; k < splits; ++k) {
+        double part = 0;
+        for (int64_t t = 0; t < threads; ++t) part += f.partial_sq(ch, mean, k, splits, t, threads);
+        sq += part;
+      }
     }
     const op::BatchNormStats s = f.stats(ch, mean, sq);
     f.finish(ch, s, sq);
-    for (int64_t t = 0; t < threads; ++t) f.apply(ch, s, t, threads);
+    f.scale_shift(ch, s, scale[ch], shift[ch]);
+  }
+  const int64_t n = f.view.count() * f.view.channels;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t ch = f.view.channel_of(i);
+    f.apply(i, scale[ch], shift[ch]);
   }
 }
 
 template <typename T>
-void run_batch_norm_backward(const op::BatchNormBackwardChannel<T>& f, int64_t threads) {
+void run_batch_norm_backward(const op::BatchNormBackwardChannel<T>& f, int64_t splits,
+                             int64_t threads) {
+  std::vector<op::BatchNormDataGrad> grads(f.view.channels);
   for (int64_t ch = 0; ch < f.view.channels; ++ch) {
     const op::BatchNormStats s = f.stats(ch);
     double sum_dy = 0, dot = 0;
-    for (int64_t t = 0; t < threads; ++t) {
-      double a, b;
-      f.partial(ch, s.mean, t, threads, a, b);
-      sum_dy += a;
-      dot += b;
+    for (int64_t k = 0; k < splits; ++k) {
+      for (int64_t t = 0; t < threads; ++t) {
+        double a, b;
+        f.partial(ch, s.mean, k, splits, t, threads, a, b);
+        sum_dy += a;
+        dot += b;
+      }
     }
     f.finish(ch, s, sum_dy, dot);
-    for (int64_t t = 0; t < threads; ++t) f.apply(ch, s, sum_dy, dot, t, threads);
+    grads[ch] = f.data_grad(ch, s, sum_dy, dot);
   }
+  const int64_t n = f.view.count() * f.view.channels;
+  for (int64_t i = 0; i < n; ++i) f.apply(i, grads[f.view.channel_of(i)]);
 }
 
 struct BatchNormCase {
@@ -249,20 +272,25 @@ struct BatchNormCase {
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("BatchNorm's per-(channel, thread) kernels equal the CPU operator", T, float,
-                   double) {
+TEST_CASE_TEMPLATE("BatchNorm's per-(channel, split, thread) kernels equal the CPU operator", T,
+                   float, double) {
   const BatchNormCase cases[] = {
       {{4, 3, 5, 2}, 1, false, false, true}, {{4, 3, 5, 2}, 1, true, false, true},
       {{6, 4}, 1, false, false, true},       {{2, 3, 4}, -1, false, false, true},
       {{2, 3, 4}, 2, false, true, true},     {{5, 3, 2, 2}, 1, false, false, false},
       {{1, 2, 1}, 1, false, false, true},    // one element per channel
       {{2, 3, 300}, 1, false, false, true},  // rows longer than a block
+      {{7, 2, 260}, 1, false, false, true},  // more rows than splits
   };
   uint64_t seed = 100;
   for (const BatchNormCase& bc : cases) {
-    for (int64_t threads : {kGpuThreads, kOddThreads}) {
+    for (auto [splits, threads] : {std::pair<int64_t, int64_t>{1, kGpuThreads},
+                                   {3, kGpuThreads},
+                                   {1, kOddThreads},
+                                   {4, kOddThreads}}) {
       INFO("shape ", bc.shape.to_string(), " axis ", bc.axis, " fix_gamma ", bc.fix_gamma,
-           " use_global_stats ", bc.use_global_stats, " train ", bc.is_train, " threads ", threads);
+           " use_global_stats ", bc.use_global_stats, " train ", bc.is_train, " splits ", splits,
+           " threads ", threads);
       const Shape& s = bc.shape;
       const int axis = bc.axis < 0 ? bc.axis + s.ndim() : bc.axis;
       const op::BatchNormView view{s.prod(0, axis), s[axis], s.prod(axis + 1, s.ndim())};
@@ -289,7 +317,7 @@ TEST_CASE_TEMPLATE("BatchNorm's per-(channel, thread) kernels equal the CPU oper
                                          mv.data(), y.data(), mean.data(), invstd.data(),
                                          OpReq::kWrite, OpReq::kWrite, OpReq::kWrite, 0.002,
                                          static_cast<double>(0.8f), bc.fix_gamma, batch_stats},
-          threads);
+          splits, threads);
       check_close(y, out[0], "output", 1e-4, 1e-5);
       check_close(mean, out[1], "mean");
       check_close(invstd, out[2], "invstd", 1e-5, 1e-6);
@@ -312,7 +340,7 @@ TEST_CASE_TEMPLATE("BatchNorm's per-(channel, thread) kernels equal the CPU oper
               view, x.data(), gamma.data(), dy.data(), saved_mean.data(), saved_invstd.data(),
               mm1.data(), mv1.data(), dx.data(), dgamma.data(), dbeta.data(), OpReq::kWrite,
               OpReq::kAdd, OpReq::kAdd, 0.002, bc.fix_gamma, !bc.use_global_stats},
-          threads);
+          splits, threads);
       check_close(dx, dxa, "data gradient", 1e-4, 1e-5);
       check_close(dgamma, dga, "gamma gradient", 1e-4, 1e-5);
       check_close(dbeta, dba, "beta gradient", 1e-5, 1e-6);

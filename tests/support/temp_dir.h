@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <string>
 
+#include "test_paths.h"
+
 #ifndef MX_TEST_TMP_DIR
 #error "MX_TEST_TMP_DIR (a folder in the build tree) must be defined by the build"
 #endif
@@ -20,7 +22,7 @@ class TempDir {
  public:
   explicit TempDir(const std::string& tag = "test") {
     static std::atomic<int> counter{0};
-    path_ = std::filesystem::path(MX_TEST_TMP_DIR) /
+    path_ = std::filesystem::path(test_tmp_dir()) /
             (tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);

@@ -10,6 +10,7 @@
 #include "ndarray/ndarray.h"
 #include "ndarray/params_io.h"
 #include "storage/storage.h"
+#include "test_paths.h"
 
 using namespace mx;
 
@@ -77,7 +78,7 @@ TEST_CASE("gpu: the pool counts device memory and params load onto the GPU") {
   Engine::get().wait_all();
   CHECK(pool->stats().live_bytes == before);
   NamedArrays list =
-      load_params(std::string(MX_FIXTURES_DIR) + "/params/checkpoint-0001.params", Context::gpu(0));
+      load_params(test::fixtures_dir() + "/params/checkpoint-0001.params", Context::gpu(0));
   CHECK(list.arrays[0].ctx() == Context::gpu(0));
   CHECK(list.arrays[0].shape() == Shape{4, 3});
 }

@@ -1,70 +1,202 @@
-// GPU kernels of BatchNorm: one block per channel runs the functions of
-// batch_norm_kernels.h with the block's threads, summing their partial sums
-// in shared memory (two passes for the mean and the variance, as the CPU
-// kernel does). Our own kernels rather than cuDNN's batch normalization:
-// cuDNN moves the running variance with the unbiased variance, MXNet and
-// the CPU kernel with the biased one, and cuDNN rejects eps below
-// CUDNN_BN_MIN_EPSILON, which BatchNorm accepts.
+// GPU kernels of BatchNorm (the functions of batch_norm_kernels.h). Each
+// channel's elements are reduced in `splits` parts, one block each, so that
+// a layer with few channels and many elements (ResNet's first stages: 64
+// channels of 200,000 elements at batch 64) keeps every multiprocessor
+// busy; one thread per channel then combines its parts in a fixed order (the
+// results do not depend on timing), and the output is written element by
+// element. The parts live in the operator's TempSpace.
+// Our own kernels rather than cuDNN's batch normalization: cuDNN moves the
+// running variance with the unbiased variance, MXNet and the CPU kernel with
+// the biased one, and cuDNN rejects eps below CUDNN_BN_MIN_EPSILON, which
+// BatchNorm accepts.
+#include <algorithm>
+
 #include "op/cuda/block_sum.cuh"
+#include "op/cuda/cuda_check.h"
 #include "op/cuda/nn_gpu.h"
 #include "op/nn/batch_norm_kernels.h"
 
 namespace mx::op::cuda {
 namespace {
 
+constexpr const char* kWhere = "BatchNorm";
+
+// Splits per channel: about 1024 blocks in all, each with at least four
+// elements per thread, at most 64 parts.
+int64_t splits_for(const BatchNormView& view) {
+  const int64_t by_blocks = (1024 + view.channels - 1) / view.channels;
+  const int64_t by_work = view.count() / (4 * kBlockThreads);
+  return std::clamp<int64_t>(std::min(by_blocks, by_work), 1, 64);
+}
+
+// The sum of a channel's parts, in order.
+__device__ double sum_parts(const double* parts, int64_t ch, int64_t splits) {
+  double s = 0;
+  for (int64_t k = 0; k < splits; ++k) s += parts[ch * splits + k];
+  return s;
+}
+
+// Block (split, channel): its part of the channel's sum.
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
-    batch_norm_forward_kernel(BatchNormForwardChannel<T> f) {
+    bn_sum_parts(BatchNormForwardChannel<T> f, int64_t splits, double* sums) {
   __shared__ double shared[kBlockThreads];
-  const int64_t ch = blockIdx.x;
-  const int64_t t = threadIdx.x, threads = blockDim.x;
+  const int64_t split = blockIdx.x, ch = blockIdx.y;
+  const double s = block_sum(f.partial_sum(ch, split, splits, threadIdx.x, blockDim.x), shared);
+  if (threadIdx.x == 0) sums[ch * splits + split] = s;
+}
+
+// Block (split, channel): its part of the squared deviations from the mean.
+template <typename T>
+__global__ void __launch_bounds__(kBlockThreads)
+    bn_sq_parts(BatchNormForwardChannel<T> f, int64_t splits, const double* sums, double* sqs) {
+  __shared__ double shared[kBlockThreads];
+  const int64_t split = blockIdx.x, ch = blockIdx.y;
+  const double mean = f.mean_of(sum_parts(sums, ch, splits));
+  const double s =
+      block_sum(f.partial_sq(ch, mean, split, splits, threadIdx.x, blockDim.x), shared);
+  if (threadIdx.x == 0) sqs[ch * splits + split] = s;
+}
+
+// One thread per channel: statistics, moving and saved statistics, and the
+// channel's scale and shift (as doubles holding T values).
+template <typename T>
+__global__ void bn_forward_finish(BatchNormForwardChannel<T> f, int64_t splits, const double* sums,
+                                  const double* sqs, double* scale_shift) {
+  const int64_t ch = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (ch >= f.view.channels) return;
   double mean = 0, sq = 0;
   if (f.batch_stats) {
-    mean = f.mean_of(block_sum(f.partial_sum(ch, t, threads), shared));
-    sq = block_sum(f.partial_sq(ch, mean, t, threads), shared);
+    mean = f.mean_of(sum_parts(sums, ch, splits));
+    sq = sum_parts(sqs, ch, splits);
   }
   const BatchNormStats s = f.stats(ch, mean, sq);
-  __syncthreads();  // every thread has read the moving statistics
-  if (t == 0) f.finish(ch, s, sq);
-  f.apply(ch, s, t, threads);
+  f.finish(ch, s, sq);
+  T scale, shift;
+  f.scale_shift(ch, s, scale, shift);
+  scale_shift[2 * ch] = scale;
+  scale_shift[2 * ch + 1] = shift;
 }
 
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
-    batch_norm_backward_kernel(BatchNormBackwardChannel<T> f) {
+    bn_forward_apply(BatchNormForwardChannel<T> f, const double* scale_shift) {
+  const int64_t n = f.view.count() * f.view.channels;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t ch = f.view.channel_of(i);
+    f.apply(i, static_cast<T>(scale_shift[2 * ch]), static_cast<T>(scale_shift[2 * ch + 1]));
+  }
+}
+
+// Block (split, channel): its parts of sum(dy) and sum((x - mean) * dy).
+template <typename T>
+__global__ void __launch_bounds__(kBlockThreads)
+    bn_backward_parts(BatchNormBackwardChannel<T> f, int64_t splits, double* dys, double* dots) {
   __shared__ double shared[kBlockThreads];
-  const int64_t ch = blockIdx.x;
-  const int64_t t = threadIdx.x, threads = blockDim.x;
-  const BatchNormStats s = f.stats(ch);
+  const int64_t split = blockIdx.x, ch = blockIdx.y;
   double sum_dy, dot;
-  f.partial(ch, s.mean, t, threads, sum_dy, dot);
+  f.partial(ch, f.stats(ch).mean, split, splits, threadIdx.x, blockDim.x, sum_dy, dot);
   sum_dy = block_sum(sum_dy, shared);
   dot = block_sum(dot, shared);
-  if (t == 0) f.finish(ch, s, sum_dy, dot);
-  f.apply(ch, s, sum_dy, dot, t, threads);
+  if (threadIdx.x == 0) {
+    dys[ch * splits + split] = sum_dy;
+    dots[ch * splits + split] = dot;
+  }
+}
+
+// One thread per channel: the parameter gradients and what the data
+// gradient needs.
+template <typename T>
+__global__ void bn_backward_finish(BatchNormBackwardChannel<T> f, int64_t splits, const double* dys,
+                                   const double* dots, BatchNormDataGrad* g) {
+  const int64_t ch = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (ch >= f.view.channels) return;
+  const double sum_dy = sum_parts(dys, ch, splits), dot = sum_parts(dots, ch, splits);
+  const BatchNormStats s = f.stats(ch);
+  f.finish(ch, s, sum_dy, dot);
+  g[ch] = f.data_grad(ch, s, sum_dy, dot);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kBlockThreads)
+    bn_backward_apply(BatchNormBackwardChannel<T> f, const BatchNormDataGrad* g) {
+  const int64_t n = f.view.count() * f.view.channels;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    f.apply(i, g[f.view.channel_of(i)]);
+}
+
+unsigned channel_blocks(int64_t channels) {
+  return static_cast<unsigned>((channels + kBlockThreads - 1) / kBlockThreads);
+}
+
+dim3 part_grid(const BatchNormView& view, int64_t splits) {
+  return dim3(static_cast<unsigned>(splits), static_cast<unsigned>(view.channels));
 }
 
 }  // namespace
 
-template <typename T>
-void batch_norm_forward(const BatchNormForwardChannel<T>& f, void* stream) {
-  if (f.view.channels <= 0) return;
-  batch_norm_forward_kernel<T>
-      <<<static_cast<unsigned>(f.view.channels), kBlockThreads, 0, stream_of(stream)>>>(f);
-  check_launch("batch_norm_forward_kernel", "BatchNorm");
+size_t batch_norm_workspace_bytes(const BatchNormView& view) {
+  static_assert(sizeof(BatchNormDataGrad) % sizeof(double) == 0);
+  // Two sums per part, then per channel: scale and shift, or BatchNormDataGrad.
+  const int64_t per_channel = std::max<int64_t>(2, sizeof(BatchNormDataGrad) / sizeof(double));
+  return static_cast<size_t>(view.channels * (2 * splits_for(view) + per_channel)) * sizeof(double);
 }
 
 template <typename T>
-void batch_norm_backward(const BatchNormBackwardChannel<T>& f, void* stream) {
+void batch_norm_forward(const BatchNormForwardChannel<T>& f, void* workspace, void* stream) {
   if (f.view.channels <= 0) return;
-  batch_norm_backward_kernel<T>
-      <<<static_cast<unsigned>(f.view.channels), kBlockThreads, 0, stream_of(stream)>>>(f);
-  check_launch("batch_norm_backward_kernel", "BatchNorm");
+  const cudaStream_t s = stream_of(stream);
+  const int64_t splits = splits_for(f.view), channels = f.view.channels;
+  double* sums = static_cast<double*>(workspace);
+  double* sqs = sums + channels * splits;
+  double* scale_shift = sqs + channels * splits;
+  if (f.batch_stats && f.view.count() > 0) {
+    bn_sum_parts<T><<<part_grid(f.view, splits), kBlockThreads, 0, s>>>(f, splits, sums);
+    check_launch("bn_sum_parts", kWhere);
+    bn_sq_parts<T><<<part_grid(f.view, splits), kBlockThreads, 0, s>>>(f, splits, sums, sqs);
+    check_launch("bn_sq_parts", kWhere);
+  } else {
+    MX_CUDA_CHECK(cudaMemsetAsync(sums, 0, 2 * channels * splits * sizeof(double), s), kWhere);
+  }
+  bn_forward_finish<T>
+      <<<channel_blocks(channels), kBlockThreads, 0, s>>>(f, splits, sums, sqs, scale_shift);
+  check_launch("bn_forward_finish", kWhere);
+  const int64_t n = f.view.count() * channels;
+  if (f.req_y != OpReq::kNull && n > 0) {
+    bn_forward_apply<T><<<blocks_for(n), kBlockThreads, 0, s>>>(f, scale_shift);
+    check_launch("bn_forward_apply", kWhere);
+  }
 }
 
-template void batch_norm_forward<float>(const BatchNormForwardChannel<float>&, void*);
-template void batch_norm_forward<double>(const BatchNormForwardChannel<double>&, void*);
-template void batch_norm_backward<float>(const BatchNormBackwardChannel<float>&, void*);
-template void batch_norm_backward<double>(const BatchNormBackwardChannel<double>&, void*);
+template <typename T>
+void batch_norm_backward(const BatchNormBackwardChannel<T>& f, void* workspace, void* stream) {
+  if (f.view.channels <= 0) return;
+  const cudaStream_t s = stream_of(stream);
+  const int64_t splits = splits_for(f.view), channels = f.view.channels;
+  double* dys = static_cast<double*>(workspace);
+  double* dots = dys + channels * splits;
+  auto* grads = reinterpret_cast<BatchNormDataGrad*>(dots + channels * splits);
+  if (f.view.count() > 0) {
+    bn_backward_parts<T><<<part_grid(f.view, splits), kBlockThreads, 0, s>>>(f, splits, dys, dots);
+    check_launch("bn_backward_parts", kWhere);
+  } else {
+    MX_CUDA_CHECK(cudaMemsetAsync(dys, 0, 2 * channels * splits * sizeof(double), s), kWhere);
+  }
+  bn_backward_finish<T>
+      <<<channel_blocks(channels), kBlockThreads, 0, s>>>(f, splits, dys, dots, grads);
+  check_launch("bn_backward_finish", kWhere);
+  const int64_t n = f.view.count() * channels;
+  if (f.req_dx != OpReq::kNull && n > 0) {
+    bn_backward_apply<T><<<blocks_for(n), kBlockThreads, 0, s>>>(f, grads);
+    check_launch("bn_backward_apply", kWhere);
+  }
+}
+
+template void batch_norm_forward<float>(const BatchNormForwardChannel<float>&, void*, void*);
+template void batch_norm_forward<double>(const BatchNormForwardChannel<double>&, void*, void*);
+template void batch_norm_backward<float>(const BatchNormBackwardChannel<float>&, void*, void*);
+template void batch_norm_backward<double>(const BatchNormBackwardChannel<double>&, void*, void*);
 
 }  // namespace mx::op::cuda

@@ -11,6 +11,7 @@
 #include "op/cuda/cuda_check.h"
 #include "op/cuda/cudnn_descriptors.h"
 #include "op/cuda/handles.h"
+#include "op/cuda/math_settings.h"
 
 namespace mx::op::cuda {
 namespace {
@@ -36,9 +37,10 @@ AlgoCache& algo_cache() {
 }
 
 // float32 runs on FMA kernels only: CUDNN_DEFAULT_MATH lets Ampere and later
-// use TF32 tensor cores, whose 10-bit mantissa would not compare with the CPU.
+// use TF32 tensor cores, whose 10-bit mantissa would not compare with the CPU;
+// MX_GPU_TF32=1 allows them (math_settings.h).
 cudnnMathType_t math_for(DType dtype) {
-  if (dtype == DType::kFloat32) return CUDNN_FMA_MATH;
+  if (dtype == DType::kFloat32) return tf32_allowed() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
   if (dtype == DType::kFloat16) return CUDNN_TENSOR_OP_MATH;
   return CUDNN_DEFAULT_MATH;
 }
@@ -91,8 +93,9 @@ std::vector<AlgoCandidate> candidates_of(const Perf* perf, int count, DType dtyp
   for (int i = 0; i < count; ++i) {
     AlgoCandidate c;
     c.algo = static_cast<int>(perf[i].algo);
-    c.ok = perf[i].status == CUDNN_STATUS_SUCCESS;
-    c.math_ok = dtype != DType::kFloat32 || perf[i].mathType == CUDNN_FMA_MATH;
+    c.ok = perf[i].status == CUDNN_STATUS_SUCCESS &&
+           (!deterministic_algorithms() || perf[i].determinism == CUDNN_DETERMINISTIC);
+    c.math_ok = dtype != DType::kFloat32 || tf32_allowed() || perf[i].mathType == CUDNN_FMA_MATH;
     c.time_ms = perf[i].time;
     c.memory = perf[i].memory;
     out.push_back(c);
@@ -192,7 +195,9 @@ AlgoChoice search(const CudnnConv& conv, ConvPass pass, cudnnHandle_t h, const C
   std::vector<typename Pass::Perf> perf(static_cast<size_t>(n));
   int got = 0;
   bool measured = false;
-  if (conv.policy != AlgoPolicy::kHeuristic) {
+  // Deterministic runs take the heuristic's order, which depends on the shapes only.
+  const AlgoPolicy policy = deterministic_algorithms() ? AlgoPolicy::kHeuristic : conv.policy;
+  if (policy != AlgoPolicy::kHeuristic) {
     // The measured search allocates its own buffers; where it cannot (the
     // memory pool holds the GPU's memory), cuDNN's heuristic order serves.
     const cudnnStatus_t status = Pass::find(h, d, n, perf.data(), &got);
@@ -209,7 +214,7 @@ AlgoChoice search(const CudnnConv& conv, ConvPass pass, cudnnHandle_t h, const C
   if (!measured)
     for (AlgoCandidate& c : candidates)
       if (c.ok && Pass::workspace(h, d, c.algo, &c.memory) != CUDNN_STATUS_SUCCESS) c.ok = false;
-  const std::optional<size_t> pick = pick_algo(candidates, conv.policy, conv.workspace_limit);
+  const std::optional<size_t> pick = pick_algo(candidates, policy, conv.workspace_limit);
   if (!pick)
     throw Error(str(conv.op, ": cuDNN has no algorithm for the ", pass_name(pass), " pass of ",
                     dtype_name(conv.dtype), " convolution ",

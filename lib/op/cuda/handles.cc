@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "op/cuda/cuda_check.h"
+#include "op/cuda/math_settings.h"
 
 namespace mx::op::cuda {
 namespace {
@@ -31,8 +32,10 @@ cublasHandle_t cublas_handle(const RunContext& rctx) {
   cublasHandle_t handle = nullptr;
   MX_CUDA_CHECK(cublasCreate(&handle), "cuBLAS");
   MX_CUDA_CHECK(cublasSetStream(handle, stream), "cuBLAS");
-  // float32 stays float32: no TF32 unless a caller asks (results comparable to the CPU).
-  MX_CUDA_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH), "cuBLAS");
+  // float32 stays float32 (results comparable to the CPU) unless MX_GPU_TF32=1.
+  MX_CUDA_CHECK(
+      cublasSetMathMode(handle, tf32_allowed() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+      "cuBLAS");
   table->by_stream.emplace(stream, handle);
   return handle;
 }

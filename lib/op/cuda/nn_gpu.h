@@ -8,11 +8,13 @@
 // `where` names the operator in errors.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "op/tensor_ref.h"
 
 namespace mx::op {
+struct BatchNormView;
 template <typename T>
 struct BatchNormForwardChannel;
 template <typename T>
@@ -33,11 +35,14 @@ void run_elements(int64_t n, void* stream, const char* where, const F& f);
 template <typename T>
 void prelu_gamma_grad(const PreluGammaGrad<T>& f, void* stream);
 
-// BatchNorm: one block per channel (batch_norm_kernels.h).
+// BatchNorm: each channel reduced in parts, one block each, then combined
+// per channel (batch_norm_kernels.h); `workspace` holds
+// batch_norm_workspace_bytes(view) bytes of GPU memory (the TempSpace).
+size_t batch_norm_workspace_bytes(const BatchNormView& view);
 template <typename T>
-void batch_norm_forward(const BatchNormForwardChannel<T>& f, void* stream);
+void batch_norm_forward(const BatchNormForwardChannel<T>& f, void* workspace, void* stream);
 template <typename T>
-void batch_norm_backward(const BatchNormBackwardChannel<T>& f, void* stream);
+void batch_norm_backward(const BatchNormBackwardChannel<T>& f, void* workspace, void* stream);
 
 // SoftmaxOutput with normalization 'valid': the number of labels that are
 // not ignored, into *count (device memory), by one block.

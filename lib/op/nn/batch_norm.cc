@@ -217,25 +217,27 @@ void batch_norm_backward(const BatchNormParam& p, const BackwardCall& c) {
 #if MX_USE_CUDA
 template <typename T>
 void batch_norm_forward_gpu(const BatchNormParam& p, const ForwardCall& c) {
+  const BatchNormView view = channel_view(p, c.inputs[0].shape);
   cuda::batch_norm_forward(
       BatchNormForwardChannel<T>{
-          channel_view(p, c.inputs[0].shape), c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(),
-          c.inputs[2].ptr<T>(), c.aux[0].ptr<T>(), c.aux[1].ptr<T>(), c.outputs[0].ptr<T>(),
-          c.outputs[1].ptr<T>(), c.outputs[2].ptr<T>(), c.req[0], c.req[1], c.req[2], p.eps,
-          static_cast<double>(p.momentum), p.fix_gamma, c.is_train && !p.use_global_stats},
-      c.rctx.stream);
+          view, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), c.inputs[2].ptr<T>(), c.aux[0].ptr<T>(),
+          c.aux[1].ptr<T>(), c.outputs[0].ptr<T>(), c.outputs[1].ptr<T>(), c.outputs[2].ptr<T>(),
+          c.req[0], c.req[1], c.req[2], p.eps, static_cast<double>(p.momentum), p.fix_gamma,
+          c.is_train && !p.use_global_stats},
+      c.resources.temp_space(cuda::batch_norm_workspace_bytes(view)), c.rctx.stream);
 }
 
 template <typename T>
 void batch_norm_backward_gpu(const BatchNormParam& p, const BackwardCall& c) {
   auto grad = [&](size_t i) { return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].ptr<T>(); };
+  const BatchNormView view = channel_view(p, c.inputs[0].shape);
   cuda::batch_norm_backward(
-      BatchNormBackwardChannel<T>{channel_view(p, c.inputs[0].shape), c.inputs[0].ptr<T>(),
-                                  c.inputs[1].ptr<T>(), c.out_grads[0].ptr<T>(),
-                                  c.outputs[1].ptr<T>(), c.outputs[2].ptr<T>(), c.aux[0].ptr<T>(),
-                                  c.aux[1].ptr<T>(), grad(0), grad(1), grad(2), c.req[0], c.req[1],
-                                  c.req[2], p.eps, p.fix_gamma, c.is_train && !p.use_global_stats},
-      c.rctx.stream);
+      BatchNormBackwardChannel<T>{view, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(),
+                                  c.out_grads[0].ptr<T>(), c.outputs[1].ptr<T>(),
+                                  c.outputs[2].ptr<T>(), c.aux[0].ptr<T>(), c.aux[1].ptr<T>(),
+                                  grad(0), grad(1), grad(2), c.req[0], c.req[1], c.req[2], p.eps,
+                                  p.fix_gamma, c.is_train && !p.use_global_stats},
+      c.resources.temp_space(cuda::batch_norm_workspace_bytes(view)), c.rctx.stream);
 }
 #endif
 
@@ -250,6 +252,7 @@ void register_batch_norm_ops(OpRegistry& r) {
       .visible_outputs([](const BatchNormParam& p) { return p.output_mean_var ? 3 : 1; })
       .infer_shape(infer_batch_norm)
       .backward_ignores_outputs({0})
+      .resource(ResourceKind::kTempSpace)  // the GPU kernels' per-part sums
       .inference_layer([](const BatchNormParam& p, const ShapeVector& in,
                           const ShapeVector&) -> std::optional<InferenceLayer> {
         if (in[0].ndim() != 4 || channel_axis(p, 4) != 1) return std::nullopt;

@@ -1,11 +1,13 @@
-// BatchNorm's GPU kernels as functions of (channel, thread, threads): one
-// block per channel, each thread covering its share of the channel's
-// elements (BatchNormView::for_thread); the block sums the threads' partial
-// sums (batch_norm_gpu.cu) and every thread then applies the channel's
-// scale and shift. tests/op/test_nn_kernels_host.cc runs the same functions
-// over every (channel, thread) on the CPU against the CPU operator. The
-// arithmetic is the CPU kernel's: sums in float64, the biased variance in
-// the moving variance, MXNet's guard for constant data with eps 0.
+// BatchNorm's GPU kernels as functions of (channel, split, thread): the GPU
+// reduces each channel's elements in `splits` parts, one block each
+// (BatchNormView::for_split_thread), so that a layer with few channels
+// still fills the GPU; a per-channel step combines the parts in a fixed
+// order (deterministic) and the output is then written element by element
+// (batch_norm_gpu.cu). tests/op/test_nn_kernels_host.cc runs the same
+// functions over every (channel, split, thread) on the CPU against the CPU
+// operator. The arithmetic is the CPU kernel's: sums in float64, two passes
+// (the mean, then the squared deviations), the biased variance in the moving
+// variance, MXNet's guard for constant data with eps 0.
 #pragma once
 
 #include <cstdint>
@@ -23,19 +25,24 @@ struct BatchNormView {
   MX_HOST_DEVICE int64_t index(int64_t ch, int64_t e) const {
     return ((e / inner) * channels + ch) * inner + e % inner;
   }
+  // The channel of element i.
+  MX_HOST_DEVICE int64_t channel_of(int64_t i) const { return (i / inner) % channels; }
   // fn(i) for the elements i of channel ch that thread `thread` of
-  // `threads` covers. With rows of at least `threads` elements the threads
-  // stride along each row (neighbours read neighbours, no division);
-  // shorter rows are covered as one list of count() elements.
+  // `threads` covers in split `split` of `splits`. With rows of at least
+  // `threads` elements the splits take every splits-th row and the threads
+  // stride along each row (neighbours read neighbours, no division); shorter
+  // rows are covered as one list of count() elements.
   template <typename Fn>
-  MX_HOST_DEVICE void for_thread(int64_t ch, int64_t thread, int64_t threads, Fn fn) const {
+  MX_HOST_DEVICE void for_split_thread(int64_t ch, int64_t split, int64_t splits, int64_t thread,
+                                       int64_t threads, Fn fn) const {
     if (inner >= threads) {
-      for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t o = split; o < outer; o += splits) {
         const int64_t base = (o * channels + ch) * inner;
         for (int64_t i = thread; i < inner; i += threads) fn(base + i);
       }
     } else {
-      for (int64_t e = thread; e < count(); e += threads) fn(index(ch, e));
+      for (int64_t e = split * threads + thread; e < count(); e += splits * threads)
+        fn(index(ch, e));
     }
   }
 };
@@ -61,23 +68,26 @@ struct BatchNormForwardChannel {
   bool fix_gamma;
   bool batch_stats;  // training without use_global_stats
 
-  // Phase 1 (batch_stats): a thread's part of the channel's sum.
-  MX_HOST_DEVICE double partial_sum(int64_t ch, int64_t thread, int64_t threads) const {
+  // Phase 1 (batch_stats): a thread's part of one split of the channel's sum.
+  MX_HOST_DEVICE double partial_sum(int64_t ch, int64_t split, int64_t splits, int64_t thread,
+                                    int64_t threads) const {
     double s = 0;
-    view.for_thread(ch, thread, threads, [&](int64_t i) { s += x[i]; });
+    view.for_split_thread(ch, split, splits, thread, threads, [&](int64_t i) { s += x[i]; });
     return s;
   }
   MX_HOST_DEVICE double mean_of(double sum) const {
     return view.count() > 0 ? sum / static_cast<double>(view.count()) : 0.0;
   }
-  // Phase 2 (batch_stats): a thread's part of the sum of squared deviations.
-  MX_HOST_DEVICE double partial_sq(int64_t ch, double mean, int64_t thread, int64_t threads) const {
+  // Phase 2 (batch_stats): a thread's part of one split of the sum of
+  // squared deviations.
+  MX_HOST_DEVICE double partial_sq(int64_t ch, double mean, int64_t split, int64_t splits,
+                                   int64_t thread, int64_t threads) const {
     double s = 0;
-    view.for_thread(ch, thread, threads, [&](int64_t i) { s += (x[i] - mean) * (x[i] - mean); });
+    view.for_split_thread(ch, split, splits, thread, threads,
+                          [&](int64_t i) { s += (x[i] - mean) * (x[i] - mean); });
     return s;
   }
-  // Every thread: the statistics (the batch's from the block sums, else the
-  // moving ones).
+  // The statistics (the batch's from the sums, else the moving ones).
   MX_HOST_DEVICE BatchNormStats stats(int64_t ch, double mean, double sq) const {
     if (!batch_stats)
       return {static_cast<double>(moving_mean[ch]),
@@ -86,8 +96,8 @@ struct BatchNormForwardChannel {
     // MXNet's guard: no division by zero for constant data and eps 0.
     return {mean, (sq == 0 && eps == 0) ? 0.0 : 1.0 / nnmath::sqrt(var + eps)};
   }
-  // One thread per channel (after every thread has read the moving
-  // statistics): the moving statistics move, the saved ones are written.
+  // Once per channel, after stats() read the moving statistics: the moving
+  // statistics move, the saved ones are written.
   MX_HOST_DEVICE void finish(int64_t ch, const BatchNormStats& s, double sq) const {
     if (batch_stats) {
       const double var = view.count() > 0 ? sq / static_cast<double>(view.count()) : 0.0;
@@ -97,15 +107,21 @@ struct BatchNormForwardChannel {
     if (req_mean != OpReq::kNull) mean_out[ch] = static_cast<T>(s.mean);
     if (req_invstd != OpReq::kNull) invstd_out[ch] = static_cast<T>(s.invstd);
   }
-  // Phase 3: a thread's elements of the output.
-  MX_HOST_DEVICE void apply(int64_t ch, const BatchNormStats& s, int64_t thread,
-                            int64_t threads) const {
-    if (req_y == OpReq::kNull) return;
-    const T scale = static_cast<T>(s.invstd * (fix_gamma ? 1.0 : static_cast<double>(gamma[ch])));
-    const T shift = static_cast<T>(beta[ch] - s.mean * static_cast<double>(scale));
-    view.for_thread(ch, thread, threads,
-                    [&](int64_t i) { assign(y + i, req_y, static_cast<T>(x[i] * scale + shift)); });
+  // The channel's output is x * scale + shift.
+  MX_HOST_DEVICE void scale_shift(int64_t ch, const BatchNormStats& s, T& scale, T& shift) const {
+    scale = static_cast<T>(s.invstd * (fix_gamma ? 1.0 : static_cast<double>(gamma[ch])));
+    shift = static_cast<T>(beta[ch] - s.mean * static_cast<double>(scale));
   }
+  // Phase 3, one element (where req_y is not kNull).
+  MX_HOST_DEVICE void apply(int64_t i, T scale, T shift) const {
+    assign(y + i, req_y, static_cast<T>(x[i] * scale + shift));
+  }
+};
+
+// What the data gradient of one channel needs, computed once per channel.
+struct BatchNormDataGrad {
+  double mean = 0, k = 0, mean_dy = 0, iw = 0;
+  bool through_stats = false;  // the batch statistics depend on the data
 };
 
 template <typename T>
@@ -132,38 +148,42 @@ struct BatchNormBackwardChannel {
     return {static_cast<double>(moving_mean[ch]),
             1.0 / nnmath::sqrt(static_cast<double>(moving_var[ch]) + eps)};
   }
-  // A thread's part of sum(dy) and sum((x - mean) * dy).
-  MX_HOST_DEVICE void partial(int64_t ch, double mean, int64_t thread, int64_t threads,
-                              double& sum_dy, double& dot) const {
+  // A thread's part of one split of sum(dy) and sum((x - mean) * dy).
+  MX_HOST_DEVICE void partial(int64_t ch, double mean, int64_t split, int64_t splits,
+                              int64_t thread, int64_t threads, double& sum_dy, double& dot) const {
     sum_dy = 0;
     dot = 0;
-    view.for_thread(ch, thread, threads, [&](int64_t i) {
+    view.for_split_thread(ch, split, splits, thread, threads, [&](int64_t i) {
       sum_dy += dy[i];
       dot += (x[i] - mean) * dy[i];
     });
   }
-  // A thread's elements of the data gradient.
-  MX_HOST_DEVICE void apply(int64_t ch, const BatchNormStats& s, double sum_dy, double dot,
-                            int64_t thread, int64_t threads) const {
-    if (req_dx == OpReq::kNull) return;
+  // Once per channel, from the channel's sums.
+  MX_HOST_DEVICE BatchNormDataGrad data_grad(int64_t ch, const BatchNormStats& s, double sum_dy,
+                                             double dot) const {
     const double w = fix_gamma ? 1.0 : static_cast<double>(gamma[ch]);
     const int64_t count = view.count();
+    BatchNormDataGrad g;
+    g.mean = s.mean;
+    g.iw = s.invstd * w;
     if (batch_stats && count > 0) {
       // Through the batch statistics: remove the components of dy along the
       // mean and along the normalized data.
       const double n = static_cast<double>(count);
-      const double k = dot * s.invstd * s.invstd / n, mean_dy = sum_dy / n;
-      const double iw = s.invstd * w;
-      view.for_thread(ch, thread, threads, [&](int64_t i) {
-        assign(dx + i, req_dx, static_cast<T>((dy[i] - mean_dy - (x[i] - s.mean) * k) * iw));
-      });
-    } else {
-      const T iw = static_cast<T>(s.invstd * w);
-      view.for_thread(ch, thread, threads,
-                      [&](int64_t i) { assign(dx + i, req_dx, static_cast<T>(dy[i] * iw)); });
+      g.k = dot * s.invstd * s.invstd / n;
+      g.mean_dy = sum_dy / n;
+      g.through_stats = true;
     }
+    return g;
   }
-  // One thread per channel: the parameter gradients.
+  // One element of the data gradient (where req_dx is not kNull).
+  MX_HOST_DEVICE void apply(int64_t i, const BatchNormDataGrad& g) const {
+    if (g.through_stats)
+      assign(dx + i, req_dx, static_cast<T>((dy[i] - g.mean_dy - (x[i] - g.mean) * g.k) * g.iw));
+    else
+      assign(dx + i, req_dx, static_cast<T>(dy[i] * static_cast<T>(g.iw)));
+  }
+  // Once per channel: the parameter gradients.
   MX_HOST_DEVICE void finish(int64_t ch, const BatchNormStats& s, double sum_dy, double dot) const {
     assign(dgamma + ch, req_dgamma, static_cast<T>(fix_gamma ? 0.0 : dot * s.invstd));
     assign(dbeta + ch, req_dbeta, static_cast<T>(sum_dy));

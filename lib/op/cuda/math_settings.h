@@ -1,0 +1,19 @@
+#pragma once
+// Process-wide choices of how the GPU computes float32, each read once from
+// the environment:
+// - MX_GPU_TF32=1: float32 matrix products (cuBLAS) and convolutions (cuDNN)
+//   may run on TF32 tensor cores. Faster on Ampere and later GPUs, but with a
+//   10-bit mantissa, so off by default: float32 results then compare with
+//   the CPU's (the op harness's tolerances).
+// - MX_GPU_DETERMINISTIC=1: cuDNN convolutions use deterministic algorithms
+//   chosen by cuDNN's heuristic from the shapes alone (not by timing, which
+//   may choose differently in each process), so two runs, or a run and its
+//   resumption, compute the same numbers. Slower where the fastest algorithm
+//   sums with atomics.
+
+namespace mx::op::cuda {
+
+bool tf32_allowed();
+bool deterministic_algorithms();
+
+}  // namespace mx::op::cuda

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Runs the GPU checks of issue 30 from a bundle (scripts/gpu-bundle.sh) on a
+# GPU machine, in a checkout of the bundle's commit: the GPU unit tests and
+# every operator on gpu:0 against the CPU (test_ops_gpu), compute-sanitizer
+# where installed, LeNet end to end (CPU against GPU, deterministic runs and
+# an exact resume, two replicas on gpu:0 with the device store, prediction),
+# and the benchmarks against PyTorch with TF32 off and on.
+#   scripts/gpu-bundle-check.sh BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]
+# The CUDA libraries come from the machine: /usr/local/cuda/lib64 and, where
+# python3 has NVIDIA's pip packages (PyTorch's), their lib folders.
+# FASHION_MNIST_DIR holds the four .gz IDX files (a subset of the training
+# set will do); without it the LeNet part is left out. Each part has a
+# time limit; the whole run takes about 5 minutes on an H200.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bundle=${1:?usage: gpu-bundle-check.sh BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]}
+logs=${2:?usage: gpu-bundle-check.sh BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]}
+fm=${3:-}
+mkdir -p "$logs"
+logs=$(cd "$logs" && pwd)
+start=$(date +%s)
+step() { echo "== [$(($(date +%s) - start)) s] $*"; }
+failures=()
+fail() { failures+=("$1"); echo "FAILED: $1"; }
+
+command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 ||
+  { echo "gpu-bundle-check: no GPU found (nvidia-smi lists none)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tar -C "$work" -xJf "$bundle" || { echo "gpu-bundle-check: cannot unpack $bundle" >&2; exit 1; }
+nvlibs=$(python3 -c "
+import glob, os
+try:
+    import nvidia
+except ImportError:
+    raise SystemExit
+print(':'.join(sorted({os.path.dirname(f) for p in nvidia.__path__ for f in glob.glob(p + '/*/lib/lib*.so*')})))
+" 2>/dev/null)
+export LD_LIBRARY_PATH="$work/lib${nvlibs:+:$nvlibs}:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export MX_FIXTURES_DIR="$root/tests/fixtures" MX_TEST_TMP_DIR="$work/tmp"
+mkdir -p "$MX_TEST_TMP_DIR"
+bin=$work/build/cmd
+tests=$work/build/tests
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  command -v nvcc >/dev/null && nvcc --version | tail -1
+  python3 -c "import torch; print('PyTorch', torch.__version__, 'CUDA', torch.version.cuda, 'cuDNN', torch.backends.cudnn.version())" 2>/dev/null
+  echo "bundle commit: $(cat "$work/commit" 2>/dev/null || echo unknown); checkout: $(git -C "$root" rev-parse HEAD 2>/dev/null)"
+} | tee "$logs/machine.txt"
+if missing=$(ldd "$bin/mx-train" "$tests/test_ops_gpu" | grep "not found"); then
+  echo "gpu-bundle-check: libraries not found:"$'\n'"$missing" >&2
+  exit 1
+fi
+
+step "GPU unit tests, kernel coverage, every operator on gpu:0 against the CPU"
+for t in test_gpu test_gpu_kernel_coverage test_ops_gpu; do
+  (cd "$tests" && timeout 300 "./$t") > "$logs/$t.txt" 2>&1 || fail "$t (see $t.txt)"
+  tail -3 "$logs/$t.txt"
+done
+
+if command -v compute-sanitizer >/dev/null; then
+  step "compute-sanitizer: memcheck and racecheck on the operator tests"
+  # test_gpu is left out of memcheck: it asks for too much memory on purpose.
+  (cd "$tests" && timeout 300 compute-sanitizer --tool memcheck --leak-check no ./test_ops_gpu) \
+    > "$logs/memcheck.txt" 2>&1
+  grep -q "ERROR SUMMARY: 0 errors" "$logs/memcheck.txt" || fail "memcheck (see memcheck.txt)"
+  (cd "$tests" && timeout 300 compute-sanitizer --tool racecheck ./test_ops_gpu \
+    "-tc=gradients: BatchNorm*,gradients: sum*,gradients: Cast*,gradients: LayerNorm*,gradients: Pooling*") \
+    > "$logs/racecheck.txt" 2>&1
+  grep -q "0 hazards displayed (0 errors, 0 warnings)" "$logs/racecheck.txt" ||
+    fail "racecheck (see racecheck.txt)"
+  tail -1 "$logs/memcheck.txt" "$logs/racecheck.txt"
+fi
+
+if [ -n "$fm" ]; then
+  step "LeNet end to end on $fm"
+  cfg=$root/configs/lenet-fashion-mnist.yaml
+  data=("data.train.image=$fm/train-images-idx3-ubyte.gz" "data.train.label=$fm/train-labels-idx1-ubyte.gz"
+        "data.val.image=$fm/t10k-images-idx3-ubyte.gz" "data.val.label=$fm/t10k-labels-idx1-ubyte.gz")
+  runs=$work/runs
+  train() {  # NAME DEVICES [overrides...]: four epochs
+    local name=$1 devices=$2
+    shift 2
+    timeout 300 "$bin/mx-train" "$cfg" "${data[@]}" train.epochs=4 "train.devices=$devices" "$@" \
+      --run-dir "$runs/$name" > "$runs/$name.log" 2>&1 || { fail "mx-train $name"; tail -3 "$runs/$name.log"; }
+  }
+  last() { tail -1 "$runs/$1/metrics.jsonl" 2>/dev/null | sed -E 's/"(samples_per_sec|seconds)":[0-9.e+-]*,//g'; }
+  mkdir -p "$runs"
+  {
+    train cpu "[cpu:0, cpu:1]"
+    train gpu "[gpu:0]"
+    echo "CPU:   $(last cpu)"
+    echo "GPU:   $(last gpu)"
+    export MX_GPU_DETERMINISTIC=1
+    train det1 "[gpu:0]"
+    train det2 "[gpu:0]"
+    train split "[gpu:0]" train.epochs=2
+    timeout 300 "$bin/mx-train" --resume "$runs/split" train.epochs=4 > "$runs/resume.log" 2>&1 ||
+      fail "mx-train --resume"
+    unset MX_GPU_DETERMINISTIC
+    echo "det1:  $(last det1)"
+    echo "det2:  $(last det2)"
+    echo "split: $(last split)"
+    cmp -s "$runs/det1/model-0004.params" "$runs/det2/model-0004.params" ||
+      fail "two MX_GPU_DETERMINISTIC=1 runs differ"
+    cmp -s "$runs/det1/model-0004.params" "$runs/split/model-0004.params" ||
+      fail "the resumed run's parameters differ from the uninterrupted run's"
+    train two "[gpu:0, gpu:0]" kvstore=device
+    echo "two replicas on gpu:0: $(last two)"
+    for device in cpu gpu:0; do
+      echo "mx-predict --device $device: $(timeout 120 "$bin/mx-predict" -m "$runs/gpu" --device "$device" \
+        "$fm/t10k-images-idx3-ubyte.gz" --labels "$fm/t10k-labels-idx1-ubyte.gz" 2>&1 | tail -1)"
+    done
+  } 2>&1 | tee "$logs/lenet.txt"
+  grep -q "^FAILED" "$logs/lenet.txt" && failures+=("LeNet (see lenet.txt)")
+fi
+
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  for mode in fp32 tf32; do
+    step "benchmarks against PyTorch ($mode)"
+    flags=(--repeats 2)
+    [ "$mode" = tf32 ] && flags=(--repeats 1 --tf32)
+    timeout 600 python3 "$root/scripts/bench/gpu_vs_pytorch.py" --python python3 --build "$work/build" \
+      "${flags[@]}" > "$logs/bench_$mode.md" 2>&1 || fail "benchmarks $mode (see bench_$mode.md)"
+    cat "$logs/bench_$mode.md"
+  done
+  step "per-layer times of a ResNet-50 training step on gpu:0"
+  timeout 120 "$bin/mx-train" "$root/configs/resnet50-synthetic.yaml" "train.devices=[gpu:0]" \
+    train.batch_size=64 --benchmark 10 > "$logs/resnet50_layers.txt" 2>&1 || fail "mx-train --benchmark"
+  tail -1 "$logs/resnet50_layers.txt"
+else
+  echo "benchmarks left out: python3 has no PyTorch with CUDA"
+fi
+
+step "summary (logs in $logs)"
+if [ ${#failures[@]} -eq 0 ]; then
+  echo "gpu-bundle-check: everything passed"
+else
+  printf 'gpu-bundle-check: FAILED: %s\n' "${failures[@]}"
+  exit 1
+fi
