@@ -1,7 +1,7 @@
 // mx-export: writes a checkpoint — mx's run directory (its latest
 // checkpoint) or an MXNet 1.x PREFIX-NNNN — as an ONNX model that ONNX
 // Runtime, TensorRT or OpenVINO can run.
-//   mx-export RUN_DIR|PREFIX-NNNN model.onnx [--opset N] [--data-shape C,H,W]
+//   mx-export RUN_DIR|PREFIX-NNNN model.onnx [--opset N] [--data-shape C,H,W | --input-shape T,N,C]
 #include <iostream>
 #include <optional>
 #include <string>
@@ -17,7 +17,7 @@ using namespace mx;
 
 int main(int argc, char** argv) {
   CLI::App app{"Exports an mx or MXNet checkpoint to an ONNX model.", "mx-export"};
-  std::string model, output, data_shape;
+  std::string model, output, data_shape, input_shape;
   int opset = mx::onnx::kDefaultOpset;
   bool fixed_batch = false;
   app.add_option("model", model, "Run directory (its latest checkpoint) or PREFIX-NNNN")
@@ -26,12 +26,17 @@ int main(int argc, char** argv) {
   app.add_option("--opset", opset, "ONNX opset (11 to 17)")->capture_default_str();
   app.add_option("--data-shape", data_shape,
                  "Shape of one example, e.g. 3,224,224 (default: the run's data_shape)");
+  auto* whole = app.add_option("--input-shape", input_shape,
+                               "The whole input shape, fixed, e.g. 35,1,64 for a TNC sequence "
+                               "model (instead of --data-shape)");
   app.add_flag("--fixed-batch", fixed_batch, "Batch dimension 1 instead of symbolic");
+  whole->excludes(app.get_option("--data-shape"));
   return run_program(app, argc, argv, [&] {
     // The same checkpoint resolution and input detection as mx-predict.
     train::Predictor predictor(model, std::nullopt, Context::cpu());
     Shape example;
     if (!data_shape.empty()) example = Shape::parse(data_shape);
+    if (!input_shape.empty()) example = Shape::parse(input_shape);
     if (auto cfg = predictor.run_config(); cfg && !example.rank_known()) {
       auto data = train::Config::load(*cfg).section("data.train");
       if (data.count("data_shape")) example = Shape::parse(data["data_shape"]);
@@ -49,11 +54,12 @@ int main(int argc, char** argv) {
       else
         args[name.rfind("arg:", 0) == 0 ? name.substr(4) : name] = params.arrays[i];
     }
-    std::vector<int64_t> dims{1};
+    std::vector<int64_t> dims;
+    if (input_shape.empty()) dims.push_back(1);  // one example plus the batch axis
     dims.insert(dims.end(), example.begin(), example.end());
     mx::onnx::ExportOptions options;
     options.opset = opset;
-    options.dynamic_batch = !fixed_batch;
+    options.dynamic_batch = !fixed_batch && input_shape.empty();
     options.input_shapes[predictor.data_name()] = Shape(dims);
     options.doc = "Exported by mx-export from " + predictor.params_path();
     mx::onnx::export_model_file(output, predictor.symbol(), args, aux, options);

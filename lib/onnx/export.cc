@@ -90,6 +90,8 @@ std::vector<std::string> exportable_operators() {
   ::onnx::ModelProto model;
   ctx.graph = model.mutable_graph();
   ctx.opset = options.opset;
+  ctx.args = &args;
+  ctx.aux = &aux;
   {
     graph::Symbol internals = symbol.get_internals();
     auto inferred = internals.infer_shape(known);

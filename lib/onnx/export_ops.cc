@@ -41,6 +41,21 @@ std::string ExportContext::scalar(const std::string& name, float value) {
   return t->name();
 }
 
+std::string ExportContext::initializer(const std::string& name, const NDArray& value) {
+  auto* t = graph->add_initializer();
+  const std::string unique_name = unique(name);
+  array_to_tensor(value, unique_name, t);
+  return unique_name;
+}
+
+const NDArray* ExportContext::array(const std::string& tensor) const {
+  for (const auto* arrays : {args, aux}) {
+    if (arrays == nullptr) continue;
+    if (auto it = arrays->find(tensor); it != arrays->end()) return &it->second;
+  }
+  return nullptr;
+}
+
 const Shape& ExportContext::shape_of(const std::string& tensor) const {
   auto it = shapes.find(tensor);
   if (it == shapes.end() || !it->second.rank_known())
@@ -79,6 +94,13 @@ void set_string(NodeProto* n, const std::string& name, const std::string& value)
   a->set_name(name);
   a->set_type(::onnx::AttributeProto::STRING);
   a->set_s(value);
+}
+
+void set_strings(NodeProto* n, const std::string& name, const std::vector<std::string>& values) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRINGS);
+  for (const auto& v : values) a->add_strings(v);
 }
 
 namespace {
@@ -501,7 +523,11 @@ std::map<std::string, ExportRule> make_rules() {
 }  // namespace
 
 const std::map<std::string, ExportRule>& export_rules() {
-  static const std::map<std::string, ExportRule> rules = make_rules();
+  static const std::map<std::string, ExportRule> rules = [] {
+    auto r = make_rules();
+    add_sequence_export_rules(r);
+    return r;
+  }();
   return rules;
 }
 

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/shape.h"
 #include "graph/node.h"
+#include "ndarray/ndarray.h"
 
 namespace mx::onnx {
 
@@ -34,8 +35,17 @@ struct ExportContext {
   // Constant initializers; returns their name (`name` made unique).
   std::string ints(const std::string& name, const std::vector<int64_t>& values);
   std::string scalar(const std::string& name, float value);
+  // An initializer holding `value` (float32); returns its name.
+  std::string initializer(const std::string& name, const NDArray& value);
   std::string unique(const std::string& name);
   const Shape& shape_of(const std::string& tensor) const;
+  // The stored array of a variable (a checkpoint's parameter or auxiliary
+  // state), or null where `tensor` is not one: rules that must rewrite
+  // weights (RNN's flat vector into ONNX's W, R, B) read them here.
+  const NDArray* array(const std::string& tensor) const;
+
+  const std::map<std::string, NDArray>* args = nullptr;
+  const std::map<std::string, NDArray>* aux = nullptr;
 
  private:
   std::map<std::string, int> used_;
@@ -59,5 +69,11 @@ void set_ints(::onnx::NodeProto* n, const std::string& name, const std::vector<i
 void set_int(::onnx::NodeProto* n, const std::string& name, int64_t value);
 void set_float(::onnx::NodeProto* n, const std::string& name, float value);
 void set_string(::onnx::NodeProto* n, const std::string& name, const std::string& value);
+void set_strings(::onnx::NodeProto* n, const std::string& name,
+                 const std::vector<std::string>& values);
+
+// Rules of the sequence operators (export_sequence.cc): RNN, LayerNorm and
+// the interleaved self-attention products.
+void add_sequence_export_rules(std::map<std::string, ExportRule>& rules);
 
 }  // namespace mx::onnx

@@ -1,6 +1,7 @@
 #include "onnx/import.h"
 
 #include "base/strings.h"
+#include "onnx/constant_folding.h"
 #include "onnx/import_ops.h"
 #include "onnx/model_file.h"
 #include "onnx/tensor_proto.h"
@@ -197,6 +198,8 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
     std::string base = n.name().empty() ? to_lower(n.op_type()) + str(i) : n.name();
     ImportNode node{n, ctx.unique(base)};
     try {
+      // Shape arithmetic on constants is computed now (constant_folding.h).
+      if (fold_constant(ctx, node)) continue;
       for (int k = 0; k < n.input_size(); ++k) {
         if (n.input(k).empty() || op.non_float_inputs.count(k)) continue;
         DType t = ctx.dtype(n.input(k));
@@ -224,6 +227,11 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
   for (const auto& out : g.output()) {
     if (!ctx.tensors.count(out.name()) && !ctx.constants.count(out.name()))
       throw InputError(source + ": graph output '" + out.name() + "' is not computed");
+    if (auto c = ctx.constants.find(out.name()); c != ctx.constants.end() &&
+                                                 !ctx.tensors.count(out.name()) &&
+                                                 c->second.dtype() != DType::kFloat32)
+      throw UnsupportedModel(str(source, ": graph output '", out.name(), "' is a constant of ",
+                                 dtype_name(c->second.dtype()), " (mx's outputs are float32)"));
     Symbol s = ctx.get(out.name());
     // An output that is an input or a constant needs a node of its own.
     if (s.outputs()[0].node->is_variable()) s = ctx.op("_copy", out.name() + "_copy", {}, {s});

@@ -75,4 +75,8 @@ struct ImportOp {
 };
 const std::map<std::string, ImportOp>& import_rules();
 
+// Rules of the sequence operators (import_sequence.cc): LSTM, GRU, RNN and
+// LayerNormalization.
+void add_sequence_import_rules(std::map<std::string, ImportOp>& rules);
+
 }  // namespace mx::onnx

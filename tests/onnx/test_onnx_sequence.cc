@@ -1,0 +1,168 @@
+// ONNX export and import of sequence models
+// (scripts/fixtures/make_onnx_sequence_fixtures.py): MXNet 1.9.1 checkpoints
+// of RNN layers and a BERT-style encoder run in mx as in MXNet, mx's exports
+// of them (LSTM/GRU/RNN nodes, LayerNormalization or its formula, attention
+// as MatMuls) give ONNX Runtime's outputs and import back, and PyTorch's
+// nn.LSTM/nn.GRU exported by torch.onnx import and match ONNX Runtime.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+
+#include "error_text.h"
+#include "executor/executor.h"
+#include "ndarray/params_io.h"
+#include "onnx/export.h"
+#include "onnx/import.h"
+#include "onnx/model_file.h"
+#include "onnx/tensor_proto.h"
+#include "run_model.h"
+#include "test_paths.h"
+
+using namespace mx;
+namespace mxo = mx::onnx;
+
+namespace {
+
+std::string dir_of(const std::string& name) {
+  return test::fixtures_dir() + "/onnx_seq/" + name + "/";
+}
+
+NDArray read_pb(const std::string& path) {
+  return mxo::tensor_to_array(mxo::read_tensor_file(path), path);
+}
+
+void check_close(const NDArray& got, const NDArray& want, const std::string& what) {
+  INFO(what);
+  REQUIRE(got.shape() == want.shape());
+  auto a = got.to_vector<float>(), b = want.to_vector<float>();
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("element ", i, ": ", a[i], " vs ", b[i]);
+    REQUIRE(std::fabs(a[i] - b[i]) <= 1e-5 + 1e-4 * std::fabs(b[i]));
+  }
+}
+
+struct Checkpoint {
+  graph::Symbol symbol;
+  std::map<std::string, NDArray> args, aux;
+};
+
+Checkpoint load_mxnet(const std::string& dir) {
+  Checkpoint c{graph::Symbol::load(dir + "model-symbol.json"), {}, {}};
+  NamedArrays p = load_params(dir + "model-0000.params");
+  for (size_t i = 0; i < p.names.size(); ++i)
+    (p.names[i].rfind("aux:", 0) == 0 ? c.aux : c.args)[p.names[i].substr(4)] = p.arrays[i];
+  return c;
+}
+
+NDArray run_mx(const Checkpoint& c, const NDArray& data) {
+  std::map<std::string, NDArray> args = c.args;
+  args["data"] = data;
+  BindOptions options;
+  options.for_training = false;
+  Executor exe(c.symbol, args, {}, c.aux, options);
+  exe.forward(false);
+  return exe.outputs()[0].copy();
+}
+
+mxo::ExportOptions whole_input(const NDArray& data, int opset) {
+  mxo::ExportOptions o;
+  o.opset = opset;
+  o.dynamic_batch = false;
+  o.input_shapes["data"] = data.shape();
+  o.doc = "Exported by mx-export from model-0000.params";
+  return o;
+}
+
+std::multiset<std::string> op_types(const ::onnx::ModelProto& m) {
+  std::multiset<std::string> ops;
+  for (const auto& n : m.graph().node()) ops.insert(n.op_type());
+  return ops;
+}
+
+}  // namespace
+
+TEST_CASE("MXNet 1.9.1 RNN and encoder checkpoints: mx, MXNet and ONNX Runtime agree") {
+  struct Case {
+    const char* name;
+    const char* onnx_op;  // the node the export must use
+    int opset;
+  };
+  for (const Case& k :
+       {Case{"lstm", "LSTM", 13}, Case{"gru", "GRU", 13}, Case{"rnn_relu", "RNN", 13},
+        Case{"encoder", "MatMul", 13}, Case{"encoder", "LayerNormalization", 17}}) {
+    const std::string network = k.name;
+    CAPTURE(network);
+    CAPTURE(k.opset);
+    const std::string dir = dir_of(std::string("mxnet_") + k.name);
+    const std::string suffix = k.opset == 13 ? "" : std::to_string(k.opset);
+    const Checkpoint c = load_mxnet(dir);
+    const NDArray input = read_pb(dir + "input_0.pb");
+    const NDArray ort = read_pb(dir + "output" + suffix + "_0.pb");
+    const NDArray mx_out = run_mx(c, input);
+    check_close(mx_out, load_params(dir + "mxnet_output.params").get("output"), "mx vs MXNet");
+    // mx's export now is the file ONNX Runtime ran, and runs as it did.
+    const ::onnx::ModelProto now =
+        mxo::export_model(c.symbol, c.args, c.aux, whole_input(input, k.opset));
+    CHECK(now.SerializeAsString() ==
+          mxo::read_model(dir + "model" + suffix + ".onnx").SerializeAsString());
+    CHECK(op_types(now).count(k.onnx_op) >= 1);
+    check_close(mx_out, ort, "mx vs ONNX Runtime on mx's export");
+    // Import of the export gives ONNX Runtime's output.
+    const mxo::ImportedModel imported = mxo::import_model(dir + "model" + suffix + ".onnx");
+    check_close(mxo::testing::run_imported(imported, {{"data", input}})[0], ort,
+                "imported vs ONNX Runtime");
+  }
+}
+
+TEST_CASE("an LSTM exports one ONNX node per layer with ONNX's gate order and states") {
+  const Checkpoint c = load_mxnet(dir_of("mxnet_lstm"));
+  const NDArray input = read_pb(dir_of("mxnet_lstm") + "input_0.pb");
+  const ::onnx::ModelProto m = mxo::export_model(c.symbol, c.args, c.aux, whole_input(input, 13));
+  CHECK(op_types(m).count("LSTM") == 2);
+  std::map<std::string, std::vector<int64_t>> dims;
+  for (const auto& t : m.graph().initializer())
+    dims[t.name()] = std::vector<int64_t>(t.dims().begin(), t.dims().end());
+  // 2 directions, 4 gates of 6, input 4 then 12 (both directions of layer 0).
+  CHECK(dims.at("rnn_l0_W") == std::vector<int64_t>{2, 24, 4});
+  CHECK(dims.at("rnn_l1_W") == std::vector<int64_t>{2, 24, 12});
+  CHECK(dims.at("rnn_l1_R") == std::vector<int64_t>{2, 24, 6});
+  CHECK(dims.at("rnn_l1_B") == std::vector<int64_t>{2, 48});
+  CHECK(dims.count("rnn_parameters") == 0);  // the flat vector is not exported
+}
+
+TEST_CASE("PyTorch's nn.LSTM and nn.GRU exported by torch.onnx import as ONNX Runtime runs them") {
+  for (const std::string name : {"torch_lstm", "torch_gru"}) {
+    CAPTURE(name);
+    const mxo::ImportedModel m = mxo::import_model(dir_of(name) + "model.onnx");
+    REQUIRE(m.inputs.size() == 1);
+    check_close(mxo::testing::run_imported(
+                    m, {{m.inputs[0].name, read_pb(dir_of(name) + "input_0.pb")}})[0],
+                read_pb(dir_of(name) + "output_0.pb"), name);
+  }
+}
+
+TEST_CASE("RNN features ONNX cannot express are refused by name") {
+  Checkpoint c = load_mxnet(dir_of("mxnet_lstm"));
+  const NDArray input = read_pb(dir_of("mxnet_lstm") + "input_0.pb");
+  auto with = [&](const std::map<std::string, std::string>& extra) {
+    op::AttrMap attrs{
+        {"mode", "lstm"}, {"state_size", "6"}, {"num_layers", "2"}, {"bidirectional", "True"}};
+    for (const auto& [k, v] : extra) attrs[k] = v;
+    graph::Symbol data = graph::Symbol::variable("data");
+    graph::Symbol h = graph::Symbol::create("_zeros", "h", {{"shape", "(4, 2, 6)"}}, {});
+    graph::Symbol cell = graph::Symbol::create("_zeros", "c", {{"shape", "(4, 2, 6)"}}, {});
+    graph::Symbol rnn = graph::Symbol::create(
+        "RNN", "rnn", attrs, {data, graph::Symbol::variable("rnn_parameters"), h, cell});
+    return test::error_text<InputError>(
+        [&] { mxo::export_model(rnn, c.args, c.aux, whole_input(input, 13)); });
+  };
+  const std::string clip = with({{"lstm_state_clip_min", "-1"}, {"lstm_state_clip_max", "1"}});
+  CAPTURE(clip);
+  CHECK(clip.find("RNN with lstm_state_clip_min/max") != std::string::npos);
+  // The parameters must be stored arrays.
+  c.args.erase("rnn_parameters");
+  const std::string computed = with({});
+  CAPTURE(computed);
+  CHECK(computed.find("input 'rnn_parameters' needs a shape") != std::string::npos);
+}
