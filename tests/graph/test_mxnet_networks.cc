@@ -31,10 +31,12 @@ void check_close(const NDArray& got, const NDArray& want, const std::string& wha
 }  // namespace
 
 TEST_CASE("networks exported by MXNet 1.9.1 give MXNet's outputs, gradients and statistics") {
-  for (const char* name : {"mlp", "lenet", "resblock", "inception", "multi_output", "seq_tensor"}) {
+  for (const std::string name :
+       {"mlp", "lenet", "resblock", "inception", "multi_output", "seq_tensor", "gluon_lstm",
+        "gluon_gru", "gluon_rnn", "fused_lstm", "bert_encoder"}) {
     CAPTURE(name);
     Symbol sym = Symbol::load(kDir + name + "-symbol.json");
-    NamedArrays run = load_params(kDir + std::string(name) + "-run.params");
+    NamedArrays run = load_params(kDir + name + "-run.params");
     std::map<std::string, NDArray> args, grads, aux;
     for (const auto& n : sym.list_arguments()) {
       args[n] = run.get("arg:" + n).copy();
