@@ -18,6 +18,7 @@ from . import kvstore
 from . import kvstore as kv
 from . import io
 from . import optimizer
+from . import lr_scheduler
 from . import initializer
 from . import initializer as init
 

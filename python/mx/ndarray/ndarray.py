@@ -19,6 +19,8 @@ DTYPE_NP_TO_MX = {
 }
 DTYPE_MX_TO_NP = {v: k for k, v in DTYPE_NP_TO_MX.items()}
 mx_real_t = np.float32
+# The element types of the registry's element-wise and scalar operators.
+_FLOAT_OPS = (np.float32, np.float64)
 
 
 def _dtype_flag(dtype) -> int:
@@ -160,9 +162,9 @@ class NDArray:
             target = other
         else:
             raise TypeError(f"copyto takes an NDArray or a Context, not {type(other).__name__}")
-        if target.context == self.context:
+        if target.context == self.context and self.dtype in _FLOAT_OPS:
             _op("_copy", self, out=target)
-        else:  # across devices: through host memory
+        else:  # across devices, or a type _copy does not take: through host memory
             target._sync_copyfrom(self.asnumpy())
         return target
 
@@ -272,7 +274,8 @@ class NDArray:
             if value.shape != target.shape:
                 value = _op("broadcast_to", value, shape=target.shape)
             value.copyto(target)
-        elif isinstance(value, (int, float, np.number, bool)):
+        elif isinstance(value, (int, float, np.number, bool)) and target.dtype in _FLOAT_OPS:
+            # On the engine, like any write (the scalar operators take these types).
             _op("zeros_like", target, out=target)
             if value != 0:
                 _op("_plus_scalar", target, scalar=float(value), out=target)
