@@ -2,6 +2,7 @@
 the conversions every module needs (strings, lists of handles)."""
 from __future__ import annotations
 
+import atexit
 import ctypes
 from typing import Iterable, List, Sequence
 
@@ -19,6 +20,8 @@ class MXNetError(RuntimeError):
 
 _LIB = load_library()
 _LIB.MXGetLastError.restype = ctypes.c_char_p
+# Pushed operations finish before the interpreter exits (as MXNet's front end does).
+atexit.register(_LIB.MXNotifyShutdown)
 
 mx_uint = ctypes.c_uint
 mx_float = ctypes.c_float

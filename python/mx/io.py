@@ -23,12 +23,12 @@ class DataDesc(namedtuple("DataDesc", ["name", "shape"])):
 
     def __new__(cls, name: str, shape, dtype=np.float32, layout: str = "NCHW"):
         desc = super().__new__(cls, name, tuple(shape))
-        desc.dtype = dtype
+        desc.dtype = np.dtype(dtype).type
         desc.layout = layout
         return desc
 
     def __repr__(self) -> str:
-        return f"DataDesc[{self.name},{self.shape},{np.dtype(self.dtype).name},{self.layout}]"
+        return f"DataDesc[{self.name},{self.shape},{self.dtype},{self.layout}]"
 
 
 class DataBatch:
