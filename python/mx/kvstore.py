@@ -4,7 +4,7 @@ started by mpirun with mx-serve-ps servers."""
 from __future__ import annotations
 
 import ctypes
-from typing import Dict, List, Sequence, Union
+from typing import Dict, List, Union
 
 from .base import (_LIB, KVStoreHandle, MXNetError, c_array, c_handle_array, c_str, c_str_array,
                    check_call, mx_uint, py_str)

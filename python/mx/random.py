@@ -1,6 +1,7 @@
 """mx.random: the seed of every device's random generators."""
-from .base import _LIB, check_call
 import ctypes
+
+from .base import _LIB, check_call
 
 
 def seed(seed_state: int, ctx="all") -> None:

@@ -47,3 +47,29 @@ def test_import_error_names_what_was_tried(tmp_path):
         pytest.skip("libmx.so is installed system-wide")
     assert "ImportError" in proc.stderr
     assert "MX_LIBRARY_PATH" in proc.stderr and "nowhere" in proc.stderr
+
+
+def _loaded_library(env, cwd):
+    code = "import mx; print(mx.base._LIB._name)"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_library_lookup_order(tmp_path):
+    lib = mx.base._LIB._name
+    if os.path.sep not in lib:
+        pytest.skip("libmx.so was found by the system's search, not a path")
+    lib_dir = os.path.dirname(lib)
+    # MX_LIBRARY_PATH may name the folder
+    env = dict(os.environ, MX_LIBRARY_PATH=lib_dir)
+    assert _loaded_library(env, str(tmp_path)).startswith(lib_dir)
+    # without it, a library beside the package is taken
+    import shutil
+    pkg = tmp_path / "site" / "mx"
+    shutil.copytree(os.path.dirname(mx.__file__), pkg)
+    os.symlink(os.path.realpath(lib), pkg / "libmx.so.0")
+    env = {k: v for k, v in os.environ.items() if k != "MX_LIBRARY_PATH"}
+    env["PYTHONPATH"] = str(tmp_path / "site")
+    assert _loaded_library(env, str(tmp_path)) == str(pkg / "libmx.so.0")

@@ -7,7 +7,7 @@ from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..base import (_LIB, MXNetError, NDArrayHandle, c_array, c_handle_array, check_call, mx_uint)
+from ..base import _LIB, MXNetError, NDArrayHandle, c_array, check_call, mx_uint
 from ..context import Context, as_context
 
 __all__ = ["NDArray", "empty", "array", "waitall", "DTYPE_NP_TO_MX", "DTYPE_MX_TO_NP"]

@@ -11,7 +11,7 @@ import numpy as np
 from ..base import (_LIB, MXNetError, SymbolHandle, c_array, c_handle_array, c_str, c_str_array,
                     check_call, mx_uint, py_str, py_str_list)
 from ..context import Context, as_context
-from ..ndarray import NDArray, zeros
+from ..ndarray import zeros
 from ..ndarray.ndarray import DTYPE_MX_TO_NP, DTYPE_NP_TO_MX
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "load_yaml"]
