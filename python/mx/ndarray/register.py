@@ -46,7 +46,10 @@ def make_function(info: OpInfo) -> Callable:
     op_function.__name__ = info.name
     op_function.__qualname__ = info.name
     op_function.__doc__ = info.docstring("NDArray")
-    op_function.__signature__ = info.signature("NDArray")
+    try:
+        op_function.__signature__ = info.signature("NDArray")
+    except ValueError:  # a name Python cannot spell as a parameter: no signature shown
+        pass
     op_function.__module__ = "mx.ndarray"
     return op_function
 

@@ -61,7 +61,10 @@ def make_function(info: OpInfo) -> Callable:
     op_function.__name__ = info.name
     op_function.__qualname__ = info.name
     op_function.__doc__ = info.docstring("Symbol")
-    op_function.__signature__ = info.signature("Symbol")
+    try:
+        op_function.__signature__ = info.signature("Symbol")
+    except ValueError:  # a name Python cannot spell as a parameter: no signature shown
+        pass
     op_function.__module__ = "mx.symbol"
     return op_function
 
