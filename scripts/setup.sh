@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what mx needs to build, test and run its default job on Debian.
-# Idempotent: packages already present are left alone; apt-get update runs only
-# when something is missing.
+# Installs what mx needs to build, test and run its default job on Debian,
+# and the Python environment the Python package's tests use
+# (scripts/python-env.sh). Idempotent: packages already present are left
+# alone; apt-get update runs only when something is missing.
 set -euo pipefail
 
 packages=(
@@ -12,6 +13,7 @@ packages=(
   libonnx-dev libprotobuf-dev libonnx-testdata
   libdnnl-dev libcairo2-dev fonts-dejavu-core graphviz libgraphviz-dev
   dataset-fashion-mnist fortunes
+  python3-venv python3-numpy python3-pytest python3-setuptools python3-wheel
 )
 
 missing=()
@@ -21,11 +23,13 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
-  exit 0
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "setup: installing ${missing[*]}"
-$sudo apt-get update
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/python-env.sh" "${MX_BUILD_DIR:-$root/build}/python-venv"
