@@ -19,7 +19,7 @@ programs=(cmd/mx-train cmd/mx-predict tests/test_gpu tests/test_gpu_kernel_cover
 for p in "${programs[@]}"; do
   [ -x "$build/$p" ] || { echo "gpu-bundle: $build/$p not found: build it first" >&2; exit 1; }
 done
-ldd "$build/tests/test_ops_gpu" | grep -q libcudart ||
+ldd "$build/tests/test_ops_gpu" | grep libcudart >/dev/null ||
   { echo "gpu-bundle: $build is a build without CUDA (configure it with -DMX_USE_CUDA=ON)" >&2; exit 1; }
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
