@@ -29,6 +29,14 @@ inline void choose_blas_kernels(char** argv) {
                                                                                        : nullptr;
   if (core == nullptr) return;
   setenv("OPENBLAS_CORETYPE", core, 1);
+  // Through the program's real path, so that ps, pkill and mpirun still see
+  // it by its name (exec'ing /proc/self/exe names the process "exe").
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n > 0) {
+    path[n] = '\0';
+    execv(path, argv);
+  }
   execv("/proc/self/exe", argv);  // returns only on failure: go on with the default kernels
 #else
   (void)argv;
