@@ -165,6 +165,63 @@ void with_scalar(std::map<std::string, ExportRule>& r, const std::string& mx,
   };
 }
 
+// MXNet's comparisons and logical operators give 1 or 0 in the input's
+// type, ONNX's give BOOL: the ONNX node into a BOOL tensor (after Not for
+// not_equal), then a Cast back to float. And/Or/Xor take BOOL operands: each
+// is cast to BOOL first (nonzero is true, NaN too, as in MXNet).
+struct LogicExport {
+  const char* onnx;            // Equal, Greater, Less, GreaterOrEqual, LessOrEqual, And, Or, Xor
+  bool bool_operands = false;  // And, Or, Xor
+  bool negate = false;         // not_equal: Not(Equal)
+  int min_opset = 11;          // GreaterOrEqual and LessOrEqual exist from opset 12
+};
+
+// The right operand: input 1, the node's `scalar`, or 0 (logical_not is x == 0).
+enum class Rhs { kInput, kScalar, kZero };
+
+void logic(std::map<std::string, ExportRule>& r, const std::string& mx, LogicExport how, Rhs rhs) {
+  r[mx] = [how, rhs](ExportContext& c, const ExportNode& e) {
+    if (c.opset < how.min_opset)
+      throw UnsupportedExport(str(how.onnx, " needs opset ", how.min_opset, " or later"));
+    std::vector<std::string> in = {e.inputs[0]};
+    if (rhs == Rhs::kInput)
+      in.push_back(e.inputs[1]);
+    else
+      in.push_back(c.scalar(e.name() + "_scalar",
+                            rhs == Rhs::kZero ? 0.0f : static_cast<float>(number(e, "scalar"))));
+    if (how.bool_operands)
+      for (std::string& x : in) {
+        const std::string b = c.unique(x + "_bool");
+        set_int(c.add("Cast", e.name() + "_to_bool", {x}, {b}), "to", ::onnx::TensorProto::BOOL);
+        x = b;
+      }
+    std::string result = c.unique(e.name() + "_bool");
+    c.add(how.onnx, e.name(), in, {result});
+    if (how.negate) {
+      const std::string negated = c.unique(e.name() + "_negated");
+      c.add("Not", e.name() + "_not", {result}, {negated});
+      result = negated;
+    }
+    set_int(c.add("Cast", e.name() + "_float", {result}, e.outputs), "to",
+            ::onnx::TensorProto::FLOAT);
+  };
+}
+
+void add_logic_rules(std::map<std::string, ExportRule>& r) {
+  const std::vector<std::pair<const char*, LogicExport>> kinds = {
+      {"equal", {"Equal"}},           {"not_equal", {"Equal", false, true}},
+      {"greater", {"Greater"}},       {"greater_equal", {"GreaterOrEqual", false, false, 12}},
+      {"lesser", {"Less"}},           {"lesser_equal", {"LessOrEqual", false, false, 12}},
+      {"logical_and", {"And", true}}, {"logical_or", {"Or", true}},
+      {"logical_xor", {"Xor", true}}};
+  for (const auto& [kind, how] : kinds) {
+    logic(r, str("_", kind), how, Rhs::kInput);
+    logic(r, str("broadcast_", kind), how, Rhs::kInput);
+    logic(r, str("_", kind, "_scalar"), how, Rhs::kScalar);
+  }
+  logic(r, "logical_not", {"Equal"}, Rhs::kZero);
+}
+
 void softmax_like(std::map<std::string, ExportRule>& r, const std::string& mx,
                   const std::string& onnx) {
   r[mx] = [onnx](ExportContext& c, const ExportNode& e) {
@@ -370,6 +427,7 @@ std::map<std::string, ExportRule> make_rules() {
   with_scalar(r, "_rpower_scalar", "Pow", true);
   with_scalar(r, "_maximum_scalar", "Max", false);
   with_scalar(r, "_minimum_scalar", "Min", false);
+  add_logic_rules(r);
   for (auto [mx, onnx] :
        std::vector<std::pair<const char*, const char*>>{{"relu", "Relu"},
                                                         {"sigmoid", "Sigmoid"},

@@ -201,6 +201,10 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
       // Shape arithmetic on constants is computed now (constant_folding.h).
       if (fold_constant(ctx, node)) continue;
       for (int k = 0; k < n.input_size(); ++k) {
+        if (ctx.booleans.count(n.input(k)) && !op.takes_booleans)
+          unsupported(str("input '", n.input(k),
+                          "' is a BOOL tensor (mx takes comparison "
+                          "results into And, Or, Xor, Not and Cast only)"));
         if (n.input(k).empty() || op.non_float_inputs.count(k)) continue;
         DType t = ctx.dtype(n.input(k));
         if (t != DType::kFloat32)
@@ -232,6 +236,9 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
                                                  c->second.dtype() != DType::kFloat32)
       throw UnsupportedModel(str(source, ": graph output '", out.name(), "' is a constant of ",
                                  dtype_name(c->second.dtype()), " (mx's outputs are float32)"));
+    if (ctx.booleans.count(out.name()))
+      throw UnsupportedModel(str(source, ": graph output '", out.name(),
+                                 "' is a BOOL tensor (mx's outputs are float32)"));
     Symbol s = ctx.get(out.name());
     // An output that is an input or a constant needs a node of its own.
     if (s.outputs()[0].node->is_variable()) s = ctx.op("_copy", out.name() + "_copy", {}, {s});

@@ -191,12 +191,18 @@ std::vector<Symbol> arithmetic(ImportContext& c, const ImportNode& n, const std:
     if (a->shape().ndim() > c.rank(other)) return std::nullopt;  // it would add axes
     return scalar_value(*a);
   };
+  // The scalar operator for a constant on the right, and on the left.
   static const std::map<std::string, std::pair<std::string, std::string>> scalar_ops{
       {"add", {"_plus_scalar", "_plus_scalar"}},
       {"sub", {"_minus_scalar", "_rminus_scalar"}},
       {"mul", {"_mul_scalar", "_mul_scalar"}},
       {"div", {"_div_scalar", "_rdiv_scalar"}},
-      {"power", {"_power_scalar", "_rpower_scalar"}}};
+      {"power", {"_power_scalar", "_rpower_scalar"}},
+      {"equal", {"_equal_scalar", "_equal_scalar"}},
+      {"greater", {"_greater_scalar", "_lesser_scalar"}},
+      {"greater_equal", {"_greater_equal_scalar", "_lesser_equal_scalar"}},
+      {"lesser", {"_lesser_scalar", "_greater_scalar"}},
+      {"lesser_equal", {"_lesser_equal_scalar", "_greater_equal_scalar"}}};
   const auto& [right, left] = scalar_ops.at(name);
   if (!c.constant(x) || c.tensors.count(x)) {
     if (auto s = scalar_of(y, x))
@@ -213,6 +219,27 @@ std::vector<Symbol> arithmetic(ImportContext& c, const ImportNode& n, const std:
     return {c.op("exp", n.name, {}, {prod})};
   }
   return {c.op("broadcast_" + name, n.name, {}, {c.get(x), c.get(y)})};
+}
+
+// Equal, Greater, Less, GreaterOrEqual, LessOrEqual: MXNet's comparisons
+// (1 or 0 in float32), whose results are BOOL tensors for the import.
+std::vector<Symbol> comparison(ImportContext& c, const ImportNode& n, const std::string& kind) {
+  std::vector<Symbol> out = arithmetic(c, n, kind);
+  c.booleans.insert(n.proto.output(0));
+  return out;
+}
+
+// And, Or, Xor, Not of BOOL tensors (comparison results or Casts to BOOL).
+std::vector<Symbol> logical(ImportContext& c, const ImportNode& n, const std::string& kind) {
+  std::vector<Symbol> in;
+  for (const auto& name : n.proto.input()) {
+    if (!c.booleans.count(name))
+      unsupported(str("operand '", name, "' is not a comparison result or a Cast to BOOL"));
+    in.push_back(c.get(name));
+  }
+  c.booleans.insert(n.proto.output(0));
+  if (kind == "not") return {c.op("logical_not", n.name, {}, in)};
+  return {c.op("broadcast_logical_" + kind, n.name, {}, in)};
 }
 
 // Softmax before opset 13: over the input flattened after `axis`.
@@ -472,6 +499,15 @@ std::vector<Symbol> split(ImportContext& c, const ImportNode& n) {
 }
 
 std::vector<Symbol> cast(ImportContext& c, const ImportNode& n) {
+  if (n.i("to", 0) == ::onnx::TensorProto::BOOL) {
+    // Nonzero is true: x != 0, a BOOL tensor held as float32 1 and 0.
+    c.booleans.insert(n.proto.output(0));
+    if (c.booleans.count(n.input(0))) return {c.get(n.input(0))};
+    if (c.dtype(n.input(0)) != DType::kFloat32)
+      unsupported(str("Cast to BOOL of a ", dtype_name(c.dtype(n.input(0))), " tensor"));
+    return {c.op("_not_equal_scalar", n.name, {{"scalar", "0"}, {"is_int", "False"}},
+                 {c.get(n.input(0))})};
+  }
   auto to = dtype_from_onnx(static_cast<int32_t>(n.i("to", 0)));
   if (!to || *to != DType::kFloat32)
     unsupported("Cast to " + onnx_type_name(static_cast<int32_t>(n.i("to", 0))) +
@@ -684,7 +720,20 @@ std::map<std::string, ImportOp> make_rules() {
                {}};
   r["Slice"] = {slice, {1, 2, 3, 4}};
   r["Split"] = {split, {1}};
-  r["Cast"] = {cast, {0}};
+  r["Cast"] = {cast, {0}, true};
+  for (auto [onnx, mx] : {std::pair{"Equal", "equal"}, std::pair{"Greater", "greater"},
+                          std::pair{"GreaterOrEqual", "greater_equal"}, std::pair{"Less", "lesser"},
+                          std::pair{"LessOrEqual", "lesser_equal"}})
+    r[onnx] = {[mx = std::string(mx)](ImportContext& c, const ImportNode& n) {
+                 return comparison(c, n, mx);
+               },
+               {}};
+  for (auto [onnx, mx] : {std::pair{"And", "and"}, std::pair{"Or", "or"}, std::pair{"Xor", "xor"},
+                          std::pair{"Not", "not"}})
+    r[onnx] = {
+        [mx = std::string(mx)](ImportContext& c, const ImportNode& n) { return logical(c, n, mx); },
+        {0, 1},
+        true};
   return r;
 }
 

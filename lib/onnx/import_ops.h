@@ -26,6 +26,10 @@ class ImportContext {
   std::map<std::string, DType> input_dtypes;     // graph inputs
   graph::ShapeMap input_shapes;                  // graph inputs (-1 where symbolic)
   std::map<std::string, NDArray> args, aux;      // arrays of the variables made from constants
+  // ONNX BOOL tensors (comparison results), held as float32 1 and 0 as
+  // MXNet's comparison operators give them. They may only go into operators
+  // whose rule takes them (ImportOp::takes_booleans), never a graph output.
+  std::set<std::string> booleans;
 
   // The mx symbol of tensor `name`; a constant becomes a variable (an
   // argument, or an auxiliary state with `as_aux`).
@@ -72,6 +76,8 @@ struct ImportOp {
   // Inputs read as constants (attributes in disguise) or of any element
   // type (Gather's indices); the others must be float32.
   std::set<int> non_float_inputs;
+  // And, Or, Xor, Not and Cast: operands may be ImportContext::booleans.
+  bool takes_booleans = false;
 };
 const std::map<std::string, ImportOp>& import_rules();
 

@@ -121,14 +121,48 @@ def test_unary_and_power():
     assert_close((2 ** x).asnumpy(), 2 ** x_np)
 
 
-def test_comparison_needs_registry_operators():
-    # mx's registry has no comparison operators: a clear error, not identity.
-    x = mx.nd.ones((2,))
-    with pytest.raises(mx.MXNetError, match="no 'broadcast_lesser' operator"):
-        x < x
-    with pytest.raises(mx.MXNetError, match="no '_greater_scalar' operator"):
-        x > 1
-    assert (x == None) is False  # noqa: E711
+COMPARISONS = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+               ">": np.greater, ">=": np.greater_equal}
+
+
+def _compare(op, a, b):
+    return {"==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b,
+            "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b}[op]()
+
+
+@pytest.mark.parametrize("op", sorted(COMPARISONS))
+def test_comparisons_against_numpy(op):
+    # Ties included: y_np and row_np share values with x_np.
+    x = mx.nd.array(x_np)
+    y_np2 = np.where(np.arange(6).reshape(2, 3) % 2 == 0, x_np, y_np)
+    want = COMPARISONS[op]
+    for other, other_np in ((mx.nd.array(y_np2), y_np2),   # same shape
+                            (mx.nd.array(row_np), row_np),  # broadcast
+                            (3.0, 3.0), (-2, -2)):           # scalars
+        got = _compare(op, x, other)
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got.asnumpy(), want(x_np, other_np).astype(np.float32))
+    # A number on the left: Python reflects the comparison.
+    np.testing.assert_array_equal(_compare(op, 3.0, x).asnumpy(),
+                                  want(3.0, x_np).astype(np.float32))
+
+
+def test_comparison_idioms_and_gradients():
+    pred = mx.nd.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]])
+    label = mx.nd.array([1, 0, 0, 1])
+    assert (pred.argmax(axis=1) == label).mean().asscalar() == 0.5
+    assert (mx.nd.ones((2,)) == None) is False  # noqa: E711
+    assert (mx.nd.ones((2,)) != None) is True  # noqa: E711
+    a = mx.nd.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(mx.nd.logical_not(a > 1.5).asnumpy(), [1, 0, 0])
+    np.testing.assert_array_equal(
+        mx.nd.broadcast_logical_and(a > 1.5, a < 2.5).asnumpy(), [0, 1, 0])
+    # A mask from a comparison passes no gradient of its own.
+    a.attach_grad()
+    with mx.autograd.record():
+        y = (a > 1.5) * a
+    y.backward()
+    np.testing.assert_array_equal(a.grad.asnumpy(), [0, 1, 1])
 
 
 def test_getitem_views_and_slices():

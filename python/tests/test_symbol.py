@@ -79,6 +79,19 @@ def test_symbol_arithmetic():
     assert_close(c.eval(a=mx.nd.array([1.0]), b=mx.nd.array([1.0]))[0].asnumpy(), [4.0])
 
 
+def test_symbol_comparisons():
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    values = {"a": mx.nd.array([1.0, 2.0, 3.0]), "b": mx.nd.array([3.0, 2.0, 1.0])}
+    for got, want in (((a == b), [0, 1, 0]), ((a != b), [1, 0, 1]), ((a < b), [1, 0, 0]),
+                      ((a <= b), [1, 1, 0]), ((a > 2), [0, 0, 1]), ((a >= 2), [0, 1, 1]),
+                      ((2 > a), [1, 0, 0])):
+        args = {k: v for k, v in values.items() if k in got.list_arguments()}
+        np.testing.assert_array_equal(got.eval(**args)[0].asnumpy(), want)
+    assert json.loads((a == b).tojson())["nodes"][-1]["op"] == "_equal"
+    assert json.loads((a < 1).tojson())["nodes"][-1]["op"] == "_lesser_scalar"
+    assert len({a: 1, b: 2}) == 2  # still hashable
+
+
 def test_executor_against_autograd():
     rng = np.random.RandomState(3)
     x = mx.sym.var("x")

@@ -4,10 +4,12 @@
 // round trip mx -> ONNX -> mx keeps the outputs, and errors are exact.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "base/error.h"
@@ -341,4 +343,70 @@ TEST_CASE("Softmax before opset 13 normalizes over the input flattened after its
       }
     }
   }
+}
+
+TEST_CASE("comparisons and logical operators export with BOOL inside and import back") {
+  using graph::Symbol;
+  const Symbol x = Symbol::variable("data"), y = Symbol::variable("other"),
+               row = Symbol::variable("row");
+  auto node = [](const char* op, std::vector<Symbol> in,
+                 std::map<std::string, std::string> a = {}) {
+    return Symbol::create(op, std::string(op) + "0", a, in);
+  };
+  const Symbol net = Symbol::group({
+      node("_equal", {x, y}),
+      node("broadcast_not_equal", {x, row}),
+      node("_greater_scalar", {x}, {{"scalar", "0.5"}}),
+      node("broadcast_greater_equal", {x, row}),
+      node("_lesser", {x, y}),
+      node("_lesser_equal_scalar", {x}, {{"scalar", "0"}}),
+      node("broadcast_logical_and", {x, row}),
+      node("_logical_or", {x, y}),
+      node("_logical_xor_scalar", {x}, {{"scalar", "1"}}),
+      node("logical_not", {x}),
+  });
+  // Small integers: ties and zeros.
+  std::map<std::string, NDArray> values = {
+      {"data", NDArray::from_vector(Shape{2, 3}, std::vector<float>{0, 1, -1, 1, 0, 2})},
+      {"other", NDArray::from_vector(Shape{2, 3}, std::vector<float>{0, 2, -1, 0, 0, 1})},
+      {"row", NDArray::from_vector(Shape{1, 3}, std::vector<float>{1, 0, -1})}};
+  mxo::ImportedModel direct;
+  direct.symbol = net;
+  const auto want = mxo::testing::run_imported(direct, values);
+  mxo::ExportOptions o;
+  o.input_shapes = {{"data", Shape{2, 3}}, {"other", Shape{2, 3}}, {"row", Shape{1, 3}}};
+  o.dynamic_batch = false;
+  for (int opset : {12, 13, 17}) {
+    CAPTURE(opset);
+    o.opset = opset;
+    ::onnx::ModelProto m = mxo::export_model(net, {}, {}, o);
+    // ONNX's own type check: BOOL operands for And/Or/Xor/Not, FLOAT outputs.
+    ::onnx::shape_inference::InferShapes(m, ::onnx::OpSchemaRegistry::Instance(),
+                                         ::onnx::ShapeInferenceOptions(true, 1));
+    std::set<std::string> ops;
+    for (const auto& n : m.graph().node()) ops.insert(n.op_type());
+    CHECK(ops == std::set<std::string>{"Equal", "Not", "Greater", "GreaterOrEqual", "Less",
+                                       "LessOrEqual", "And", "Or", "Xor", "Cast"});
+    const auto got = mxo::testing::run_imported(mxo::import_model(m, "logic.onnx"), values);
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < got.size(); ++k)
+      check_close(got[k], want[k], "output " + std::to_string(k));
+  }
+  o.opset = 11;
+  CHECK(mx::test::error_text<Error>([&] { mxo::export_model(net, {}, {}, o); }) ==
+        "cannot export to ONNX: node 'broadcast_greater_equal0' (broadcast_greater_equal): "
+        "GreaterOrEqual needs opset 12 or later; node '_lesser_equal_scalar0' "
+        "(_lesser_equal_scalar): LessOrEqual needs opset 12 or later");
+
+  // A BOOL tensor stays inside the graph: as an output it is declined.
+  ::onnx::ModelProto bare = mxo::export_model(node("_lesser", {x, y}), {}, {}, o);
+  auto* g = bare.mutable_graph();
+  REQUIRE(g->node_size() == 2);
+  const std::string result = g->node(0).output(0);
+  g->mutable_output(0)->set_name(result);
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      ::onnx::TensorProto::BOOL);
+  g->mutable_node()->RemoveLast();
+  CHECK(mx::test::error_text<Error>([&] { mxo::import_model(bare, "bool.onnx"); }) ==
+        "bool.onnx: graph output '" + result + "' is a BOOL tensor (mx's outputs are float32)");
 }

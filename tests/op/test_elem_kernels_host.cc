@@ -130,13 +130,19 @@ TEST_CASE_TEMPLATE("unary functors match the CPU operators", T, float, double) {
     Unary kind;
     double lo, hi;
   };
-  const Case cases[] = {
-      {"relu", Unary::kRelu, -2, 2},         {"sigmoid", Unary::kSigmoid, -6, 6},
-      {"tanh", Unary::kTanh, -3, 3},         {"exp", Unary::kExp, -4, 4},
-      {"log", Unary::kLog, 0.1, 5},          {"sqrt", Unary::kSqrt, 0.1, 5},
-      {"square", Unary::kSquare, -3, 3},     {"abs", Unary::kAbs, -3, 3},
-      {"negative", Unary::kNegative, -3, 3}, {"reciprocal", Unary::kReciprocal, 0.2, 4},
-      {"_copy", Unary::kIdentity, -3, 3},    {"erf", Unary::kErf, -3, 3}};
+  const Case cases[] = {{"relu", Unary::kRelu, -2, 2},
+                        {"sigmoid", Unary::kSigmoid, -6, 6},
+                        {"tanh", Unary::kTanh, -3, 3},
+                        {"exp", Unary::kExp, -4, 4},
+                        {"log", Unary::kLog, 0.1, 5},
+                        {"sqrt", Unary::kSqrt, 0.1, 5},
+                        {"square", Unary::kSquare, -3, 3},
+                        {"abs", Unary::kAbs, -3, 3},
+                        {"negative", Unary::kNegative, -3, 3},
+                        {"reciprocal", Unary::kReciprocal, 0.2, 4},
+                        {"_copy", Unary::kIdentity, -3, 3},
+                        {"erf", Unary::kErf, -3, 3},
+                        {"logical_not", Unary::kLogicalNot, -1, 1}};
   const Shape shape{7, 129};  // more than one vmath block
   const int64_t n = shape.size();
   for (const Case& c : cases) {
@@ -172,12 +178,27 @@ TEST_CASE_TEMPLATE("scalar functors match the CPU operators", T, float, double) 
     const char* op;
     WithScalar kind;
   };
-  const Case cases[] = {
-      {"_plus_scalar", WithScalar::kPlus},       {"_minus_scalar", WithScalar::kMinus},
-      {"_rminus_scalar", WithScalar::kRMinus},   {"_mul_scalar", WithScalar::kMul},
-      {"_div_scalar", WithScalar::kDiv},         {"_rdiv_scalar", WithScalar::kRDiv},
-      {"_power_scalar", WithScalar::kPower},     {"_rpower_scalar", WithScalar::kRPower},
-      {"_maximum_scalar", WithScalar::kMaximum}, {"_minimum_scalar", WithScalar::kMinimum}};
+  const Case cases[] = {{"_plus_scalar", WithScalar::kPlus},
+                        {"_minus_scalar", WithScalar::kMinus},
+                        {"_rminus_scalar", WithScalar::kRMinus},
+                        {"_mul_scalar", WithScalar::kMul},
+                        {"_div_scalar", WithScalar::kDiv},
+                        {"_rdiv_scalar", WithScalar::kRDiv},
+                        {"_power_scalar", WithScalar::kPower},
+                        {"_rpower_scalar", WithScalar::kRPower},
+                        {"_maximum_scalar", WithScalar::kMaximum},
+                        {"_minimum_scalar", WithScalar::kMinimum},
+                        // Comparisons and logical operators: their backward on either device
+                        // writes zeros without these functors (whose derivative is 0 too).
+                        {"_equal_scalar", WithScalar::kEqual},
+                        {"_not_equal_scalar", WithScalar::kNotEqual},
+                        {"_greater_scalar", WithScalar::kGreater},
+                        {"_greater_equal_scalar", WithScalar::kGreaterEqual},
+                        {"_lesser_scalar", WithScalar::kLesser},
+                        {"_lesser_equal_scalar", WithScalar::kLesserEqual},
+                        {"_logical_and_scalar", WithScalar::kLogicalAnd},
+                        {"_logical_or_scalar", WithScalar::kLogicalOr},
+                        {"_logical_xor_scalar", WithScalar::kLogicalXor}};
   const Shape shape{5, 41};
   const int64_t n = shape.size();
   const double s = 1.7;
@@ -227,6 +248,15 @@ TEST_CASE_TEMPLATE("binary functors match the CPU operators", T, float, double) 
   check_binary<Binary::kSub, T>("elemwise_sub");
   check_binary<Binary::kMul, T>("elemwise_mul");
   check_binary<Binary::kDiv, T>("elemwise_div");
+  check_binary<Binary::kEqual, T>("_equal");
+  check_binary<Binary::kNotEqual, T>("_not_equal");
+  check_binary<Binary::kGreater, T>("_greater");
+  check_binary<Binary::kGreaterEqual, T>("_greater_equal");
+  check_binary<Binary::kLesser, T>("_lesser");
+  check_binary<Binary::kLesserEqual, T>("_lesser_equal");
+  check_binary<Binary::kLogicalAnd, T>("_logical_and");
+  check_binary<Binary::kLogicalOr, T>("_logical_or");
+  check_binary<Binary::kLogicalXor, T>("_logical_xor");
 }
 
 TEST_CASE_TEMPLATE("clip, add_n, BlockGrad, zeros_like, ones_like functors", T, float, double) {
@@ -372,7 +402,16 @@ TEST_CASE_TEMPLATE("broadcast functors match the CPU operators on every axis pat
                       {"broadcast_mul", BroadcastKind::kMul},
                       {"broadcast_div", BroadcastKind::kDiv},
                       {"broadcast_maximum", BroadcastKind::kMaximum},
-                      {"broadcast_minimum", BroadcastKind::kMinimum}};
+                      {"broadcast_minimum", BroadcastKind::kMinimum},
+                      {"broadcast_equal", BroadcastKind::kEqual},
+                      {"broadcast_not_equal", BroadcastKind::kNotEqual},
+                      {"broadcast_greater", BroadcastKind::kGreater},
+                      {"broadcast_greater_equal", BroadcastKind::kGreaterEqual},
+                      {"broadcast_lesser", BroadcastKind::kLesser},
+                      {"broadcast_lesser_equal", BroadcastKind::kLesserEqual},
+                      {"broadcast_logical_and", BroadcastKind::kLogicalAnd},
+                      {"broadcast_logical_or", BroadcastKind::kLogicalOr},
+                      {"broadcast_logical_xor", BroadcastKind::kLogicalXor}};
   std::vector<std::pair<Shape, Shape>> cases;
   for (const auto& dims : std::vector<std::vector<int64_t>>{{5}, {3, 4}, {2, 3, 5}, {2, 3, 2, 3}})
     for (const auto& c : broadcast_cases(dims)) cases.push_back(c);
@@ -385,12 +424,13 @@ TEST_CASE_TEMPLATE("broadcast functors match the CPU operators on every axis pat
       CAPTURE(ls);
       CAPTURE(rs);
       const Shape os = broadcast_shape(ls, rs);
-      // Integers for max/min so that ties (which go to lhs) occur.
-      const bool extremum =
-          op.kind == BroadcastKind::kMaximum || op.kind == BroadcastKind::kMinimum;
-      const auto a = extremum ? random_ints<T>(ls.size(), 3, ++seed)
+      // Integers for max/min so that ties (which go to lhs) occur, and for
+      // the comparisons (ties) and logical operators (zeros).
+      const bool integers = op.kind == BroadcastKind::kMaximum ||
+                            op.kind == BroadcastKind::kMinimum || is_logic(op.kind);
+      const auto a = integers ? random_ints<T>(ls.size(), 3, ++seed)
                               : random_values<T>(ls.size(), -2, 2, ++seed);
-      const auto b = extremum ? random_ints<T>(rs.size(), 3, ++seed)
+      const auto b = integers ? random_ints<T>(rs.size(), 3, ++seed)
                               : random_values<T>(rs.size(), 0.5, 2, ++seed);
       const auto g = random_values<T>(os.size(), -1, 1, ++seed);
       const CpuResult cpu = run_cpu(op.op, {}, {array(ls, a), array(rs, b)}, array(os, g));

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <string>
+
 #include "op_harness.h"
 
 using namespace mx;
@@ -45,6 +48,52 @@ TEST_CASE("gradients: add_n, clip, BlockGrad, zeros_like") {
   check_gradient("clip", {{"a_min", "-0.5"}, {"a_max", "0.6"}}, {Shape{30}}, away);
   check_gradient("zeros_like", {}, {Shape{5}});
   check_gradient("ones_like", {}, {Shape{5}});
+}
+
+namespace {
+const char* const kLogicKinds[] = {"equal",         "not_equal",  "greater",
+                                   "greater_equal", "lesser",     "lesser_equal",
+                                   "logical_and",   "logical_or", "logical_xor"};
+}  // namespace
+
+// Piecewise constant: the finite differences are 0, and so must be the
+// gradients (MXNet's MakeZeroGradNodes).
+TEST_CASE("gradients: comparison and logical operators are zero") {
+  for (const char* kind : kLogicKinds) {
+    const std::string name = kind;
+    CAPTURE(name);
+    check_gradient("_" + name, {}, {Shape{3, 4}, Shape{3, 4}});
+    check_gradient("_" + name + "_scalar", {{"scalar", "0.3"}}, {Shape{2, 5}});
+  }
+  check_gradient("logical_not", {}, {Shape{4, 3}});
+}
+
+TEST_CASE("comparisons give 1 or 0 and a zero gradient, whatever the output's gradient") {
+  const double nan = std::nan("");
+  NDArray a = NDArray::from_vector<double>({4}, {1, 2, nan, 0});
+  NDArray b = NDArray::from_vector<double>({4}, {1, 3, nan, -1});
+  op::OpInstance greater_equal("_greater_equal", {});
+  CHECK(op::invoke(greater_equal, {a, b})[0].to_vector<double>() ==
+        std::vector<double>{1, 0, 0, 1});
+  op::OpInstance not_equal("_not_equal", {});
+  auto y = op::invoke(not_equal, {a, b});
+  CHECK(y[0].to_vector<double>() == std::vector<double>{0, 1, 1, 1});
+  op::OpInstance lnot("logical_not", {});
+  CHECK(op::invoke(lnot, {a})[0].to_vector<double>() == std::vector<double>{0, 0, 0, 1});
+  // An infinite or NaN output gradient still gives exactly 0 (not 0 * inf).
+  NDArray ga = NDArray::full({4}, 9.0, Context::cpu(), DType::kFloat64);
+  NDArray gb = NDArray::full({4}, 9.0, Context::cpu(), DType::kFloat64);
+  NDArray g = NDArray::from_vector<double>({4}, {1, nan, INFINITY, -1});
+  op::invoke_backward(not_equal, {g}, {a, b}, y, {}, {ga, gb},
+                      {op::OpReq::kWrite, op::OpReq::kWrite});
+  CHECK(ga.to_vector<double>() == std::vector<double>{0, 0, 0, 0});
+  CHECK(gb.to_vector<double>() == std::vector<double>{0, 0, 0, 0});
+}
+
+TEST_CASE("reference: comparison and logical operators against MXNet 1.9.1") {
+  auto cases = load_reference_cases("logic");
+  CHECK(cases.size() >= 40);
+  for (const auto& c : cases) check_reference(c);
 }
 
 TEST_CASE("gradients: Activation and FullyConnected") {

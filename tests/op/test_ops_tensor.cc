@@ -173,6 +173,23 @@ TEST_CASE("gradients: broadcast operators over broadcast patterns") {
   check_gradient("broadcast_sub", {}, {Shape{64, 1}, Shape{64, 700}}, big);
 }
 
+TEST_CASE("gradients: broadcast comparison and logical operators are zero") {
+  const std::vector<std::pair<Shape, Shape>> patterns = {
+      {Shape{2, 3}, Shape{2, 3}}, {Shape{2, 3, 4}, Shape{1, 3, 1}}, {Shape{3, 1}, Shape{1, 4}}};
+  for (const char* name :
+       {"broadcast_equal", "broadcast_not_equal", "broadcast_greater", "broadcast_greater_equal",
+        "broadcast_lesser", "broadcast_lesser_equal", "broadcast_logical_and",
+        "broadcast_logical_or", "broadcast_logical_xor"}) {
+    for (const auto& [a, b] : patterns) {
+      const std::string op = name;
+      CAPTURE(op);
+      CAPTURE(a);
+      CAPTURE(b);
+      check_gradient(name, {}, {a, b});
+    }
+  }
+}
+
 TEST_CASE("gradients: sum, mean, max, min over axes") {
   const std::vector<AttrMap> settings = {
       {},

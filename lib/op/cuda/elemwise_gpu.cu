@@ -1,26 +1,10 @@
 // GPU kernels of the element-wise operators: each launches one functor of
-// tensor/elemwise_kernels.h over the elements.
-#include <type_traits>
-
+// tensor/elemwise_kernels.h over the elements (the binary ones compiled per
+// operation through with_binary, as on the CPU).
 #include "op/cuda/elemwise_gpu.h"
 #include "op/cuda/launch.cuh"
 
 namespace mx::op::cuda {
-namespace {
-
-// Calls fn(std::integral_constant<Binary, kind>{}): the binary kernels are
-// compiled per operation, as on the CPU.
-template <typename Fn>
-void with_binary(Binary kind, Fn&& fn) {
-  switch (kind) {
-    case Binary::kAdd: return fn(std::integral_constant<Binary, Binary::kAdd>{});
-    case Binary::kSub: return fn(std::integral_constant<Binary, Binary::kSub>{});
-    case Binary::kMul: return fn(std::integral_constant<Binary, Binary::kMul>{});
-    case Binary::kDiv: return fn(std::integral_constant<Binary, Binary::kDiv>{});
-  }
-}
-
-}  // namespace
 
 template <typename T>
 void binary_forward_gpu(const char* op, Binary kind, const T* a, const T* b, T* out, int64_t n,

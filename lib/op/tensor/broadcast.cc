@@ -1,11 +1,13 @@
 // Binary operators with NumPy-style broadcasting (broadcast_add, _sub, _mul,
 // _div, _maximum, _minimum). The gradient of an input that was broadcast is
-// summed over the axes it was broadcast along.
+// summed over the axes it was broadcast along. The comparison and logical
+// ones (broadcast_equal, ..., broadcast_logical_xor) have zero gradients.
 #include <algorithm>
 
 #include "op/infer_util.h"
 #include "op/registry.h"
 #include "op/tensor/broadcast_util.h"
+#include "op/tensor/zero_gradient.h"
 #if MX_USE_CUDA
 #include "op/cuda/broadcast_gpu.h"
 #include "op/cuda/reduce_gpu.h"
@@ -136,15 +138,29 @@ void backward_gpu(const char* name, Kind kind, const BackwardCall& c) {
 }
 #endif
 
+void add_backward(OpBuilder<NoParams>& b, const char* name, Kind kind) {
+  const bool uses_inputs = kind != Kind::kAdd && kind != Kind::kSub;
+  b.resource(ResourceKind::kTempSpace)
+      .backward_uses(uses_inputs, false)
+      .backward_cpu([kind, name](const NoParams&, const BackwardCall& c) {
+        dispatch_real(c.out_grads[0].dtype, name,
+                      [&](auto tag) { backward<typename decltype(tag)::type>(kind, c); });
+      });
+#if MX_USE_CUDA
+  b.backward(DeviceKind::kGPU, [kind, name](const NoParams&, const BackwardCall& c) {
+    dispatch_real(c.out_grads[0].dtype, name,
+                  [&](auto tag) { backward_gpu<typename decltype(tag)::type>(name, kind, c); });
+  });
+#endif
+}
+
 void add(OpRegistry& r, const char* name, Kind kind, const char* what,
          const char* alias = nullptr) {
-  const bool uses_inputs = kind != Kind::kAdd && kind != Kind::kSub;
   auto b = r.add<NoParams>(name);
   if (alias != nullptr) b.alias(alias);
   b.describe(what)
       .inputs({"lhs", "rhs"})
       .infer_shape(infer_broadcast)
-      .resource(ResourceKind::kTempSpace)
       // An addition of two 4-D arrays of one shape broadcasts nothing (ONNX's
       // Add imports as broadcast_add).
       .inference_layer([kind](const NoParams&, const ShapeVector& in,
@@ -152,24 +168,38 @@ void add(OpRegistry& r, const char* name, Kind kind, const char* what,
         if (kind != Kind::kAdd) return std::nullopt;
         return residual_addition(in[0], in[1]);
       })
-      .backward_uses(uses_inputs, false)
       .forward_cpu([kind, name](const NoParams&, const ForwardCall& c) {
         dispatch_real(c.inputs[0].dtype, name,
                       [&](auto tag) { forward<typename decltype(tag)::type>(kind, c); });
-      })
-      .backward_cpu([kind, name](const NoParams&, const BackwardCall& c) {
-        dispatch_real(c.out_grads[0].dtype, name,
-                      [&](auto tag) { backward<typename decltype(tag)::type>(kind, c); });
       });
 #if MX_USE_CUDA
   b.forward(DeviceKind::kGPU, [kind, name](const NoParams&, const ForwardCall& c) {
-     dispatch_real(c.inputs[0].dtype, name,
-                   [&](auto tag) { forward_gpu<typename decltype(tag)::type>(name, kind, c); });
-   }).backward(DeviceKind::kGPU, [kind, name](const NoParams&, const BackwardCall& c) {
-    dispatch_real(c.out_grads[0].dtype, name,
-                  [&](auto tag) { backward_gpu<typename decltype(tag)::type>(name, kind, c); });
+    dispatch_real(c.inputs[0].dtype, name,
+                  [&](auto tag) { forward_gpu<typename decltype(tag)::type>(name, kind, c); });
   });
 #endif
+  // The comparisons' gradients are zero (MXNet's MakeZeroGradNodes).
+  if (is_logic(kind))
+    zero_gradient(b, name);
+  else
+    add_backward(b, name, kind);
+}
+
+// MXNet's comparison and logical operators with broadcasting: 1 where the
+// relation holds, else 0, in the inputs' dtype.
+void register_logic(OpRegistry& r) {
+  add(r, "broadcast_equal", Kind::kEqual, "lhs == rhs (1 or 0) with broadcasting.");
+  add(r, "broadcast_not_equal", Kind::kNotEqual, "lhs != rhs (1 or 0) with broadcasting.");
+  add(r, "broadcast_greater", Kind::kGreater, "lhs > rhs (1 or 0) with broadcasting.");
+  add(r, "broadcast_greater_equal", Kind::kGreaterEqual, "lhs >= rhs (1 or 0) with broadcasting.");
+  add(r, "broadcast_lesser", Kind::kLesser, "lhs < rhs (1 or 0) with broadcasting.");
+  add(r, "broadcast_lesser_equal", Kind::kLesserEqual, "lhs <= rhs (1 or 0) with broadcasting.");
+  add(r, "broadcast_logical_and", Kind::kLogicalAnd,
+      "lhs and rhs (1 or 0; nonzero is true) with broadcasting.");
+  add(r, "broadcast_logical_or", Kind::kLogicalOr,
+      "lhs or rhs (1 or 0; nonzero is true) with broadcasting.");
+  add(r, "broadcast_logical_xor", Kind::kLogicalXor,
+      "lhs xor rhs (1 or 0; nonzero is true) with broadcasting.");
 }
 
 }  // namespace
@@ -181,6 +211,7 @@ void register_broadcast_ops(OpRegistry& r) {
   add(r, "broadcast_div", Kind::kDiv, "lhs / rhs with broadcasting.");
   add(r, "broadcast_maximum", Kind::kMaximum, "max(lhs, rhs) with broadcasting.");
   add(r, "broadcast_minimum", Kind::kMinimum, "min(lhs, rhs) with broadcasting.");
+  register_logic(r);
 }
 
 }  // namespace mx::op

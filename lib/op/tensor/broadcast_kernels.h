@@ -30,7 +30,28 @@ struct BroadcastIndex {
   }
 };
 
-enum class BroadcastKind { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum };
+enum class BroadcastKind {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMaximum,
+  kMinimum,
+  // Comparisons and logical operators: 1 or 0 in the operands' type, a
+  // nonzero operand (NaN too) counting as true; zero gradients, as in MXNet.
+  kEqual,
+  kNotEqual,
+  kGreater,
+  kGreaterEqual,
+  kLesser,
+  kLesserEqual,
+  kLogicalAnd,
+  kLogicalOr,
+  kLogicalXor
+};
+
+// The kinds whose gradients are zero (the backward never reads d_lhs/d_rhs).
+constexpr bool is_logic(BroadcastKind kind) { return kind >= BroadcastKind::kEqual; }
 
 template <typename T>
 MX_HOST_DEVICE inline T broadcast_apply(BroadcastKind kind, T a, T b) {
@@ -41,11 +62,21 @@ MX_HOST_DEVICE inline T broadcast_apply(BroadcastKind kind, T a, T b) {
     case BroadcastKind::kDiv: return a / b;
     case BroadcastKind::kMaximum: return a > b ? a : b;
     case BroadcastKind::kMinimum: return a < b ? a : b;
+    case BroadcastKind::kEqual: return a == b ? T(1) : T(0);
+    case BroadcastKind::kNotEqual: return a != b ? T(1) : T(0);
+    case BroadcastKind::kGreater: return a > b ? T(1) : T(0);
+    case BroadcastKind::kGreaterEqual: return a >= b ? T(1) : T(0);
+    case BroadcastKind::kLesser: return a < b ? T(1) : T(0);
+    case BroadcastKind::kLesserEqual: return a <= b ? T(1) : T(0);
+    case BroadcastKind::kLogicalAnd: return a != T(0) && b != T(0) ? T(1) : T(0);
+    case BroadcastKind::kLogicalOr: return a != T(0) || b != T(0) ? T(1) : T(0);
+    case BroadcastKind::kLogicalXor: return (a != T(0)) != (b != T(0)) ? T(1) : T(0);
   }
   return a;
 }
 
-// d(out)/d(lhs) and d(out)/d(rhs); ties of maximum/minimum go to lhs, as in MXNet.
+// d(out)/d(lhs) and d(out)/d(rhs); ties of maximum/minimum go to lhs, as in
+// MXNet. The logic kinds are piecewise constant: 0.
 template <typename T>
 MX_HOST_DEVICE inline T broadcast_d_lhs(BroadcastKind kind, T a, T b) {
   switch (kind) {
@@ -55,8 +86,8 @@ MX_HOST_DEVICE inline T broadcast_d_lhs(BroadcastKind kind, T a, T b) {
     case BroadcastKind::kDiv: return T(1) / b;
     case BroadcastKind::kMaximum: return a >= b ? T(1) : T(0);
     case BroadcastKind::kMinimum: return a <= b ? T(1) : T(0);
+    default: return T(0);  // the logic kinds
   }
-  return T(0);
 }
 template <typename T>
 MX_HOST_DEVICE inline T broadcast_d_rhs(BroadcastKind kind, T a, T b) {
@@ -67,8 +98,8 @@ MX_HOST_DEVICE inline T broadcast_d_rhs(BroadcastKind kind, T a, T b) {
     case BroadcastKind::kDiv: return -a / (b * b);
     case BroadcastKind::kMaximum: return a < b ? T(1) : T(0);
     case BroadcastKind::kMinimum: return a > b ? T(1) : T(0);
+    default: return T(0);  // the logic kinds
   }
-  return T(0);
 }
 
 // out[o] (req) a[...] kind b[...], operands 0 and 1 of `index` being a and b.

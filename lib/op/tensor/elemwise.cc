@@ -1,6 +1,8 @@
 // Element-wise operators: binary (elemwise_*), with a scalar (_plus_scalar,
-// ...), unary math (relu, exp, ...), add_n, clip, BlockGrad, identity and
-// zeros_like/ones_like. Each is a forward functor and its derivative.
+// ...), unary math (relu, exp, ...), comparisons and logical operators
+// (_equal, _greater_scalar, logical_not, ...), add_n, clip, BlockGrad,
+// identity and zeros_like/ones_like. Each is a forward functor and its
+// derivative.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -9,6 +11,7 @@
 #include "op/kernel_util.h"
 #include "op/registry.h"
 #include "op/tensor/elemwise_kernels.h"
+#include "op/tensor/zero_gradient.h"
 #include "op/vmath/vmath.h"
 #if MX_USE_CUDA
 #include "op/cuda/elemwise_gpu.h"
@@ -32,23 +35,52 @@ void run_elements(int64_t n, OpReq req, const F& kernel) {
   });
 }
 
-// Calls fn(std::integral_constant<Binary, kind>{}): the binary kernels are
-// compiled per operation.
-template <typename Fn>
-void with_binary(Binary kind, Fn&& fn) {
-  switch (kind) {
-    case Binary::kAdd: return fn(std::integral_constant<Binary, Binary::kAdd>{});
-    case Binary::kSub: return fn(std::integral_constant<Binary, Binary::kSub>{});
-    case Binary::kMul: return fn(std::integral_constant<Binary, Binary::kMul>{});
-    case Binary::kDiv: return fn(std::integral_constant<Binary, Binary::kDiv>{});
-  }
-}
-
 // ---- binary -------------------------------------------------------------
 
-void register_binary(OpRegistry& r, const char* name, Binary kind, const char* what) {
+void binary_backward(OpBuilder<NoParams>& b, const char* name, Binary kind) {
   const bool uses_inputs = kind == Binary::kMul || kind == Binary::kDiv;
+  b.backward_uses(uses_inputs, false)
+      .backward_cpu([kind, name, uses_inputs](const NoParams&, const BackwardCall& c) {
+        dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const T* a = uses_inputs ? c.inputs[0].ptr<T>() : nullptr;
+          const T* bv = uses_inputs ? c.inputs[1].ptr<T>() : nullptr;
+          for (int side = 0; side < 2; ++side) {
+            const OpReq req = c.req[static_cast<size_t>(side)];
+            if (req == OpReq::kNull) continue;
+            T* grad = c.in_grads[static_cast<size_t>(side)].ptr<T>();
+            with_binary(kind, [&](auto k) {
+              run_elements(c.out_grads[0].size(), req,
+                           BinaryBackwardKernel<decltype(k)::value, T>{c.out_grads[0].ptr<T>(), a,
+                                                                       bv, grad, req, side});
+            });
+          }
+        });
+      });
+#if MX_USE_CUDA
+  b.backward(DeviceKind::kGPU, [kind, name, uses_inputs](const NoParams&, const BackwardCall& c) {
+    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* a = uses_inputs ? c.inputs[0].ptr<T>() : nullptr;
+      const T* bv = uses_inputs ? c.inputs[1].ptr<T>() : nullptr;
+      for (int side = 0; side < 2; ++side) {
+        const OpReq req = c.req[static_cast<size_t>(side)];
+        if (req == OpReq::kNull) continue;
+        cuda::binary_backward_gpu<T>(name, kind, side, c.out_grads[0].ptr<T>(), a, bv,
+                                     c.in_grads[static_cast<size_t>(side)].ptr<T>(),
+                                     c.out_grads[0].size(), req, c.rctx.stream);
+      }
+    });
+  });
+#endif
+}
+
+// Element-wise binary operators (same shapes): arithmetic, and the comparison
+// and logical ones with their zero gradients.
+void register_binary(OpRegistry& r, const char* name, Binary kind, const char* what,
+                     const char* alias = nullptr) {
   auto b = r.add<NoParams>(name);
+  if (alias != nullptr) b.alias(alias);
   b.describe(what)
       .inputs({"lhs", "rhs"})
       .infer_shape(same_shape)
@@ -68,48 +100,21 @@ void register_binary(OpRegistry& r, const char* name, Binary kind, const char* w
                     c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), c.outputs[0].ptr<T>(), c.req[0]});
           });
         });
-      })
-      .backward_uses(uses_inputs, false)
-      .backward_cpu([kind, name, uses_inputs](const NoParams&, const BackwardCall& c) {
-        dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          const T* a = uses_inputs ? c.inputs[0].ptr<T>() : nullptr;
-          const T* bv = uses_inputs ? c.inputs[1].ptr<T>() : nullptr;
-          for (int side = 0; side < 2; ++side) {
-            const OpReq req = c.req[static_cast<size_t>(side)];
-            if (req == OpReq::kNull) continue;
-            T* grad = c.in_grads[static_cast<size_t>(side)].ptr<T>();
-            with_binary(kind, [&](auto k) {
-              run_elements(c.out_grads[0].size(), req,
-                           BinaryBackwardKernel<decltype(k)::value, T>{c.out_grads[0].ptr<T>(), a,
-                                                                       bv, grad, req, side});
-            });
-          }
-        });
       });
 #if MX_USE_CUDA
   b.forward(DeviceKind::kGPU, [kind, name](const NoParams&, const ForwardCall& c) {
-     dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
-       using T = typename decltype(tag)::type;
-       cuda::binary_forward_gpu<T>(name, kind, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(),
-                                   c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
-                                   c.rctx.stream);
-     });
-   }).backward(DeviceKind::kGPU, [kind, name, uses_inputs](const NoParams&, const BackwardCall& c) {
-    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+    dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const T* a = uses_inputs ? c.inputs[0].ptr<T>() : nullptr;
-      const T* bv = uses_inputs ? c.inputs[1].ptr<T>() : nullptr;
-      for (int side = 0; side < 2; ++side) {
-        const OpReq req = c.req[static_cast<size_t>(side)];
-        if (req == OpReq::kNull) continue;
-        cuda::binary_backward_gpu<T>(name, kind, side, c.out_grads[0].ptr<T>(), a, bv,
-                                     c.in_grads[static_cast<size_t>(side)].ptr<T>(),
-                                     c.out_grads[0].size(), req, c.rctx.stream);
-      }
+      cuda::binary_forward_gpu<T>(name, kind, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(),
+                                  c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
+                                  c.rctx.stream);
     });
   });
 #endif
+  if (is_logic(kind))
+    zero_gradient(b, name);
+  else
+    binary_backward(b, name, kind);
 }
 
 // ---- with a scalar ------------------------------------------------------
@@ -125,8 +130,36 @@ struct ScalarParam : Params<ScalarParam> {
   }
 };
 
-void register_scalar(OpRegistry& r, const char* name, WithScalar kind, const char* what) {
+void scalar_backward(OpBuilder<ScalarParam>& b, const char* name, WithScalar kind) {
+  b.backward_cpu([kind, name](const ScalarParam& p, const BackwardCall& c) {
+    if (c.req[0] == OpReq::kNull) return;
+    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      run_elements(c.in_grads[0].size(), c.req[0],
+                   ScalarBackwardKernel<T>{kind, static_cast<T>(p.scalar), c.out_grads[0].ptr<T>(),
+                                           c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
+                                           c.in_grads[0].ptr<T>(), c.req[0]});
+    });
+  });
+#if MX_USE_CUDA
+  b.backward(DeviceKind::kGPU, [kind, name](const ScalarParam& p, const BackwardCall& c) {
+    if (c.req[0] == OpReq::kNull) return;
+    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      cuda::scalar_backward_gpu<T>(name, kind, static_cast<T>(p.scalar), c.out_grads[0].ptr<T>(),
+                                   c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
+                                   c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
+                                   c.rctx.stream);
+    });
+  });
+#endif
+}
+
+// The scalar is converted to the input's type first, as in MXNet.
+void register_scalar(OpRegistry& r, const char* name, WithScalar kind, const char* what,
+                     const char* alias = nullptr) {
   auto b = r.add<ScalarParam>(name);
+  if (alias != nullptr) b.alias(alias);
   b.describe(what)
       .inputs({"data"})
       .infer_shape([](const ScalarParam&, ShapeVector& in, ShapeVector&, ShapeVector& out) {
@@ -140,37 +173,21 @@ void register_scalar(OpRegistry& r, const char* name, WithScalar kind, const cha
                        ScalarForwardKernel<T>{kind, static_cast<T>(p.scalar), c.inputs[0].ptr<T>(),
                                               c.outputs[0].ptr<T>(), c.req[0]});
         });
-      })
-      .backward_cpu([kind, name](const ScalarParam& p, const BackwardCall& c) {
-        if (c.req[0] == OpReq::kNull) return;
-        dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          run_elements(
-              c.in_grads[0].size(), c.req[0],
-              ScalarBackwardKernel<T>{kind, static_cast<T>(p.scalar), c.out_grads[0].ptr<T>(),
-                                      c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
-                                      c.in_grads[0].ptr<T>(), c.req[0]});
-        });
       });
 #if MX_USE_CUDA
   b.forward(DeviceKind::kGPU, [kind, name](const ScalarParam& p, const ForwardCall& c) {
-     dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
-       using T = typename decltype(tag)::type;
-       cuda::scalar_forward_gpu<T>(name, kind, static_cast<T>(p.scalar), c.inputs[0].ptr<T>(),
-                                   c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
-                                   c.rctx.stream);
-     });
-   }).backward(DeviceKind::kGPU, [kind, name](const ScalarParam& p, const BackwardCall& c) {
-    if (c.req[0] == OpReq::kNull) return;
-    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+    dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      cuda::scalar_backward_gpu<T>(name, kind, static_cast<T>(p.scalar), c.out_grads[0].ptr<T>(),
-                                   c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
-                                   c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
-                                   c.rctx.stream);
+      cuda::scalar_forward_gpu<T>(name, kind, static_cast<T>(p.scalar), c.inputs[0].ptr<T>(),
+                                  c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
+                                  c.rctx.stream);
     });
   });
 #endif
+  if (is_logic(kind))
+    zero_gradient(b, name);
+  else
+    scalar_backward(b, name, kind);
 }
 
 // ---- unary math ---------------------------------------------------------
@@ -185,6 +202,29 @@ vmath::UnaryFn vector_kernel(Unary kind) {
     case Unary::kErf: return vmath::active().erf;
     default: return nullptr;
   }
+}
+
+void unary_backward(OpBuilder<NoParams>& b, const char* name, Unary kind) {
+  b.backward_cpu([kind, name](const NoParams&, const BackwardCall& c) {
+    if (c.req[0] == OpReq::kNull) return;
+    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      run_elements(c.in_grads[0].size(), c.req[0],
+                   UnaryBackwardKernel<T>{kind, c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
+                                          c.outputs[0].ptr<T>(), c.in_grads[0].ptr<T>(), c.req[0]});
+    });
+  });
+#if MX_USE_CUDA
+  b.backward(DeviceKind::kGPU, [kind, name](const NoParams&, const BackwardCall& c) {
+    if (c.req[0] == OpReq::kNull) return;
+    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      cuda::unary_backward_gpu<T>(name, kind, c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
+                                  c.outputs[0].ptr<T>(), c.in_grads[0].ptr<T>(),
+                                  c.in_grads[0].size(), c.req[0], c.rctx.stream);
+    });
+  });
+#endif
 }
 
 void register_unary(OpRegistry& r, const char* name, Unary kind, const char* what,
@@ -209,34 +249,20 @@ void register_unary(OpRegistry& r, const char* name, Unary kind, const char* wha
           run_elements(c.outputs[0].size(), c.req[0],
                        UnaryForwardKernel<T>{kind, x, c.outputs[0].ptr<T>(), c.req[0]});
         });
-      })
-      .backward_cpu([kind, name](const NoParams&, const BackwardCall& c) {
-        if (c.req[0] == OpReq::kNull) return;
-        dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          run_elements(
-              c.in_grads[0].size(), c.req[0],
-              UnaryBackwardKernel<T>{kind, c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
-                                     c.outputs[0].ptr<T>(), c.in_grads[0].ptr<T>(), c.req[0]});
-        });
       });
 #if MX_USE_CUDA
   b.forward(DeviceKind::kGPU, [kind, name](const NoParams&, const ForwardCall& c) {
-     dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
-       using T = typename decltype(tag)::type;
-       cuda::unary_forward_gpu<T>(name, kind, c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
-                                  c.outputs[0].size(), c.req[0], c.rctx.stream);
-     });
-   }).backward(DeviceKind::kGPU, [kind, name](const NoParams&, const BackwardCall& c) {
-    if (c.req[0] == OpReq::kNull) return;
-    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+    dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      cuda::unary_backward_gpu<T>(name, kind, c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
-                                  c.outputs[0].ptr<T>(), c.in_grads[0].ptr<T>(),
-                                  c.in_grads[0].size(), c.req[0], c.rctx.stream);
+      cuda::unary_forward_gpu<T>(name, kind, c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
+                                 c.outputs[0].size(), c.req[0], c.rctx.stream);
     });
   });
 #endif
+  if (is_logic(kind))
+    zero_gradient(b, name);
+  else
+    unary_backward(b, name, kind);
 }
 
 // ---- add_n, clip, BlockGrad, zeros_like/ones_like ------------------------
@@ -382,35 +408,17 @@ void register_block_grad(OpRegistry& r) {
           run_elements(c.outputs[0].size(), c.req[0],
                        CopyKernel<T>{c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(), c.req[0]});
         });
-      })
-      .backward_uses(false, false)
-      .backward_cpu([](const NoParams&, const BackwardCall& c) {
-        if (c.req[0] == OpReq::kNull || c.req[0] == OpReq::kAdd) return;
-        dispatch_real(c.in_grads[0].dtype, "BlockGrad", [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          run_elements(c.in_grads[0].size(), c.req[0],
-                       FillKernel<T>{T(0), c.in_grads[0].ptr<T>(), c.req[0]});
-        });
       });
 #if MX_USE_CUDA
-  block_grad
-      .forward(DeviceKind::kGPU,
-               [](const NoParams&, const ForwardCall& c) {
-                 dispatch_real(c.inputs[0].dtype, "BlockGrad", [&](auto tag) {
-                   using T = typename decltype(tag)::type;
-                   cuda::copy_gpu<T>("BlockGrad", c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
-                                     c.outputs[0].size(), c.req[0], c.rctx.stream);
-                 });
-               })
-      .backward(DeviceKind::kGPU, [](const NoParams&, const BackwardCall& c) {
-        if (c.req[0] == OpReq::kNull || c.req[0] == OpReq::kAdd) return;
-        dispatch_real(c.in_grads[0].dtype, "BlockGrad", [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          cuda::fill_gpu<T>("BlockGrad", T(0), c.in_grads[0].ptr<T>(), c.in_grads[0].size(),
-                            c.req[0], c.rctx.stream);
-        });
-      });
+  block_grad.forward(DeviceKind::kGPU, [](const NoParams&, const ForwardCall& c) {
+    dispatch_real(c.inputs[0].dtype, "BlockGrad", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      cuda::copy_gpu<T>("BlockGrad", c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
+                        c.outputs[0].size(), c.req[0], c.rctx.stream);
+    });
+  });
 #endif
+  zero_gradient(block_grad, "BlockGrad");
 }
 
 void register_fill_like(OpRegistry& r) {
@@ -426,15 +434,6 @@ void register_fill_like(OpRegistry& r) {
             run_elements(c.outputs[0].size(), c.req[0],
                          FillKernel<T>{static_cast<T>(value), c.outputs[0].ptr<T>(), c.req[0]});
           });
-        })
-        .backward_uses(false, false)
-        .backward_cpu([name = name](const NoParams&, const BackwardCall& c) {
-          if (c.req[0] == OpReq::kNull || c.req[0] == OpReq::kAdd) return;
-          dispatch_real(c.in_grads[0].dtype, name, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            run_elements(c.in_grads[0].size(), c.req[0],
-                         FillKernel<T>{T(0), c.in_grads[0].ptr<T>(), c.req[0]});
-          });
         });
 #if MX_USE_CUDA
     like.forward(DeviceKind::kGPU,
@@ -444,17 +443,52 @@ void register_fill_like(OpRegistry& r) {
                      cuda::fill_gpu<T>(name, static_cast<T>(value), c.outputs[0].ptr<T>(),
                                        c.outputs[0].size(), c.req[0], c.rctx.stream);
                    });
-                 })
-        .backward(DeviceKind::kGPU, [name = name](const NoParams&, const BackwardCall& c) {
-          if (c.req[0] == OpReq::kNull || c.req[0] == OpReq::kAdd) return;
-          dispatch_real(c.in_grads[0].dtype, name, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            cuda::fill_gpu<T>(name, T(0), c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0],
-                              c.rctx.stream);
-          });
-        });
+                 });
 #endif
+    zero_gradient(like, name);
   }
+}
+
+// MXNet's comparison and logical operators: 1 where the relation holds, else
+// 0, in the input's dtype; zero gradients. The Capitalised aliases are the
+// names older MXNet symbol files use.
+void register_logic(OpRegistry& r) {
+  register_binary(r, "_equal", Binary::kEqual, "lhs == rhs (1 or 0), same shapes.", "_Equal");
+  register_binary(r, "_not_equal", Binary::kNotEqual, "lhs != rhs (1 or 0), same shapes.",
+                  "_Not_Equal");
+  register_binary(r, "_greater", Binary::kGreater, "lhs > rhs (1 or 0), same shapes.", "_Greater");
+  register_binary(r, "_greater_equal", Binary::kGreaterEqual, "lhs >= rhs (1 or 0), same shapes.",
+                  "_Greater_Equal");
+  register_binary(r, "_lesser", Binary::kLesser, "lhs < rhs (1 or 0), same shapes.", "_Lesser");
+  register_binary(r, "_lesser_equal", Binary::kLesserEqual, "lhs <= rhs (1 or 0), same shapes.",
+                  "_Lesser_Equal");
+  register_binary(r, "_logical_and", Binary::kLogicalAnd,
+                  "lhs and rhs (1 or 0; nonzero is true), same shapes.", "_Logical_And");
+  register_binary(r, "_logical_or", Binary::kLogicalOr,
+                  "lhs or rhs (1 or 0; nonzero is true), same shapes.", "_Logical_Or");
+  register_binary(r, "_logical_xor", Binary::kLogicalXor,
+                  "lhs xor rhs (1 or 0; nonzero is true), same shapes.", "_Logical_Xor");
+
+  register_scalar(r, "_equal_scalar", WithScalar::kEqual, "data == scalar (1 or 0)",
+                  "_EqualScalar");
+  register_scalar(r, "_not_equal_scalar", WithScalar::kNotEqual, "data != scalar (1 or 0)",
+                  "_NotEqualScalar");
+  register_scalar(r, "_greater_scalar", WithScalar::kGreater, "data > scalar (1 or 0)",
+                  "_GreaterScalar");
+  register_scalar(r, "_greater_equal_scalar", WithScalar::kGreaterEqual, "data >= scalar (1 or 0)",
+                  "_GreaterEqualScalar");
+  register_scalar(r, "_lesser_scalar", WithScalar::kLesser, "data < scalar (1 or 0)",
+                  "_LesserScalar");
+  register_scalar(r, "_lesser_equal_scalar", WithScalar::kLesserEqual, "data <= scalar (1 or 0)",
+                  "_LesserEqualScalar");
+  register_scalar(r, "_logical_and_scalar", WithScalar::kLogicalAnd,
+                  "data and scalar (1 or 0; nonzero is true)", "_LogicalAndScalar");
+  register_scalar(r, "_logical_or_scalar", WithScalar::kLogicalOr,
+                  "data or scalar (1 or 0; nonzero is true)", "_LogicalOrScalar");
+  register_scalar(r, "_logical_xor_scalar", WithScalar::kLogicalXor,
+                  "data xor scalar (1 or 0; nonzero is true)", "_LogicalXorScalar");
+
+  register_unary(r, "logical_not", Unary::kLogicalNot, "1 where x is 0, else 0.");
 }
 
 void register_misc(OpRegistry& r) {
@@ -465,6 +499,25 @@ void register_misc(OpRegistry& r) {
 }
 
 }  // namespace
+
+void write_zero_gradients(const BackwardCall& c, [[maybe_unused]] DeviceKind device,
+                          const char* op) {
+  for (size_t k = 0; k < c.in_grads.size(); ++k) {
+    const OpReq req = c.req[k];
+    if (req == OpReq::kNull || req == OpReq::kAdd) continue;
+    const TensorRef& grad = c.in_grads[k];
+    dispatch_real(grad.dtype, op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+#if MX_USE_CUDA
+      if (device == DeviceKind::kGPU) {
+        cuda::fill_gpu<T>(op, T(0), grad.ptr<T>(), grad.size(), req, c.rctx.stream);
+        return;
+      }
+#endif
+      run_elements(grad.size(), req, FillKernel<T>{T(0), grad.ptr<T>(), req});
+    });
+  }
+}
 
 void register_elemwise_ops(OpRegistry& r) {
   register_binary(r, "elemwise_add", Binary::kAdd, "Adds two arrays of the same shape.");
@@ -497,6 +550,7 @@ void register_elemwise_ops(OpRegistry& r) {
   register_unary(r, "erf", Unary::kErf,
                  "The Gauss error function; its gradient is 2 / sqrt(pi) * exp(-x^2).");
 
+  register_logic(r);
   register_misc(r);
 }
 

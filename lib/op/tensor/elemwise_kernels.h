@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "base/host_device.h"
@@ -15,7 +16,24 @@
 
 namespace mx::op {
 
-enum class Binary { kAdd, kSub, kMul, kDiv };
+// The logic kinds of each family (comparisons and logical operators, as in
+// broadcast_kernels.h) give 1 or 0 in the operands' type, a nonzero operand
+// (NaN too) counting as true, and have zero gradients, as in MXNet.
+enum class Binary {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kEqual,
+  kNotEqual,
+  kGreater,
+  kGreaterEqual,
+  kLesser,
+  kLesserEqual,
+  kLogicalAnd,
+  kLogicalOr,
+  kLogicalXor
+};
 
 enum class WithScalar {
   kPlus,
@@ -27,7 +45,16 @@ enum class WithScalar {
   kPower,
   kRPower,
   kMaximum,
-  kMinimum
+  kMinimum,
+  kEqual,
+  kNotEqual,
+  kGreater,
+  kGreaterEqual,
+  kLesser,
+  kLesserEqual,
+  kLogicalAnd,
+  kLogicalOr,
+  kLogicalXor
 };
 
 enum class Unary {
@@ -42,8 +69,35 @@ enum class Unary {
   kNegative,
   kReciprocal,
   kIdentity,
-  kErf
+  kErf,
+  kLogicalNot
 };
+
+constexpr bool is_logic(Binary kind) { return kind >= Binary::kEqual; }
+constexpr bool is_logic(WithScalar kind) { return kind >= WithScalar::kEqual; }
+constexpr bool is_logic(Unary kind) { return kind == Unary::kLogicalNot; }
+
+// Calls fn(std::integral_constant<Binary, kind>{}): the binary kernels are
+// compiled per operation (on the CPU and the GPU).
+template <typename Fn>
+void with_binary(Binary kind, Fn&& fn) {
+  using B = Binary;
+  switch (kind) {
+    case B::kAdd: return fn(std::integral_constant<B, B::kAdd>{});
+    case B::kSub: return fn(std::integral_constant<B, B::kSub>{});
+    case B::kMul: return fn(std::integral_constant<B, B::kMul>{});
+    case B::kDiv: return fn(std::integral_constant<B, B::kDiv>{});
+    case B::kEqual: return fn(std::integral_constant<B, B::kEqual>{});
+    case B::kNotEqual: return fn(std::integral_constant<B, B::kNotEqual>{});
+    case B::kGreater: return fn(std::integral_constant<B, B::kGreater>{});
+    case B::kGreaterEqual: return fn(std::integral_constant<B, B::kGreaterEqual>{});
+    case B::kLesser: return fn(std::integral_constant<B, B::kLesser>{});
+    case B::kLesserEqual: return fn(std::integral_constant<B, B::kLesserEqual>{});
+    case B::kLogicalAnd: return fn(std::integral_constant<B, B::kLogicalAnd>{});
+    case B::kLogicalOr: return fn(std::integral_constant<B, B::kLogicalOr>{});
+    case B::kLogicalXor: return fn(std::integral_constant<B, B::kLogicalXor>{});
+  }
+}
 
 // ---- the math -------------------------------------------------------------
 
@@ -55,12 +109,31 @@ MX_HOST_DEVICE inline T binary_forward(T a, T b) {
     return a - b;
   else if constexpr (K == Binary::kMul)
     return a * b;
-  else
+  else if constexpr (K == Binary::kDiv)
     return a / b;
+  else if constexpr (K == Binary::kEqual)
+    return a == b ? T(1) : T(0);
+  else if constexpr (K == Binary::kNotEqual)
+    return a != b ? T(1) : T(0);
+  else if constexpr (K == Binary::kGreater)
+    return a > b ? T(1) : T(0);
+  else if constexpr (K == Binary::kGreaterEqual)
+    return a >= b ? T(1) : T(0);
+  else if constexpr (K == Binary::kLesser)
+    return a < b ? T(1) : T(0);
+  else if constexpr (K == Binary::kLesserEqual)
+    return a <= b ? T(1) : T(0);
+  else if constexpr (K == Binary::kLogicalAnd)
+    return a != T(0) && b != T(0) ? T(1) : T(0);
+  else if constexpr (K == Binary::kLogicalOr)
+    return a != T(0) || b != T(0) ? T(1) : T(0);
+  else
+    return (a != T(0)) != (b != T(0)) ? T(1) : T(0);
 }
 
 // The gradient of lhs (side 0) or rhs (side 1) from the output's gradient g;
-// add and sub read neither a nor b.
+// add and sub read neither a nor b. The logic kinds' backward only writes
+// zeros and never calls this.
 template <Binary K, typename T>
 MX_HOST_DEVICE inline T binary_grad(int side, T g, T a, T b) {
   if constexpr (K == Binary::kAdd)
@@ -69,8 +142,10 @@ MX_HOST_DEVICE inline T binary_grad(int side, T g, T a, T b) {
     return side == 0 ? g : -g;
   else if constexpr (K == Binary::kMul)
     return side == 0 ? g * b : g * a;
-  else
+  else if constexpr (K == Binary::kDiv)
     return side == 0 ? g / b : -g * a / (b * b);
+  else
+    return T(0);
 }
 
 template <typename T>
@@ -86,6 +161,15 @@ MX_HOST_DEVICE inline T scalar_forward(WithScalar kind, T x, T s) {
     case WithScalar::kRPower: return std::pow(s, x);
     case WithScalar::kMaximum: return x > s ? x : s;
     case WithScalar::kMinimum: return x < s ? x : s;
+    case WithScalar::kEqual: return x == s ? T(1) : T(0);
+    case WithScalar::kNotEqual: return x != s ? T(1) : T(0);
+    case WithScalar::kGreater: return x > s ? T(1) : T(0);
+    case WithScalar::kGreaterEqual: return x >= s ? T(1) : T(0);
+    case WithScalar::kLesser: return x < s ? T(1) : T(0);
+    case WithScalar::kLesserEqual: return x <= s ? T(1) : T(0);
+    case WithScalar::kLogicalAnd: return x != T(0) && s != T(0) ? T(1) : T(0);
+    case WithScalar::kLogicalOr: return x != T(0) || s != T(0) ? T(1) : T(0);
+    case WithScalar::kLogicalXor: return (x != T(0)) != (s != T(0)) ? T(1) : T(0);
   }
   return x;
 }
@@ -104,8 +188,8 @@ MX_HOST_DEVICE inline T scalar_derivative(WithScalar kind, T x, T y, T s) {
     case WithScalar::kRPower: return y * std::log(s);
     case WithScalar::kMaximum: return x > s ? T(1) : T(0);
     case WithScalar::kMinimum: return x < s ? T(1) : T(0);
+    default: return T(0);  // the logic kinds
   }
-  return T(0);
 }
 
 template <typename T>
@@ -123,6 +207,7 @@ MX_HOST_DEVICE inline T unary_forward(Unary kind, T x) {
     case Unary::kReciprocal: return T(1) / x;
     case Unary::kIdentity: return x;
     case Unary::kErf: return std::erf(x);
+    case Unary::kLogicalNot: return x == T(0) ? T(1) : T(0);
   }
   return x;
 }
@@ -143,6 +228,7 @@ MX_HOST_DEVICE inline T unary_derivative(Unary kind, T x, T y) {
     case Unary::kIdentity: return T(1);
     // 2 / sqrt(pi) * exp(-x^2)
     case Unary::kErf: return T(1.1283791670955126) * std::exp(-x * x);
+    case Unary::kLogicalNot: return T(0);
   }
   return T(0);
 }

@@ -367,7 +367,8 @@ class NDArray:
         result = self._binary(other, elem, bcast, scalar, out=self)
         return self if result is not NotImplemented else NotImplemented
 
-    # Comparisons: MXNet's element-wise operators where the registry has them.
+    # Comparisons as MXNet's NDArray has them: broadcast_* for two arrays,
+    # _*_scalar with a number; 1 or 0 in the array's type.
     def _compare(self, other, bcast: str, scalar: str):
         if isinstance(other, NDArray):
             return _op_or_missing(bcast, self, other)

@@ -269,6 +269,29 @@ class Symbol:
         from . import _OPS
         return _OPS["negative"](self)
 
+    # Comparisons as MXNet's Symbol has them: element-wise (same shapes; the
+    # broadcast_* operators broadcast), 1 or 0 in the input's type.
+    def __eq__(self, other):
+        return self._binary(other, "_equal", "_equal_scalar")
+
+    def __ne__(self, other):
+        return self._binary(other, "_not_equal", "_not_equal_scalar")
+
+    def __lt__(self, other):
+        return self._binary(other, "_lesser", "_lesser_scalar")
+
+    def __le__(self, other):
+        return self._binary(other, "_lesser_equal", "_lesser_equal_scalar")
+
+    def __gt__(self, other):
+        return self._binary(other, "_greater", "_greater_scalar")
+
+    def __ge__(self, other):
+        return self._binary(other, "_greater_equal", "_greater_equal_scalar")
+
+    # Symbols stay usable as dictionary keys (MXNet's are unhashable).
+    __hash__ = object.__hash__
+
 
 def _grad_req_list(grad_req, names: Sequence[str]) -> List[str]:
     if isinstance(grad_req, str):
