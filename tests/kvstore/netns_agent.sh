@@ -15,7 +15,7 @@ while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do shift; done
 [ $# -ge 2 ] || { echo "netns_agent.sh: no HOST and command" >&2; exit 255; }
 host=$1
 shift
-index=$(awk -v h="$host" '$2 == h || $3 == h { print NR; exit }' "$MX_NETNS_HOSTS/hosts")
+index=$(awk -v h="$host" '$2 == h || $5 == h { print NR; exit }' "$MX_NETNS_HOSTS/hosts")
 if [ -z "$index" ]; then
   echo "netns_agent.sh: unknown host '$host' (not in $MX_NETNS_HOSTS/hosts)" >&2
   exit 255

@@ -9,14 +9,20 @@
 #          and exit 77 (the tests' skip code)
 #        netns_hosts.sh up DIR N [--same-name]
 #          make N (1-3) hosts; their description goes to DIR (created):
-#          DIR/hosts ("namespace address hostname" per line), DIR/hostfile
-#          (mpirun's, by address). --same-name: every host keeps this
-#          machine's host name, as containers on several machines may.
+#          DIR/hosts ("namespace address hostname same-name mpirun-name" per
+#          line), DIR/hostfile (mpirun's: by host name, resolved through
+#          /etc/netns/NAMESPACE/hosts). --same-name: every host keeps this
+#          machine's host name, as containers on several machines may, and
+#          mpirun names them by address.
 #        netns_hosts.sh down DIR
 #          kill every process in the hosts, delete the namespaces and links
 #        netns_hosts.sh run DIR I CMD [ARG...]
 #          run CMD in host I (1-based) under that host's name, argv intact
+#        netns_hosts.sh sysctl DIR FILE
+#          apply a sysctl file in every host (network settings are per
+#          namespace: the machine's own stay as they are)
 #        netns_hosts.sh ns DIR I      print host I's namespace
+#        netns_hosts.sh name DIR I    print host I's name for mpirun (-H)
 #        netns_hosts.sh pids DIR      print the processes left in any host
 #
 # Namespaces are named mxh-<pid of `up`>-h<I> (the bridge: -br), so runs in
@@ -68,6 +74,7 @@ cmd_up() {
   local prefix="mxh-$$"
   local bridge="$prefix-br"
   : >"$dir/hosts"
+  : >"$dir/hosts.made"
   : >"$dir/hostfile"
   ip netns add "$bridge"
   # Record the bridge first, so that `down` finds whatever was made.
@@ -88,9 +95,26 @@ cmd_up() {
     ip -n "$ns" addr add "$address/24" dev mx0
     ip -n "$ns" link set mx0 up
     ip -n "$ns" link set lo up
-    echo "$ns $address $name $same_name" >>"$dir/hosts"
-    echo "$address slots=8" >>"$dir/hostfile"
+    echo "$ns $address $name $same_name" >>"$dir/hosts.made"
   done
+  # mpirun names a host by what the hostfile says (its messages say "node
+  # mxh2"): by the host names, resolved by a hosts file that `ip netns exec`
+  # puts in place of /etc/hosts, unless the names are shared or /etc/netns
+  # cannot be written; then by address.
+  local launch
+  while read -r ns address name same; do
+    launch=$address
+    if [ "$same" = 0 ] && mkdir -p "/etc/netns/$ns" 2>/dev/null; then
+      echo "/etc/netns/$ns" >>"$dir/etc"
+      {
+        echo "127.0.0.1 localhost"
+        awk '{ print $2, $3 }' "$dir/hosts.made"
+      } >"/etc/netns/$ns/hosts" && launch=$name
+    fi
+    echo "$ns $address $name $same $launch" >>"$dir/hosts"
+    echo "$launch slots=8" >>"$dir/hostfile"
+  done <"$dir/hosts.made"
+  rm "$dir/hosts.made"
   # The veths come up asynchronously: wait for every link's carrier.
   for i in $(seq 1 "$count"); do
     local tries=0
@@ -124,6 +148,10 @@ cmd_down() {
   while read -r ns; do
     ip netns del "$ns" 2>/dev/null || true
   done <"$dir/namespaces"
+  if [ -f "$dir/etc" ]; then
+    xargs -r rm -rf <"$dir/etc"
+    rm -f "$dir/etc"
+  fi
   rm -f "$dir/namespaces"
 }
 
@@ -141,6 +169,14 @@ cmd_run() {
   fi
   # shellcheck disable=SC2016 # $0 and $@ belong to the inner shell
   exec ip netns exec "$ns" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$name" "$@"
+}
+
+cmd_sysctl() {
+  [ $# -eq 2 ] || usage
+  local ns
+  while read -r ns _; do
+    ip netns exec "$ns" sysctl -q -p "$2" >/dev/null
+  done <"$1/hosts"
 }
 
 cmd_pids() {
@@ -161,6 +197,8 @@ case $command in
   down) cmd_down "$@" ;;
   run) cmd_run "$@" ;;
   ns) [ $# -eq 2 ] || usage && host_field "$1" "$2" 1 ;;
+  name) [ $# -eq 2 ] || usage && host_field "$1" "$2" 5 ;;
   pids) cmd_pids "$@" ;;
+  sysctl) cmd_sysctl "$@" ;;
   *) usage ;;
 esac
