@@ -65,6 +65,7 @@ hosts_up() {
 
 # mpirun inside host 1, launching into the others through the agent; the
 # documented multi-host command line.
+# shellcheck disable=SC2054 # the commas belong to mpirun's arguments
 across=("$hosts_sh" run "$hosts" 1 "$mpirun" --tune "$root/scripts/mpi/mca-params.conf"
   --timeout 60 --oversubscribe --map-by node
   --mca plm_rsh_agent "$here/netns_agent.sh" --mca plm_rsh_no_tree_spawn 1
@@ -203,10 +204,10 @@ EOF
   local job=$! i=0
   until grep -q "batch [0-9]" fault.out; do
     i=$((i + 1))
-    [ $i -lt 300 ] && kill -0 $job 2>/dev/null || {
+    if [ $i -ge 300 ] || ! kill -0 $job 2>/dev/null; then
       cat fault.out
       fail "the job did not start training"
-    }
+    fi
     sleep 0.1
   done
   [ "$same_name" = 1 ] || check_spread fault mxh1 mxh2
@@ -337,6 +338,7 @@ case $scenario in
     ;;
   stop-server)
     hosts_up 2
+    # shellcheck disable=SC2016 # expanded when the fault happens
     fault 'kill -STOP "$(pid_in_host 2 mx-serve-ps)"' \
       "rank 0 \(host mxh2, server 0\) has not been heard from for [0-9]+ s \(heartbeat time-out 3 s\): its process [0-9]+ is stopped"
     ;;

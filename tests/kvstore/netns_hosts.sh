@@ -101,15 +101,16 @@ cmd_up() {
   # mxh2"): by the host names, resolved by a hosts file that `ip netns exec`
   # puts in place of /etc/hosts, unless the names are shared or /etc/netns
   # cannot be written; then by address.
-  local launch
+  local launch etc_hosts
+  etc_hosts=$(
+    echo "127.0.0.1 localhost"
+    awk '{ print $2, $3 }' "$dir/hosts.made"
+  )
   while read -r ns address name same; do
     launch=$address
     if [ "$same" = 0 ] && mkdir -p "/etc/netns/$ns" 2>/dev/null; then
       echo "/etc/netns/$ns" >>"$dir/etc"
-      {
-        echo "127.0.0.1 localhost"
-        awk '{ print $2, $3 }' "$dir/hosts.made"
-      } >"/etc/netns/$ns/hosts" && launch=$name
+      echo "$etc_hosts" >"/etc/netns/$ns/hosts" && launch=$name
     fi
     echo "$ns $address $name $same $launch" >>"$dir/hosts"
     echo "$launch slots=8" >>"$dir/hostfile"
@@ -135,10 +136,10 @@ no_ipv6() {
 
 cmd_down() {
   [ $# -eq 1 ] || usage
-  local dir=$1 ns pass
+  local dir=$1 ns
   [ -f "$dir/namespaces" ] || return 0
   # Twice: a process may be starting inside a host while the first kill runs.
-  for pass in 1 2; do
+  for _ in 1 2; do
     while read -r ns; do
       ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
     done <"$dir/namespaces"
