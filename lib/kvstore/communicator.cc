@@ -18,6 +18,8 @@
 #include <set>
 #include <vector>
 
+#include "kvstore/peer_liveness.h"
+
 namespace mx::kvstore {
 namespace {
 
@@ -33,29 +35,14 @@ struct WireInfo {
   uint64_t config_hash;
   double heartbeat_interval_s;
   double heartbeat_timeout_s;
+  uint64_t pid_ns;
   char host[64];
+  char boot_id[48];
 };
 
 bool is_control(MsgType type) {
   return type == MsgType::kSetOptimizer || type == MsgType::kSaveStates ||
          type == MsgType::kLoadStates || type == MsgType::kError;
-}
-
-// False when process `pid` of this host has ended (gone, or a zombie);
-// true when that cannot be told (no /proc).
-bool process_alive(int64_t pid) {
-  static const bool have_proc = access("/proc/self/stat", R_OK) == 0;
-  if (!have_proc) return true;
-  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
-  if (f == nullptr) return false;
-  char line[512] = {};
-  const size_t n = std::fread(line, 1, sizeof(line) - 1, f);
-  std::fclose(f);
-  // "pid (comm) S ...": the state follows the last ')'.
-  const char* close = std::strrchr(line, ')');
-  if (n == 0 || close == nullptr || close[1] == '\0') return true;
-  const char state = close[2];
-  return state != 'Z' && state != 'X';
 }
 
 std::string mpi_error_text(int code) {
@@ -169,6 +156,10 @@ void Communicator::startup(RankInfo self) {
   int host_len = 0;
   MPI_Get_processor_name(host, &host_len);
   std::memcpy(mine.host, host, std::min(sizeof(mine.host) - 1, static_cast<size_t>(host_len)));
+  const ProcessSpace space = this_process_space();
+  mine.pid_ns = space.pid_ns;
+  std::memcpy(mine.boot_id, space.boot_id.data(),
+              std::min(sizeof(mine.boot_id) - 1, space.boot_id.size()));
 
   std::vector<WireInfo> all(static_cast<size_t>(size));
   MPI_Allgather(&mine, sizeof(WireInfo), MPI_BYTE, all.data(), sizeof(WireInfo), MPI_BYTE,
@@ -182,6 +173,8 @@ void Communicator::startup(RankInfo self) {
     info.role = static_cast<Role>(w.role);
     info.host = std::string(w.host, strnlen(w.host, sizeof(w.host)));
     info.pid = w.pid;
+    info.space.boot_id = std::string(w.boot_id, strnlen(w.boot_id, sizeof(w.boot_id)));
+    info.space.pid_ns = w.pid_ns;
     info.config_hash = w.config_hash;
     info.sync = w.sync != 0;
     info.heartbeat_interval_s = w.heartbeat_interval_s;
@@ -349,21 +342,20 @@ void Communicator::run(RankInfo) {
       }
       s.next_heartbeat = now + std::chrono::duration_cast<Clock::duration>(
                                    std::chrono::duration<double>(s.interval_s));
-      const std::string& my_host = roles_.at(rank_).host;
+      const ProcessSpace& my_space = roles_.at(rank_).space;
       for (int p : s.peers) {
-        // A peer on this host that has died is seen at once (mpirun ends the
-        // job about a second later, naming only rank and host).
-        const RankInfo& peer = roles_.at(p);
-        if (peer.host == my_host && peer.pid > 0 && !process_alive(peer.pid))
-          abort(str("kvstore: ", roles_.describe(p), " has died (process ", peer.pid,
-                    " ended); ending the job"),
-                1);
-        const double silent = std::chrono::duration<double>(now - s.last_heard[p]).count();
-        if (silent > s.timeout_s)
-          abort(str("kvstore: ", roles_.describe(p), " has not been heard from for ",
-                    static_cast<int>(silent), " s (heartbeat time-out ", s.timeout_s,
-                    " s): it is stopped, hung or unreachable; ending the job"),
-                1);
+        // A peer whose process this rank can see is checked directly (a
+        // death is seen at once; mpirun would end the job about a second
+        // later naming only rank and host); any other only by its silence.
+        const RankInfo& info = roles_.at(p);
+        PeerObservation peer;
+        peer.pid = info.pid;
+        peer.visible = info.pid > 0 && same_process_space(my_space, info.space);
+        if (peer.visible) peer.state = process_state(info.pid);
+        peer.silent_s = std::chrono::duration<double>(now - s.last_heard[p]).count();
+        const std::string failure = peer_failure(peer, s.timeout_s);
+        if (!failure.empty())
+          abort(str("kvstore: ", roles_.describe(p), " ", failure, "; ending the job"), 1);
       }
     }
 

@@ -12,8 +12,11 @@
 // Faults: every rank sends a heartbeat to the ranks of the other role each
 // interval and watches for any message from them; one that stays silent for
 // the time-out (a stopped or hung process, which MPI never detects) ends the
-// job with MPI_Abort and a message naming its rank, host and role. A rank
-// that dies is noticed by mpirun, which ends the job about a second later.
+// job with MPI_Abort and a message naming its rank, host and role. A peer
+// whose process this rank can see (same kernel and PID namespace,
+// peer_liveness.h) is also looked at directly, so its death or a SIGSTOP is
+// named as such; a peer elsewhere that dies is noticed by mpirun, which ends
+// the job about a second later.
 #pragma once
 
 #include <condition_variable>

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "kvstore/peer_liveness.h"
+
 namespace mx::kvstore {
 
 enum class Role : int32_t { kServer = 0, kWorker = 1 };
@@ -21,6 +23,7 @@ struct RankInfo {
   int index = 0;  // among the ranks of its role, by rank
   std::string host;
   int64_t pid = 0;
+  ProcessSpace space;  // where `pid` means this process (peer_liveness.h)
   // Workers only (servers take theirs from the workers):
   uint64_t config_hash = 0;
   bool sync = true;  // dist_sync (true) or dist_async

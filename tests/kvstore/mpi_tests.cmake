@@ -103,3 +103,37 @@ mx_mpi_test(mpi_c_api_kvstore 0 "c_api_dist_worker 0: ok;c_api_dist_worker 1: ok
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 $<TARGET_FILE:c_api_dist_worker> dist_sync)
 mx_mpi_test(mpi_c_api_kvstore_async 0 "c_api_dist_worker 0: ok;c_api_dist_worker 1: ok"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 $<TARGET_FILE:c_api_dist_worker> dist_async)
+
+# Jobs across hosts made of network namespaces (tests/kvstore/multihost.sh,
+# with netns_hosts.sh and mpirun's launcher netns_agent.sh): equal results to
+# one host, and faults that end the job within 30 s leaving nothing behind.
+# They need root for the namespaces and skip (exit 77, "SKIPPED: ...")
+# without it. Each makes namespaces of its own; the lock keeps the
+# timing-sensitive fault tests from running beside each other.
+function(mx_multihost_test scenario)
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/mpi_hosts_${scenario})
+  file(MAKE_DIRECTORY ${dir})
+  add_test(NAME mpi_hosts_${scenario}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/kvstore/multihost.sh ${scenario} ${_server}
+                   $<TARGET_FILE:mx-train> $<TARGET_FILE:params_close>
+           WORKING_DIRECTORY ${dir})
+  set_tests_properties(mpi_hosts_${scenario} PROPERTIES LABELS mpi TIMEOUT 120
+                       SKIP_RETURN_CODE 77 RESOURCE_LOCK mx_netns_hosts
+                       ENVIRONMENT "${_mpi_env};MPIRUN=${MX_MPIRUN}")
+endfunction()
+# dist_sync on 2 hosts (server on host 2, workers on both): the one-host
+# job's parameters byte for byte and the same metrics.
+mx_multihost_test(sync)
+# dist_async on 2 hosts trains the problem.
+mx_multihost_test(async)
+# 2 servers (keys split over both) and 3 workers on 3 hosts: as on one host.
+mx_multihost_test(three)
+# Servers on hosts 2 and 3; SIGTERM to the worker on host 2, then --resume
+# across the hosts: the uninterrupted one-host job's parameters.
+mx_multihost_test(resume)
+# Faults: host 2's link cut (also with hosts that share one host name),
+# every process of host 2 killed, the server stopped with SIGSTOP.
+mx_multihost_test(cut)
+mx_multihost_test(cut-same-name)
+mx_multihost_test(kill-host)
+mx_multihost_test(stop-server)
