@@ -243,9 +243,9 @@ void softmax_like(std::map<std::string, ExportRule>& r, const std::string& mx,
   };
 }
 
-std::map<std::string, ExportRule> make_rules() {
-  std::map<std::string, ExportRule> r;
-
+// Layers with weights and the nn family: Convolution, Deconvolution,
+// FullyConnected, activations, BatchNorm, Pooling.
+void add_layer_rules(std::map<std::string, ExportRule>& r) {
   r["Convolution"] = [](ExportContext& c, const ExportNode& e) {
     auto kernel = Shape::parse(e.get("kernel")).to_vector();
     NodeProto* n = c.add("Conv", e.name(), e.inputs, e.outputs);
@@ -361,6 +361,10 @@ std::map<std::string, ExportRule> make_rules() {
       set_int(n, "count_include_pad",
               is_none(e.get("count_include_pad")) || flag(e, "count_include_pad") ? 1 : 0);
   };
+}
+
+// Flatten, Dropout, the output layers and softmax.
+void add_output_rules(std::map<std::string, ExportRule>& r) {
   r["Flatten"] = [](ExportContext& c, const ExportNode& e) {
     set_int(c.add("Flatten", e.name(), {e.inputs[0]}, e.outputs), "axis", 1);
   };
@@ -398,6 +402,10 @@ std::map<std::string, ExportRule> make_rules() {
   };
   softmax_like(r, "softmax", "Softmax");
   softmax_like(r, "log_softmax", "LogSoftmax");
+}
+
+// Concat and the element-wise arithmetic: sums, binary, unary and scalar forms, clip.
+void add_elementwise_rules(std::map<std::string, ExportRule>& r) {
   r["Concat"] = [](ExportContext& c, const ExportNode& e) {
     set_int(c.add("Concat", e.name(), e.inputs, e.outputs), "axis",
             param_value::parse_int(e.get("dim")));
@@ -450,6 +458,10 @@ std::map<std::string, ExportRule> make_rules() {
            c.scalar(e.name() + "_max", static_cast<float>(number(e, "a_max")))},
           e.outputs);
   };
+}
+
+// Shapes, reductions, products and the remaining tensor operators.
+void add_tensor_rules(std::map<std::string, ExportRule>& r) {
   r["Reshape"] = [](ExportContext& c, const ExportNode& e) {
     std::string spec = e.get("shape");
     Shape codes = is_none(spec) ? Shape() : Shape::parse(spec);
@@ -575,6 +587,14 @@ std::map<std::string, ExportRule> make_rules() {
     set_int(n, "keepdims", flag(e, "keepdims") ? 1 : 0);
     set_int(c.add("Cast", e.name(), {idx}, e.outputs), "to", ::onnx::TensorProto::FLOAT);
   };
+}
+
+std::map<std::string, ExportRule> make_rules() {
+  std::map<std::string, ExportRule> r;
+  add_layer_rules(r);
+  add_output_rules(r);
+  add_elementwise_rules(r);
+  add_tensor_rules(r);
   return r;
 }
 

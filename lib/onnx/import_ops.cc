@@ -515,14 +515,17 @@ std::vector<Symbol> cast(ImportContext& c, const ImportNode& n) {
   return {c.op("Cast", n.name, {{"dtype", "float32"}}, {c.get(n.input(0))})};
 }
 
-std::map<std::string, ImportOp> make_rules() {
-  std::map<std::string, ImportOp> r;
-  auto simple = [&](const std::string& onnx, const std::string& mx, Attrs attrs = {}) {
-    r[onnx] = {[mx, attrs](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
-                 return {c.op(mx, n.name, attrs, {c.get(n.input(0))})};
-               },
-               {}};
-  };
+// An ONNX operator that is one mx operator of its first input, with fixed attributes.
+void simple(std::map<std::string, ImportOp>& r, const std::string& onnx, const std::string& mx,
+            Attrs attrs = {}) {
+  r[onnx] = {[mx, attrs](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
+               return {c.op(mx, n.name, attrs, {c.get(n.input(0))})};
+             },
+             {}};
+}
+
+// Convolutions, products, pooling, normalization, activations, softmax.
+void add_layer_import_rules(std::map<std::string, ImportOp>& r) {
   r["Conv"] = {[](ImportContext& c, const ImportNode& n) { return conv(c, n, false); }, {}};
   r["ConvTranspose"] = {[](ImportContext& c, const ImportNode& n) { return conv(c, n, true); }, {}};
   r["Gemm"] = {gemm, {}};
@@ -556,11 +559,11 @@ std::map<std::string, ImportOp> make_rules() {
                       c.get(n.input(3), true), c.get(n.input(4), true)})};
       },
       {}};
-  simple("Relu", "Activation", {{"act_type", "relu"}});
-  simple("Sigmoid", "Activation", {{"act_type", "sigmoid"}});
-  simple("Tanh", "Activation", {{"act_type", "tanh"}});
-  simple("Softplus", "Activation", {{"act_type", "softrelu"}});
-  simple("Softsign", "Activation", {{"act_type", "softsign"}});
+  simple(r, "Relu", "Activation", {{"act_type", "relu"}});
+  simple(r, "Sigmoid", "Activation", {{"act_type", "sigmoid"}});
+  simple(r, "Tanh", "Activation", {{"act_type", "tanh"}});
+  simple(r, "Softplus", "Activation", {{"act_type", "softrelu"}});
+  simple(r, "Softsign", "Activation", {{"act_type", "softsign"}});
   r["LeakyRelu"] = {[](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
                       return {c.op("LeakyReLU", n.name,
                                    {{"act_type", "leaky"}, {"slope", number(n.f("alpha", 0.01f))}},
@@ -599,6 +602,10 @@ std::map<std::string, ImportOp> make_rules() {
                  return arithmetic(c, n, mx);
                },
                {}};
+}
+
+// Arithmetic, Concat and the shape operators.
+void add_shape_import_rules(std::map<std::string, ImportOp>& r) {
   r["Pow"] = {[](ImportContext& c, const ImportNode& n) { return arithmetic(c, n, "power"); }, {}};
   r["Concat"] = {[](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
                    std::vector<Symbol> in;
@@ -670,6 +677,11 @@ std::map<std::string, ImportOp> make_rules() {
                       return {x};
                     },
                     {1}};
+}
+
+// Dropout, Identity, LRN, element-wise math, reductions, gathers, slices,
+// casts and the comparisons.
+void add_tensor_import_rules(std::map<std::string, ImportOp>& r) {
   r["Dropout"] = {[](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
                     if (n.num_outputs_used() > 1) unsupported("the mask output");
                     if (!n.input(2).empty()) {
@@ -699,12 +711,12 @@ std::map<std::string, ImportOp> make_rules() {
               },
               {}};
   r["Clip"] = {clip, {1, 2}};
-  simple("Exp", "exp");
-  simple("Log", "log");
-  simple("Sqrt", "sqrt");
-  simple("Abs", "abs");
-  simple("Neg", "negative");
-  simple("Reciprocal", "reciprocal");
+  simple(r, "Exp", "exp");
+  simple(r, "Log", "log");
+  simple(r, "Sqrt", "sqrt");
+  simple(r, "Abs", "abs");
+  simple(r, "Neg", "negative");
+  simple(r, "Reciprocal", "reciprocal");
   r["ReduceSum"] = {[](ImportContext& c, const ImportNode& n) { return reduce(c, n, "sum"); }, {1}};
   r["ReduceMean"] = {[](ImportContext& c, const ImportNode& n) { return reduce(c, n, "mean"); },
                      {}};
@@ -734,6 +746,13 @@ std::map<std::string, ImportOp> make_rules() {
         [mx = std::string(mx)](ImportContext& c, const ImportNode& n) { return logical(c, n, mx); },
         {0, 1},
         true};
+}
+
+std::map<std::string, ImportOp> make_rules() {
+  std::map<std::string, ImportOp> r;
+  add_layer_import_rules(r);
+  add_shape_import_rules(r);
+  add_tensor_import_rules(r);
   return r;
 }
 
