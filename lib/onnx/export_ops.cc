@@ -460,7 +460,7 @@ void add_elementwise_rules(std::map<std::string, ExportRule>& r) {
   };
 }
 
-// Shapes, reductions, products and the remaining tensor operators.
+// Shapes and reductions.
 void add_tensor_rules(std::map<std::string, ExportRule>& r) {
   r["Reshape"] = [](ExportContext& c, const ExportNode& e) {
     std::string spec = e.get("shape");
@@ -511,6 +511,10 @@ void add_tensor_rules(std::map<std::string, ExportRule>& r) {
       set_int(with_axes(c, onnx, e, {e.inputs[0]}, e.outputs, axes), "keepdims",
               flag(e, "keepdims") ? 1 : 0);
     };
+}
+
+// Products, LRN, slices, Cast, Embedding, argmax.
+void add_product_and_index_rules(std::map<std::string, ExportRule>& r) {
   auto matmul = [](ExportContext& c, const ExportNode& e, bool batch) {
     std::vector<std::string> in{e.inputs[0], e.inputs[1]};
     for (int k = 0; k < 2; ++k) {
@@ -595,6 +599,7 @@ std::map<std::string, ExportRule> make_rules() {
   add_output_rules(r);
   add_elementwise_rules(r);
   add_tensor_rules(r);
+  add_product_and_index_rules(r);
   return r;
 }
 
