@@ -95,6 +95,22 @@ struct Communicator::Impl {
   Clock::time_point last_loop = Clock::now();
   Header heartbeat{};
   double interval_s = 1.0, timeout_s = 10.0;
+
+  // The steps of the communication thread's loop (Communicator::run), each
+  // given the communicator for its roles and its abort.
+  [[noreturn]] void fail(Communicator& c, const std::string& what, int peer, int code);
+  void add(MPI_Request req, Active active);
+  void post_header(Communicator& c);
+  void dispatch(Communicator& c, const Header& h, int source);
+  bool run_tasks();
+  bool poll_header(Communicator& c);
+  bool poll_transfers(Communicator& c);
+  void heartbeats(Communicator& c);
+  void wait_for_work(int& idle);
+  void shut_down();
+
+  std::vector<int> done_indices;  // poll_transfers' buffers, kept between calls
+  std::vector<MPI_Status> statuses;
 };
 
 Communicator::Communicator(const RankInfo& self) : impl_(std::make_unique<Impl>()) {
@@ -204,189 +220,196 @@ void Communicator::startup(RankInfo self) {
   impl_->heartbeat.type = MsgType::kHeartbeat;
 }
 
-void Communicator::run(RankInfo) {
-  Impl& s = *impl_;
-  auto fail = [&](const std::string& what, int peer, int code) {
-    abort(str("kvstore: MPI ", what, peer >= 0 ? " with " + roles_.describe(peer) : "", ": ",
+void Communicator::Impl::fail(Communicator& c, const std::string& what, int peer, int code) {
+  c.abort(str("kvstore: MPI ", what, peer >= 0 ? " with " + c.roles_.describe(peer) : "", ": ",
               mpi_error_text(code)),
           1);
-  };
-  auto add = [&](MPI_Request req, Impl::Active active) {
-    s.requests.push_back(req);
-    s.actives.push_back(std::move(active));
-  };
+}
 
-  std::function<void()> post_header;
-  std::function<void(const Header&, int)> dispatch;
+void Communicator::Impl::add(MPI_Request req, Active active) {
+  requests.push_back(req);
+  actives.push_back(std::move(active));
+}
 
-  dispatch = [&](const Header& h, int source) {
-    if (h.bytes == 0) {
-      s.message_fn(h, source, std::string());
-      return;
-    }
-    if (h.bytes > INT_MAX) abort(str("kvstore: a payload of ", h.bytes, " bytes is too big"), 1);
-    const int bytes = static_cast<int>(h.bytes);
-    MPI_Request req;
-    if (is_control(h.type)) {
-      auto text = std::make_shared<std::string>(static_cast<size_t>(bytes), '\0');
-      int rc = MPI_Irecv(text->data(), bytes, MPI_BYTE, source, kPayloadTag, MPI_COMM_WORLD, &req);
-      if (rc != MPI_SUCCESS) fail("receive", source, rc);
-      add(req,
-          {[&s, h, source, text] { s.message_fn(h, source, std::move(*text)); }, source, true});
-      return;
-    }
-    void* buffer = nullptr;
-    try {
-      buffer = s.payload_fn(h, source);
-    } catch (const std::exception& e) {
-      abort(str(e.what(), " (from ", roles_.describe(source), ")"), 1);
-    }
-    int rc = MPI_Irecv(buffer, bytes, MPI_BYTE, source, kPayloadTag, MPI_COMM_WORLD, &req);
-    if (rc != MPI_SUCCESS) fail("receive", source, rc);
-    add(req, {[&s, h, source] { s.message_fn(h, source, std::string()); }, source, true});
-  };
+void Communicator::Impl::post_header(Communicator& c) {
+  MPI_Request req;
+  int rc = MPI_Irecv(&incoming, sizeof(Header), MPI_BYTE, MPI_ANY_SOURCE, kHeaderTag,
+                     MPI_COMM_WORLD, &req);
+  if (rc != MPI_SUCCESS) fail(c, "receive", -1, rc);
+  header_request = req;
+}
 
-  post_header = [&] {
-    MPI_Request req;
-    int rc = MPI_Irecv(&s.incoming, sizeof(Header), MPI_BYTE, MPI_ANY_SOURCE, kHeaderTag,
-                       MPI_COMM_WORLD, &req);
-    if (rc != MPI_SUCCESS) fail("receive", -1, rc);
-    s.header_request = req;
-  };
-  post_header();
-
-  std::vector<int> done_indices;
-  std::vector<MPI_Status> statuses;
-  int idle = 0;
-  while (true) {
-    // Queued work from other threads.
-    std::deque<std::function<void()>> tasks;
-    {
-      std::lock_guard lock(s.mutex);
-      tasks.swap(s.tasks);
-    }
-    for (auto& task : tasks) task();
-    bool progress = !tasks.empty();
-    if (s.started && !s.early.empty()) {
-      for (const auto& [h, source] : s.early) dispatch(h, source);
-      s.early.clear();
-    }
-
-    if (s.stopping && s.outgoing.empty()) break;
-
-    // An arrived header (tested on its own: it is re-posted at once).
-    if (s.header_request != MPI_REQUEST_NULL) {
-      int flag = 0;
-      MPI_Status status;
-      int rc = MPI_Test(&s.header_request, &flag, &status);
-      if (rc != MPI_SUCCESS) fail("receive", -1, rc);
-      if (flag) {
-        progress = true;
-        const Header h = s.incoming;
-        const int source = status.MPI_SOURCE;
-        post_header();
-        s.last_heard[source] = Clock::now();
-        if (h.type != MsgType::kHeartbeat) {
-          if (s.started)
-            dispatch(h, source);
-          else
-            s.early.emplace_back(h, source);
-        }
-      }
-    }
-
-    // Sends, payload receives, barriers.
-    if (!s.requests.empty()) {
-      int count = 0;
-      done_indices.resize(s.requests.size());
-      statuses.resize(s.requests.size());
-      int rc = MPI_Testsome(static_cast<int>(s.requests.size()), s.requests.data(), &count,
-                            done_indices.data(), statuses.data());
-      if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) fail("transfer", -1, rc);
-      if (count > 0 && count != MPI_UNDEFINED) {
-        progress = true;
-        std::vector<std::function<void()>> callbacks;
-        for (int i = 0; i < count; ++i) {
-          const auto k = static_cast<size_t>(done_indices[static_cast<size_t>(i)]);
-          if (rc == MPI_ERR_IN_STATUS && statuses[static_cast<size_t>(i)].MPI_ERROR != MPI_SUCCESS)
-            fail("transfer", s.actives[k].peer, statuses[static_cast<size_t>(i)].MPI_ERROR);
-          callbacks.push_back(std::move(s.actives[k].done));
-        }
-        size_t kept = 0;
-        for (size_t k = 0; k < s.requests.size(); ++k) {
-          if (s.requests[k] == MPI_REQUEST_NULL) continue;
-          s.requests[kept] = s.requests[k];
-          s.actives[kept] = std::move(s.actives[k]);
-          ++kept;
-        }
-        s.requests.resize(kept);
-        s.actives.resize(kept);
-        for (auto& cb : callbacks)
-          if (cb) cb();
-      }
-    }
-
-    // Heartbeats out, silence in. A process that was itself stopped (and
-    // resumed) has heard nothing meanwhile through no fault of its peers.
-    const auto now = Clock::now();
-    if (std::chrono::duration<double>(now - s.last_loop).count() > s.timeout_s / 2)
-      for (auto& [peer, heard] : s.last_heard) heard = now;
-    s.last_loop = now;
-    if (!s.stopping && now >= s.next_heartbeat) {
-      for (int p : s.peers) {
-        MPI_Request req;
-        int rc =
-            MPI_Isend(&s.heartbeat, sizeof(Header), MPI_BYTE, p, kHeaderTag, MPI_COMM_WORLD, &req);
-        if (rc != MPI_SUCCESS) fail("heartbeat", p, rc);
-        add(req, {{}, p, false});
-      }
-      s.next_heartbeat = now + std::chrono::duration_cast<Clock::duration>(
-                                   std::chrono::duration<double>(s.interval_s));
-      const ProcessSpace& my_space = roles_.at(rank_).space;
-      for (int p : s.peers) {
-        // A peer whose process this rank can see is checked directly (a
-        // death is seen at once; mpirun would end the job about a second
-        // later naming only rank and host); any other only by its silence.
-        const RankInfo& info = roles_.at(p);
-        PeerObservation peer;
-        peer.pid = info.pid;
-        peer.visible = info.pid > 0 && same_process_space(my_space, info.space);
-        if (peer.visible) peer.state = process_state(info.pid);
-        peer.silent_s = std::chrono::duration<double>(now - s.last_heard[p]).count();
-        const std::string failure = peer_failure(peer, s.timeout_s);
-        if (!failure.empty())
-          abort(str("kvstore: ", roles_.describe(p), " ", failure, "; ending the job"), 1);
-      }
-    }
-
-    if (progress) {
-      idle = 0;
-      continue;
-    }
-    bool transfers = false;
-    for (const auto& a : s.actives) transfers |= a.transfer;
-    // MPI advances transfers only inside MPI calls: keep polling while data
-    // moves, yielding the core to the other processes of an oversubscribed
-    // node; otherwise sleep until work is queued or a short poll interval.
-    if (transfers || ++idle < 64) {
-      sched_yield();
-    } else {
-      std::unique_lock lock(s.mutex);
-      s.wake.wait_for(lock, std::chrono::microseconds(200), [&] { return !s.tasks.empty(); });
-    }
+// A header has arrived: receive its payload (if any), then hand both on.
+void Communicator::Impl::dispatch(Communicator& c, const Header& h, int source) {
+  if (h.bytes == 0) {
+    message_fn(h, source, std::string());
+    return;
   }
+  if (h.bytes > INT_MAX) c.abort(str("kvstore: a payload of ", h.bytes, " bytes is too big"), 1);
+  const int bytes = static_cast<int>(h.bytes);
+  MPI_Request req;
+  if (is_control(h.type)) {
+    auto text = std::make_shared<std::string>(static_cast<size_t>(bytes), '\0');
+    int rc = MPI_Irecv(text->data(), bytes, MPI_BYTE, source, kPayloadTag, MPI_COMM_WORLD, &req);
+    if (rc != MPI_SUCCESS) fail(c, "receive", source, rc);
+    add(req, {[this, h, source, text] { message_fn(h, source, std::move(*text)); }, source, true});
+    return;
+  }
+  void* buffer = nullptr;
+  try {
+    buffer = payload_fn(h, source);
+  } catch (const std::exception& e) {
+    c.abort(str(e.what(), " (from ", c.roles_.describe(source), ")"), 1);
+  }
+  int rc = MPI_Irecv(buffer, bytes, MPI_BYTE, source, kPayloadTag, MPI_COMM_WORLD, &req);
+  if (rc != MPI_SUCCESS) fail(c, "receive", source, rc);
+  add(req, {[this, h, source] { message_fn(h, source, std::string()); }, source, true});
+}
 
-  // Shut down: no more receives; heartbeats still in flight complete locally.
-  if (s.header_request != MPI_REQUEST_NULL) {
-    MPI_Cancel(&s.header_request);
-    MPI_Wait(&s.header_request, MPI_STATUS_IGNORE);
+// Queued work from other threads; true when there was some.
+bool Communicator::Impl::run_tasks() {
+  std::deque<std::function<void()>> queued;
+  {
+    std::lock_guard lock(mutex);
+    queued.swap(tasks);
+  }
+  for (auto& task : queued) task();
+  return !queued.empty();
+}
+
+// An arrived header (tested on its own: it is re-posted at once).
+bool Communicator::Impl::poll_header(Communicator& c) {
+  if (header_request == MPI_REQUEST_NULL) return false;
+  int flag = 0;
+  MPI_Status status;
+  int rc = MPI_Test(&header_request, &flag, &status);
+  if (rc != MPI_SUCCESS) fail(c, "receive", -1, rc);
+  if (!flag) return false;
+  const Header h = incoming;
+  const int source = status.MPI_SOURCE;
+  post_header(c);
+  last_heard[source] = Clock::now();
+  if (h.type != MsgType::kHeartbeat) {
+    if (started)
+      dispatch(c, h, source);
+    else
+      early.emplace_back(h, source);
+  }
+  return true;
+}
+
+// Sends, payload receives, barriers: the completed ones run their callbacks.
+bool Communicator::Impl::poll_transfers(Communicator& c) {
+  if (requests.empty()) return false;
+  int count = 0;
+  done_indices.resize(requests.size());
+  statuses.resize(requests.size());
+  int rc = MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &count,
+                        done_indices.data(), statuses.data());
+  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) fail(c, "transfer", -1, rc);
+  if (count <= 0 || count == MPI_UNDEFINED) return false;
+  std::vector<std::function<void()>> callbacks;
+  for (int i = 0; i < count; ++i) {
+    const auto k = static_cast<size_t>(done_indices[static_cast<size_t>(i)]);
+    if (rc == MPI_ERR_IN_STATUS && statuses[static_cast<size_t>(i)].MPI_ERROR != MPI_SUCCESS)
+      fail(c, "transfer", actives[k].peer, statuses[static_cast<size_t>(i)].MPI_ERROR);
+    callbacks.push_back(std::move(actives[k].done));
+  }
+  size_t kept = 0;
+  for (size_t k = 0; k < requests.size(); ++k) {
+    if (requests[k] == MPI_REQUEST_NULL) continue;
+    requests[kept] = requests[k];
+    actives[kept] = std::move(actives[k]);
+    ++kept;
+  }
+  requests.resize(kept);
+  actives.resize(kept);
+  for (auto& cb : callbacks)
+    if (cb) cb();
+  return true;
+}
+
+// Heartbeats out, silence in. A process that was itself stopped (and
+// resumed) has heard nothing meanwhile through no fault of its peers.
+void Communicator::Impl::heartbeats(Communicator& c) {
+  const auto now = Clock::now();
+  if (std::chrono::duration<double>(now - last_loop).count() > timeout_s / 2)
+    for (auto& [peer, heard] : last_heard) heard = now;
+  last_loop = now;
+  if (stopping || now < next_heartbeat) return;
+  for (int p : peers) {
+    MPI_Request req;
+    int rc = MPI_Isend(&heartbeat, sizeof(Header), MPI_BYTE, p, kHeaderTag, MPI_COMM_WORLD, &req);
+    if (rc != MPI_SUCCESS) fail(c, "heartbeat", p, rc);
+    add(req, {{}, p, false});
+  }
+  next_heartbeat =
+      now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s));
+  const ProcessSpace& my_space = c.roles_.at(c.rank_).space;
+  for (int p : peers) {
+    // A peer whose process this rank can see is checked directly (a
+    // death is seen at once; mpirun would end the job about a second
+    // later naming only rank and host); any other only by its silence.
+    const RankInfo& info = c.roles_.at(p);
+    PeerObservation peer;
+    peer.pid = info.pid;
+    peer.visible = info.pid > 0 && same_process_space(my_space, info.space);
+    if (peer.visible) peer.state = process_state(info.pid);
+    peer.silent_s = std::chrono::duration<double>(now - last_heard[p]).count();
+    const std::string failure = peer_failure(peer, timeout_s);
+    if (!failure.empty())
+      c.abort(str("kvstore: ", c.roles_.describe(p), " ", failure, "; ending the job"), 1);
+  }
+}
+
+// MPI advances transfers only inside MPI calls: keep polling while data
+// moves, yielding the core to the other processes of an oversubscribed
+// node; otherwise sleep until work is queued or a short poll interval.
+void Communicator::Impl::wait_for_work(int& idle) {
+  bool transfers = false;
+  for (const auto& a : actives) transfers |= a.transfer;
+  if (transfers || ++idle < 64) {
+    sched_yield();
+  } else {
+    std::unique_lock lock(mutex);
+    wake.wait_for(lock, std::chrono::microseconds(200), [&] { return !tasks.empty(); });
+  }
+}
+
+// Shut down: no more receives; heartbeats still in flight complete locally.
+void Communicator::Impl::shut_down() {
+  if (header_request != MPI_REQUEST_NULL) {
+    MPI_Cancel(&header_request);
+    MPI_Wait(&header_request, MPI_STATUS_IGNORE);
   }
   // Only small sends (heartbeats) can be left; freeing lets them finish
   // in the background, so a peer that has gone already cannot block us.
-  for (auto& req : s.requests)
+  for (auto& req : requests)
     if (req != MPI_REQUEST_NULL) MPI_Request_free(&req);
-  if (s.role_comm != MPI_COMM_NULL) MPI_Comm_free(&s.role_comm);
-  if (s.initialized_mpi) MPI_Finalize();
+  if (role_comm != MPI_COMM_NULL) MPI_Comm_free(&role_comm);
+  if (initialized_mpi) MPI_Finalize();
+}
+
+void Communicator::run(RankInfo) {
+  Impl& s = *impl_;
+  s.post_header(*this);
+  int idle = 0;
+  while (true) {
+    bool progress = s.run_tasks();
+    if (s.started && !s.early.empty()) {
+      for (const auto& [h, source] : s.early) s.dispatch(*this, h, source);
+      s.early.clear();
+    }
+    if (s.stopping && s.outgoing.empty()) break;
+    progress = s.poll_header(*this) || progress;
+    progress = s.poll_transfers(*this) || progress;
+    s.heartbeats(*this);
+    if (progress)
+      idle = 0;
+    else
+      s.wait_for_work(idle);
+  }
+  s.shut_down();
 }
 
 void Communicator::start(PayloadFn payload, MessageFn message) {
