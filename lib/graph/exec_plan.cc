@@ -116,6 +116,7 @@ class PlanBuilder {
         depends_[id] = req_of(id) != GradReq::kNull;
         continue;
       }
+      if (n.op->def().stops_gradient) continue;  // its inputs' gradients are zero
       const size_t num_args = n.op->input_names().size();
       for (size_t k = 0; k < num_args; ++k)
         depends_[id] = depends_[id] || depends_[g_.node_id(n.inputs[k].node.get())];
