@@ -12,6 +12,7 @@
 #include "base/param_yaml.h"
 #include "base/strings.h"
 #include "op/registry.h"
+#include "train/attention_layer.h"
 #include "train/recurrent_layer.h"
 
 namespace mx::train {
@@ -326,9 +327,11 @@ class NetworkBuilder {
   void run_op(const YAML::Node& layer, Scope& scope, const std::map<std::string, std::string>& vars,
               const std::string& prefix) {
     const std::string op_name = text(layer["op"], vars);
-    const op::OpDef* def = op::OpRegistry::get().lookup(op_name);
-    if (def == nullptr) {
-      std::vector<std::string> names;
+    // SelfAttention is a layer kind of the network language, made of operators.
+    const bool attention = op_name == kSelfAttentionLayer;
+    const op::OpDef* def = attention ? nullptr : op::OpRegistry::get().lookup(op_name);
+    if (def == nullptr && !attention) {
+      std::vector<std::string> names = {kSelfAttentionLayer};
       for (const auto* d : op::OpRegistry::get().list()) names.push_back(d->name);
       fail(layer["op"], "unknown operator '" + op_name + "'" + did_you_mean(op_name, names) +
                             " (mx-ops lists them all)");
@@ -336,7 +339,8 @@ class NetworkBuilder {
     const int repeat = repeat_count(layer, vars);
     for (int i = 0; i < repeat; ++i) {
       count_layer(layer);
-      std::string local = layer["name"] ? text(layer["name"], vars) : auto_name(def->name);
+      std::string local =
+          layer["name"] ? text(layer["name"], vars) : auto_name(attention ? op_name : def->name);
       if (repeat > 1 && layer["name"]) local += std::to_string(i + 1);
       std::map<std::string, std::string> attrs;
       for (const auto& entry : layer) {
@@ -351,6 +355,10 @@ class NetworkBuilder {
         attrs[key] = text(entry.second, vars);
       }
       std::vector<graph::Symbol> inputs = layer_inputs(layer, scope, vars);
+      if (attention) {
+        add_attention_layer(layer, prefix + local, local, attrs, inputs, scope);
+        continue;
+      }
       count_variadic_inputs(*def, layer, inputs.size(), attrs);
       try {
         if (def->name == "RNN" && inputs.size() == 1) {
@@ -377,6 +385,25 @@ class NetworkBuilder {
     scope.names[local + "_states"] = r.rnn;
     scope.previous = r.output;
     carried_.insert(carried_.end(), r.carried.begin(), r.carried.end());
+  }
+
+  // A SelfAttention layer (attention_layer.h): one input, expanded into
+  // MXNet's attention operators.
+  void add_attention_layer(const YAML::Node& layer, const std::string& name,
+                           const std::string& local,
+                           const std::map<std::string, std::string>& attrs,
+                           const std::vector<graph::Symbol>& inputs, Scope& scope) {
+    if (inputs.size() != 1)
+      fail(layer["inputs"],
+           str("layer '", local, "': SelfAttention takes one input, not ", inputs.size()));
+    graph::Symbol out;
+    try {
+      out = build_self_attention_layer(name, attrs, inputs[0], "layer '" + local + "'");
+    } catch (const InputError& e) {
+      fail(layer, e.what());
+    }
+    scope.names[local] = out;
+    scope.previous = out;
   }
 
   // Operators with a variable number of inputs (Concat, add_n) take
