@@ -31,8 +31,9 @@ int64_t positive_int(const std::map<std::string, std::string>& attrs, const std:
   auto it = attrs.find(key);
   if (it == attrs.end())
     throw InputError(where + ": SelfAttention needs '" + key + "' (" +
-                     (key == "units" ? "the width of its input and output, e.g. units: 128"
-                                     : "the number of attention heads, e.g. heads: 4") +
+                     (key == "units"
+                          ? "the width of its queries, keys, values and output, e.g. units: 128"
+                          : "the number of attention heads, e.g. heads: 4") +
                      ")");
   int64_t v = 0;
   try {

@@ -189,7 +189,8 @@ struct Block {
 
 class NetworkBuilder {
  public:
-  explicit NetworkBuilder(std::string file) : file_(std::move(file)) {}
+  NetworkBuilder(std::string file, LayerOrigins* origins)
+      : file_(std::move(file)), origins_(origins) {}
 
   graph::Symbol build(const YAML::Node& network) {
     if (!network.IsMap()) fail(network, "the network must be a mapping with 'layers'");
@@ -363,9 +364,13 @@ class NetworkBuilder {
       try {
         if (def->name == "RNN" && inputs.size() == 1) {
           add_recurrent_layer(prefix + local, local, attrs, inputs[0], scope);
+          record_origin(scope.names[local], layer, prefix + local);
+          record_origin(scope.names[local + "_states"], layer, prefix + local);
+          for (const auto& head : carried_) record_origin(head, layer, prefix + local);
           continue;
         }
         graph::Symbol s = graph::Symbol::create(def->name, prefix + local, attrs, inputs);
+        record_origin(s, layer, prefix + local);
         scope.names[local] = s;
         scope.previous = s;
       } catch (const InputError& e) {
@@ -402,6 +407,7 @@ class NetworkBuilder {
     } catch (const InputError& e) {
       fail(layer, e.what());
     }
+    record_origin(out, layer, name);
     scope.names[local] = out;
     scope.previous = out;
   }
@@ -508,12 +514,29 @@ class NetworkBuilder {
                       " layers (repeat counts multiply in repeated blocks)"));
   }
 
+  // Records `layer` as the origin of the nodes of `s` that have none yet
+  // (the nodes the layer added: earlier layers' nodes are recorded, and the
+  // walk stops there).
+  void record_origin(const graph::Symbol& s, const YAML::Node& layer, const std::string& name) {
+    if (origins_ == nullptr) return;
+    const std::string where = yaml_location(layer, file_) + ": layer '" + name + "'";
+    std::vector<const graph::Node*> todo;
+    for (const auto& out : s.outputs()) todo.push_back(out.node.get());
+    while (!todo.empty()) {
+      const graph::Node* n = todo.back();
+      todo.pop_back();
+      if (!origins_->emplace(n->name, where).second) continue;
+      for (const auto& in : n->inputs) todo.push_back(in.node.get());
+    }
+  }
+
   std::string auto_name(const std::string& op) {
     std::string lower = to_lower(op);
     return lower + std::to_string(counters_[lower]++);
   }
 
   std::string file_;
+  LayerOrigins* origins_;  // null: not recorded
   std::map<std::string, Block> blocks_;
   std::map<std::string, int> counters_;
   std::vector<std::string> active_blocks_;  // the blocks being built, outermost first
@@ -547,8 +570,19 @@ std::string substitute(const std::string& text, const std::map<std::string, std:
   }
 }
 
-graph::Symbol build_network(const YAML::Node& network, const std::string& file) {
-  return NetworkBuilder(file).build(network);
+graph::Symbol build_network(const YAML::Node& network, const std::string& file,
+                            LayerOrigins* origins) {
+  return NetworkBuilder(file, origins).build(network);
+}
+
+std::string origin_of_error(const LayerOrigins& origins, const std::string& message) {
+  const std::string mark = "node '";
+  const size_t begin = message.find(mark);
+  if (begin == std::string::npos) return "";
+  const size_t end = message.find('\'', begin + mark.size());
+  if (end == std::string::npos) return "";
+  auto it = origins.find(message.substr(begin + mark.size(), end - begin - mark.size()));
+  return it == origins.end() ? "" : it->second;
 }
 
 }  // namespace mx::train
