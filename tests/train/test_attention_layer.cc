@@ -1,9 +1,10 @@
 // The network language's SelfAttention layer and the GPT transformer block
 // of configs/chargpt-fortunes.yaml: their graphs against a straightforward
-// composition written here with loops (float64), finite-difference
-// gradients of the whole layer, causality, MXNet's operators only (the
-// symbol JSON round trip), and the errors a config gets before any data is
-// read.
+// composition written here with loops (float64) and against a one-layer GPT
+// built and run by MXNet 1.9.1 (tests/fixtures/graph/chargpt-*), finite-
+// difference gradients of the whole layer, causality, MXNet's operators only
+// (the symbol JSON round trip), and the errors a config gets before any data
+// is read.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "base/error.h"
 #include "executor/executor.h"
 #include "graph/symbol.h"
+#include "ndarray/params_io.h"
 #include "train/network_yaml.h"
 #include "train/train_settings.h"
 #include "train/trainer_setup.h"
@@ -297,6 +299,75 @@ TEST_CASE("the GPT block of chargpt-fortunes.yaml equals LayerNorm, attention, G
                         4 * C, C));
   }
   check_close(exe->outputs()[0].to_vector<double>(), x, 1e-9);
+}
+
+TEST_CASE("a one-layer GPT in YAML equals the same network built and run by MXNet 1.9.1") {
+  // configs/chargpt-fortunes.yaml's network, tiny and without dropout; the
+  // fixture is made by scripts/fixtures/make_graph_fixtures.py (chargpt).
+  const graph::Symbol net = build(R"(
+blocks:
+  position_embedding:
+    params: {max_len: 64, units: 128}
+    layers:
+      - {op: _contrib_arange_like, name: positions, axis: 0}
+      - {op: Embedding, name: embed, input_dim: "${max_len}", output_dim: "${units}"}
+      - {op: Reshape, name: steps_first, shape: [0, 1, -1]}
+      - {op: broadcast_add, name: add, inputs: [input, steps_first]}
+  transformer:
+    params: {units: 128, heads: 4}
+    layers:
+      - {op: LayerNorm, name: ln1}
+      - {op: SelfAttention, name: attention, units: "${units}", heads: "${heads}", causal: true}
+      - {op: elemwise_add, name: residual1, inputs: [input, attention]}
+      - {op: LayerNorm, name: ln2}
+      - {op: FullyConnected, name: ffn1, num_hidden: "${4 * units}", flatten: false}
+      - {op: LeakyReLU, name: gelu, act_type: gelu}
+      - {op: FullyConnected, name: ffn2, num_hidden: "${units}", flatten: false}
+      - {op: elemwise_add, name: residual2, inputs: [residual1, ffn2]}
+layers:
+  - {op: transpose, name: steps_first, axes: [1, 0]}
+  - {op: Embedding, name: embed, input_dim: 11, output_dim: 8}
+  - {block: position_embedding, name: position, max_len: 8, units: 8}
+  - {block: transformer, name: layer, units: 8, heads: 2}
+  - {op: LayerNorm, name: ln_final}
+  - {op: transpose, name: batch_first, axes: [1, 0, 2]}
+  - {op: Reshape, name: flat, shape: [-1, 8]}
+  - {op: FullyConnected, name: fc, num_hidden: 11}
+  - {op: SoftmaxOutput, name: softmax, normalization: valid}
+)");
+  const std::string dir = std::string(MX_FIXTURES_DIR) + "/graph/";
+  const graph::Symbol mxnet = graph::Symbol::load(dir + "chargpt-symbol.json");
+  CHECK(net.list_arguments() == mxnet.list_arguments());
+  std::vector<std::string> ops, mxnet_ops;
+  for (const auto& n : graph::topo_order(net.outputs())) ops.push_back(n->name);
+  for (const auto& n : graph::topo_order(mxnet.outputs())) mxnet_ops.push_back(n->name);
+  CHECK(ops == mxnet_ops);
+
+  const NamedArrays run = load_params(dir + "chargpt-run.params");
+  std::map<std::string, NDArray> args, grads;
+  BindOptions options;
+  options.grad_req["data"] = graph::GradReq::kNull;
+  for (const auto& n : net.list_arguments()) {
+    args[n] = run.get("arg:" + n).copy();
+    grads[n] = NDArray::zeros(args[n].shape());
+  }
+  Executor exe(net, args, grads, {}, options);
+  exe.forward(true);
+  exe.backward();
+  auto close = [](const NDArray& got, const NDArray& want) {
+    const auto a = got.to_vector<float>(), b = want.to_vector<float>();
+    REQUIRE(a.size() == b.size());
+    int bad = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!(std::abs(a[i] - b[i]) <= 1e-4 + 1e-3 * std::abs(b[i]))) ++bad;
+    return bad;
+  };
+  CHECK(close(exe.outputs()[0], run.get("out:0")) == 0);
+  for (const auto& n : net.list_arguments()) {
+    if (n == "data") continue;
+    CAPTURE(n);
+    CHECK(close(exe.grad_dict().at(n), run.get("grad:" + n)) == 0);
+  }
 }
 
 TEST_CASE("SelfAttention is made of MXNet's operators and survives the symbol JSON") {

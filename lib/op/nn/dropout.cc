@@ -99,24 +99,29 @@ void for_each_broadcast(const Shape& data, const Shape& mask, Fn fn) {
   }
 }
 
-// 32 random bits for mask element i of the stream `seed`: element i of a
-// SplitMix64 sequence (Steele, Lea and Flood, OOPSLA 2014: a Weyl sequence
-// through a 64-bit mixing function), which any thread computes on its own.
-inline uint32_t mask_bits(uint64_t seed, uint64_t i) {
-  uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+// 64 random bits, word w of the stream `seed`: element w of a SplitMix64
+// sequence (Steele, Lea and Flood, OOPSLA 2014: a Weyl sequence through a
+// 64-bit mixing function), which any thread computes on its own.
+inline uint64_t mask_word(uint64_t seed, uint64_t w) {
+  uint64_t z = seed + (w + 1) * 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return static_cast<uint32_t>((z ^ (z >> 31)) >> 32);
+  return z ^ (z >> 31);
 }
 
-// mask[i] = scale with probability keep, else 0 (keep * 2^32 of the 2^32
-// values of mask_bits are below the threshold).
+// mask[i] = scale with probability keep, else 0: element i draws the low
+// (even i) or high (odd i) 32 bits of word i / 2, kept when they are below
+// keep * 2^32.
 template <typename T>
 void draw_mask(T* mask, int64_t size, uint64_t seed, double keep, T scale) {
   const auto threshold = static_cast<uint64_t>(std::ldexp(keep, 32));
-  parallel_for(size, kParallelGrain, [=](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      mask[i] = mask_bits(seed, static_cast<uint64_t>(i)) < threshold ? scale : T(0);
+  const int64_t words = (size + 1) / 2;
+  parallel_for(words, kParallelGrain / 2, [=](int64_t begin, int64_t end) {
+    for (int64_t w = begin; w < end; ++w) {
+      const uint64_t bits = mask_word(seed, static_cast<uint64_t>(w));
+      mask[2 * w] = (bits & 0xFFFFFFFFu) < threshold ? scale : T(0);
+      if (2 * w + 1 < size) mask[2 * w + 1] = (bits >> 32) < threshold ? scale : T(0);
+    }
   });
 }
 

@@ -2,6 +2,7 @@
 // _div, _maximum, _minimum). The gradient of an input that was broadcast is
 // summed over the axes it was broadcast along.
 #include <algorithm>
+#include <type_traits>
 
 #include "op/infer_util.h"
 #include "op/registry.h"
@@ -38,6 +39,19 @@ void infer_broadcast(const NoParams&, ShapeVector& in, ShapeVector&, ShapeVector
   assign_shape(out[0], o, "output");
 }
 
+// fn(k) with k.value the kind as a compile-time constant.
+template <typename Fn>
+void with_kind(Kind kind, Fn&& fn) {
+  switch (kind) {
+    case Kind::kAdd: return fn(std::integral_constant<Kind, Kind::kAdd>{});
+    case Kind::kSub: return fn(std::integral_constant<Kind, Kind::kSub>{});
+    case Kind::kMul: return fn(std::integral_constant<Kind, Kind::kMul>{});
+    case Kind::kDiv: return fn(std::integral_constant<Kind, Kind::kDiv>{});
+    case Kind::kMaximum: return fn(std::integral_constant<Kind, Kind::kMaximum>{});
+    case Kind::kMinimum: return fn(std::integral_constant<Kind, Kind::kMinimum>{});
+  }
+}
+
 template <typename T>
 void forward(Kind kind, const ForwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
@@ -50,6 +64,14 @@ void forward(Kind kind, const ForwardCall& c) {
   layout.parallel_runs([&](int64_t o, const auto& off, int64_t len, const auto& st) {
     const T* pa = a + off[0];
     const T* pb = b + off[1];
+    // Runs of both operands contiguous (a bias or a mask added to every
+    // row): a loop per kind that the compiler vectorises.
+    if (st[0] == 1 && st[1] == 1 && req != OpReq::kAdd) {
+      with_kind(kind, [&](auto k) {
+        for (int64_t j = 0; j < len; ++j) y[o + j] = broadcast_apply(k.value, pa[j], pb[j]);
+      });
+      return;
+    }
     for (int64_t j = 0; j < len; ++j)
       store(y + o + j, req, broadcast_apply(kind, pa[j * st[0]], pb[j * st[1]]));
   });
