@@ -5,19 +5,20 @@ eager, in one run, on the same data and threads.
 The model is the network of configs/chargpt-fortunes.yaml, read from that
 file: 4 pre-LayerNorm transformer layers, 4 heads, 128 wide, a context of
 64 characters, learned position embeddings, GELU feed-forward of 512,
-dropout 0.1; batch 32, Adam with a constant learning rate of 0.001, no
-clipping. The text (Debian's fortunes by default) is cut into windows of
+dropout 0.1; batch 32, Adam with a constant learning rate of 0.001 on the
+gradient of the mean loss per character, no clipping. The text (Debian's fortunes by default) is cut into windows of
 64 characters (each with the next 64 as labels); the first STEPS * 32
 windows of its first 95% train, VAL_BATCHES * 32 windows of the rest
-validate. Both read the same CSV files in the same order.
+validate. Both read the same CSV files in the same order (no shuffle).
 
 Each round runs mx-train, then PyTorch (scripts/bench/chargpt_pytorch.py),
 each a separate process with the same thread count, for EPOCHS epochs of
 STEPS batches; the speed is that of the last epoch (the first one pays for
 start-up), the validation loss (nats per character, dropout off) the one
 after the last epoch. Prints per round and, over the rounds, the median
-(min-max) of the tokens/s of both, their ratio, and the median validation
-loss of each.
+(min-max) of the tokens/s of both, the median of the rounds' ratios (each
+round's two runs are back to back, so a change of the machine's load
+touches both), and the median validation loss of each.
 
 Usage:
   chargpt_vs_pytorch.py [--python PY] [--build DIR] [--text FILE] [--steps N]
@@ -43,9 +44,9 @@ DEFAULT_TEXTS = ["/usr/share/games/fortunes", "/usr/share/common-licenses/GPL-3"
 CONFIG = """\
 {network}
 data:
-  train: {{type: CSVIter, data_csv: {data}, data_shape: [{steps}], label_csv: {label}, label_shape: [{steps}]}}
+  train: {{type: CSVIter, data_csv: {data}, data_shape: [{steps}], label_csv: {label}, label_shape: [{steps}], shuffle: false}}
   val: {{type: CSVIter, data_csv: {val_data}, data_shape: [{steps}], label_csv: {val_label}, label_shape: [{steps}]}}
-optimizer: {{type: adam, learning_rate: 0.001}}
+optimizer: {{type: adam, learning_rate: 0.001, rescale_grad: 1}}
 initializer: {{type: normal, sigma: 0.02}}
 train: {{epochs: {epochs}, batch_size: {batch}, metrics: [perplexity], log_interval: 50}}
 """
@@ -172,11 +173,12 @@ def main():
             print(f"round {r + 1}: mx {mx_rate:,.0f} tokens/s (val loss {mx_loss:.3f}), PyTorch "
                   f"{torch_rate:,.0f} tokens/s (val loss {torch_loss:.3f}), ratio "
                   f"{mx_rate / torch_rate:.2f}", flush=True)
-        ratio = statistics.median(mx_rates) / statistics.median(torch_rates)
+        ratios = [m / t for m, t in zip(mx_rates, torch_rates)]
         print(f"mx: {summary(mx_rates)} tokens/s, val loss {statistics.median(mx_losses):.3f}")
         print(f"PyTorch: {summary(torch_rates)} tokens/s, val loss "
               f"{statistics.median(torch_losses):.3f}")
-        print(f"mx / PyTorch: {ratio:.2f}")
+        print(f"mx / PyTorch: {statistics.median(ratios):.2f} (median of the rounds' ratios; "
+              f"{min(ratios):.2f}-{max(ratios):.2f})")
 
 
 if __name__ == "__main__":
