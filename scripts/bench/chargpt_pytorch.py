@@ -17,7 +17,7 @@ the mask and the softmax written out (minGPT).
 Usage:
     python3 scripts/bench/chargpt_pytorch.py --data D.csv --label L.csv
         [--val-data VD.csv --val-label VL.csv] [--epochs 2] [--batch-size 32]
-        [--threads N] [--dropout 0.1] [--lr 0.001] [--attention sdpa|manual]
+        [--threads N] [--dropout 0.1] [--lr 0.001] [--attention sdpa|manual] [--seed 0]
 
 D.csv and L.csv hold one window of token ids per row (the same files
 mx-train reads, in the same order). Prints one line per epoch:
@@ -134,10 +134,11 @@ def main():
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--lr", type=float, default=0.001)
     p.add_argument("--attention", choices=["sdpa", "manual"], default="sdpa")
+    p.add_argument("--seed", type=int, default=0)
     a = p.parse_args()
     if a.threads > 0:
         torch.set_num_threads(a.threads)
-    torch.manual_seed(0)
+    torch.manual_seed(a.seed)
     data, label = load(a.data), load(a.label)
     val = (load(a.val_data), load(a.val_label)) if a.val_data else None
     model = CharGPT(a.vocab, data.shape[1], a.units, a.heads, a.layers, a.dropout,
