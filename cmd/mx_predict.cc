@@ -82,6 +82,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", generate.seed, "with --generate: the sampling seed")
       ->capture_default_str();
+  app.add_option("--context", generate.context,
+                 "with --generate: the tokens a model without carried states (a transformer) "
+                 "sees at each step (default: the run's data.train.seq_len, else 256)");
   app.add_option("--vocab", vocab,
                  "with --generate: the .vocab file (default: the one beside the run's "
                  "training text)");

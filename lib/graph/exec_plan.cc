@@ -116,6 +116,7 @@ class PlanBuilder {
         depends_[id] = req_of(id) != GradReq::kNull;
         continue;
       }
+      if (n.op->def().stops_gradient) continue;  // its inputs' gradients are zero
       const size_t num_args = n.op->input_names().size();
       for (size_t k = 0; k < num_args; ++k)
         depends_[id] = depends_[id] || depends_[g_.node_id(n.inputs[k].node.get())];
@@ -184,6 +185,7 @@ class PlanBuilder {
     for (size_t k = 0; k < layout.aux; ++k)
       set_input(layout.aux_at() + k, g_.entry_id(n.inputs[layout.inputs + k]), true);
     // One partial gradient per argument a gradient flows to.
+    const size_t step = plan.backward.size();
     for (size_t k = 0; k < layout.inputs; ++k) {
       const int64_t input_entry = g_.entry_id(n.inputs[k]);
       if (!depends_[g_.node_id(n.inputs[k].node.get())]) {
@@ -191,10 +193,23 @@ class PlanBuilder {
         s.req.push_back(op::OpReq::kNull);
         continue;
       }
+      partials_.resize(plan.entries.size());
+      auto& parts = partials_[static_cast<size_t>(input_entry)];
+      // A gradient into an entry that an earlier backward step already
+      // wrote is added onto that array (MXNet's addto): no array per
+      // partial gradient and no sum. (Not within one step, whose kernel
+      // would get one array as two of its outputs.)
+      if (parts.size() == 1 && producers_.count(parts[0]) &&
+          producers_[parts[0]].back().first != step) {
+        producers_[parts[0]].push_back({step, s.outputs.size()});
+        s.outputs.push_back(parts[0]);
+        s.req.push_back(op::OpReq::kAdd);
+        continue;
+      }
       int64_t partial = internal_like(input_entry, str("_grad_from_", n.name));
       partials_.resize(plan.entries.size());
       partials_[static_cast<size_t>(input_entry)].push_back(partial);
-      producer_[partial] = {plan.backward.size(), s.outputs.size()};
+      producers_[partial] = {{step, s.outputs.size()}};
       s.outputs.push_back(partial);
       s.req.push_back(op::OpReq::kWrite);
     }
@@ -219,11 +234,15 @@ class PlanBuilder {
         // Nothing flows back (the argument does not reach an output): a zero gradient.
         if (req == GradReq::kWrite)
           plan.backward.push_back({StepKind::kZero, 0, {}, {}, {grad}, {out_req}});
-      } else if (parts.size() == 1 && producer_.count(parts[0])) {
-        // The single producer writes straight into the bound array.
-        auto [step, slot] = producer_[parts[0]];
-        plan.backward[step].outputs[slot] = grad;
-        plan.backward[step].req[slot] = out_req;
+      } else if (parts.size() == 1 && producers_.count(parts[0])) {
+        // Its producers write straight into the bound array: the first as
+        // grad_req asks, the others add.
+        const auto& writers = producers_[parts[0]];
+        for (size_t w = 0; w < writers.size(); ++w) {
+          auto [step, slot] = writers[w];
+          plan.backward[step].outputs[slot] = grad;
+          plan.backward[step].req[slot] = w == 0 ? out_req : op::OpReq::kAdd;
+        }
       } else {
         plan.backward.push_back(
             {StepKind::kSum, 0, parts, std::vector<bool>(parts.size(), true), {grad}, {out_req}});
@@ -235,8 +254,9 @@ class PlanBuilder {
   const PlanOptions& options_;
   std::vector<bool> depends_;                   // per node: a gradient flows through it
   std::vector<std::vector<int64_t>> partials_;  // per entry: its partial gradients
-  // Where each partial gradient was produced: (backward step, output slot).
-  std::map<int64_t, std::pair<size_t, size_t>> producer_;
+  // Which backward steps write each partial gradient, (step, output slot):
+  // the first writes it, the others add onto it.
+  std::map<int64_t, std::vector<std::pair<size_t, size_t>>> producers_;
 };
 
 }  // namespace

@@ -76,6 +76,12 @@ MemoryPlan plan_memory(ExecPlan& plan, const IndexedGraph& g, const MemoryPlanOp
       if (s->reads[k] && s->inputs[k] >= 0) ++readers[static_cast<size_t>(s->inputs[k])];
   // Outputs of the executor stay alive after the last step.
   for (int64_t e : plan.outputs) ++readers[static_cast<size_t>(e)];
+  // Steps that write each entry: a gradient added onto an array by several
+  // backward steps (exec_plan.cc) lives from its first writer on.
+  std::vector<int> writers(num_entries, 0);
+  for (const Step* s : order)
+    for (int64_t e : s->outputs)
+      if (e >= 0) ++writers[static_cast<size_t>(e)];
 
   MemoryPlan mp;
   mp.storage_of.assign(num_entries, -1);
@@ -113,6 +119,8 @@ MemoryPlan plan_memory(ExecPlan& plan, const IndexedGraph& g, const MemoryPlanOp
                       oe = s.outputs[static_cast<size_t>(out)];
         if (!internal(plan, ie) || !internal(plan, oe) || output_done[static_cast<size_t>(out)])
           continue;
+        // An output an earlier step wrote is added onto, where it is.
+        if (mp.storage_of[static_cast<size_t>(oe)] >= 0) continue;
         if (mp.storage_of[static_cast<size_t>(ie)] < 0) continue;
         // This step must be the input's last reader, and read it only once.
         int uses_here = 0;
@@ -142,7 +150,10 @@ MemoryPlan plan_memory(ExecPlan& plan, const IndexedGraph& g, const MemoryPlanOp
     }
     for (size_t k = 0; k < s.outputs.size(); ++k) {
       const int64_t oe = s.outputs[k];
-      if (internal(plan, oe) && readers[static_cast<size_t>(oe)] == 0) release(oe);
+      if (oe < 0) continue;
+      if (--writers[static_cast<size_t>(oe)] == 0 && internal(plan, oe) &&
+          readers[static_cast<size_t>(oe)] == 0)
+        release(oe);
     }
   }
   return mp;

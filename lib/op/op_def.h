@@ -98,6 +98,11 @@ struct OpDef {
   // The gradient of input 0 may be written over the gradient of output 0
   // (element-wise backward kernels, which read each element before writing it).
   bool backward_inplace = false;
+  // The gradient of every input is zero whatever the output's (BlockGrad,
+  // zeros_like, _contrib_arange_like): no gradient flows through the node,
+  // so the planner leaves out its backward pass and everything before it
+  // that only it would feed.
+  bool stops_gradient = false;
   // Costly to recompute (the GEMM operators): the "cheap" mirroring policy
   // keeps their outputs instead of recomputing them in the backward pass.
   bool expensive = false;
@@ -228,6 +233,10 @@ class OpBuilder {
   }
   OpBuilder& backward_inplace() {
     def_.backward_inplace = true;
+    return *this;
+  }
+  OpBuilder& stops_gradient() {
+    def_.stops_gradient = true;
     return *this;
   }
   OpBuilder& expensive() {

@@ -12,6 +12,7 @@
 #include "base/param_yaml.h"
 #include "base/strings.h"
 #include "op/registry.h"
+#include "train/attention_layer.h"
 #include "train/recurrent_layer.h"
 
 namespace mx::train {
@@ -188,7 +189,8 @@ struct Block {
 
 class NetworkBuilder {
  public:
-  explicit NetworkBuilder(std::string file) : file_(std::move(file)) {}
+  NetworkBuilder(std::string file, LayerOrigins* origins)
+      : file_(std::move(file)), origins_(origins) {}
 
   graph::Symbol build(const YAML::Node& network) {
     if (!network.IsMap()) fail(network, "the network must be a mapping with 'layers'");
@@ -326,9 +328,11 @@ class NetworkBuilder {
   void run_op(const YAML::Node& layer, Scope& scope, const std::map<std::string, std::string>& vars,
               const std::string& prefix) {
     const std::string op_name = text(layer["op"], vars);
-    const op::OpDef* def = op::OpRegistry::get().lookup(op_name);
-    if (def == nullptr) {
-      std::vector<std::string> names;
+    // SelfAttention is a layer kind of the network language, made of operators.
+    const bool attention = op_name == kSelfAttentionLayer;
+    const op::OpDef* def = attention ? nullptr : op::OpRegistry::get().lookup(op_name);
+    if (def == nullptr && !attention) {
+      std::vector<std::string> names = {kSelfAttentionLayer};
       for (const auto* d : op::OpRegistry::get().list()) names.push_back(d->name);
       fail(layer["op"], "unknown operator '" + op_name + "'" + did_you_mean(op_name, names) +
                             " (mx-ops lists them all)");
@@ -336,7 +340,8 @@ class NetworkBuilder {
     const int repeat = repeat_count(layer, vars);
     for (int i = 0; i < repeat; ++i) {
       count_layer(layer);
-      std::string local = layer["name"] ? text(layer["name"], vars) : auto_name(def->name);
+      std::string local =
+          layer["name"] ? text(layer["name"], vars) : auto_name(attention ? op_name : def->name);
       if (repeat > 1 && layer["name"]) local += std::to_string(i + 1);
       std::map<std::string, std::string> attrs;
       for (const auto& entry : layer) {
@@ -351,13 +356,21 @@ class NetworkBuilder {
         attrs[key] = text(entry.second, vars);
       }
       std::vector<graph::Symbol> inputs = layer_inputs(layer, scope, vars);
+      if (attention) {
+        add_attention_layer(layer, prefix + local, local, attrs, inputs, scope);
+        continue;
+      }
       count_variadic_inputs(*def, layer, inputs.size(), attrs);
       try {
         if (def->name == "RNN" && inputs.size() == 1) {
           add_recurrent_layer(prefix + local, local, attrs, inputs[0], scope);
+          record_origin(scope.names[local], layer, prefix + local);
+          record_origin(scope.names[local + "_states"], layer, prefix + local);
+          for (const auto& head : carried_) record_origin(head, layer, prefix + local);
           continue;
         }
         graph::Symbol s = graph::Symbol::create(def->name, prefix + local, attrs, inputs);
+        record_origin(s, layer, prefix + local);
         scope.names[local] = s;
         scope.previous = s;
       } catch (const InputError& e) {
@@ -377,6 +390,26 @@ class NetworkBuilder {
     scope.names[local + "_states"] = r.rnn;
     scope.previous = r.output;
     carried_.insert(carried_.end(), r.carried.begin(), r.carried.end());
+  }
+
+  // A SelfAttention layer (attention_layer.h): one input, expanded into
+  // MXNet's attention operators.
+  void add_attention_layer(const YAML::Node& layer, const std::string& name,
+                           const std::string& local,
+                           const std::map<std::string, std::string>& attrs,
+                           const std::vector<graph::Symbol>& inputs, Scope& scope) {
+    if (inputs.size() != 1)
+      fail(layer["inputs"],
+           str("layer '", local, "': SelfAttention takes one input, not ", inputs.size()));
+    graph::Symbol out;
+    try {
+      out = build_self_attention_layer(name, attrs, inputs[0], "layer '" + local + "'");
+    } catch (const InputError& e) {
+      fail(layer, e.what());
+    }
+    record_origin(out, layer, name);
+    scope.names[local] = out;
+    scope.previous = out;
   }
 
   // Operators with a variable number of inputs (Concat, add_n) take
@@ -481,12 +514,29 @@ class NetworkBuilder {
                       " layers (repeat counts multiply in repeated blocks)"));
   }
 
+  // Records `layer` as the origin of the nodes of `s` that have none yet
+  // (the nodes the layer added: earlier layers' nodes are recorded, and the
+  // walk stops there).
+  void record_origin(const graph::Symbol& s, const YAML::Node& layer, const std::string& name) {
+    if (origins_ == nullptr) return;
+    const std::string where = yaml_location(layer, file_) + ": layer '" + name + "'";
+    std::vector<const graph::Node*> todo;
+    for (const auto& out : s.outputs()) todo.push_back(out.node.get());
+    while (!todo.empty()) {
+      const graph::Node* n = todo.back();
+      todo.pop_back();
+      if (!origins_->emplace(n->name, where).second) continue;
+      for (const auto& in : n->inputs) todo.push_back(in.node.get());
+    }
+  }
+
   std::string auto_name(const std::string& op) {
     std::string lower = to_lower(op);
     return lower + std::to_string(counters_[lower]++);
   }
 
   std::string file_;
+  LayerOrigins* origins_;  // null: not recorded
   std::map<std::string, Block> blocks_;
   std::map<std::string, int> counters_;
   std::vector<std::string> active_blocks_;  // the blocks being built, outermost first
@@ -520,8 +570,19 @@ std::string substitute(const std::string& text, const std::map<std::string, std:
   }
 }
 
-graph::Symbol build_network(const YAML::Node& network, const std::string& file) {
-  return NetworkBuilder(file).build(network);
+graph::Symbol build_network(const YAML::Node& network, const std::string& file,
+                            LayerOrigins* origins) {
+  return NetworkBuilder(file, origins).build(network);
+}
+
+std::string origin_of_error(const LayerOrigins& origins, const std::string& message) {
+  const std::string mark = "node '";
+  const size_t begin = message.find(mark);
+  if (begin == std::string::npos) return "";
+  const size_t end = message.find('\'', begin + mark.size());
+  if (end == std::string::npos) return "";
+  auto it = origins.find(message.substr(begin + mark.size(), end - begin - mark.size()));
+  return it == origins.end() ? "" : it->second;
 }
 
 }  // namespace mx::train

@@ -93,6 +93,19 @@ std::unique_ptr<Executor> bind(const Predictor& model, int64_t steps) {
   return exe;
 }
 
+// The tokens a model without carried states sees (GenerateOptions::context).
+int context_of(const Predictor& model, int requested) {
+  if (requested < 0) throw InputError("--context takes a number of tokens >= 1");
+  if (requested > 0) return requested;
+  if (const std::optional<std::string> config = model.run_config()) {
+    const Config c = Config::load(*config, {});
+    const std::string type = c.get_string("data.train.type", "");
+    if (type == "text" || type == "TextIter")
+      return static_cast<int>(std::max<int64_t>(1, c.get_int("data.train.seq_len", 35)));
+  }
+  return 256;
+}
+
 }  // namespace
 
 Vocabulary generation_vocabulary(const Predictor& model,
@@ -129,10 +142,12 @@ void generate_text(const Predictor& model, const Vocabulary& vocabulary, const G
   if (context.empty()) context.push_back(has_end ? 1 : 0);  // start as after a document
   out << o.prompt << std::flush;
 
+  const size_t window = static_cast<size_t>(context_of(model, o.context));
   const bool probabilities = outputs_probabilities(model.symbol());
   const CarriedStates carried(model.symbol());
   Sampler sampler(o);
   std::unique_ptr<Executor> step = carried.empty() ? nullptr : bind(model, 1);
+  std::unique_ptr<Executor> whole;  // the model on the whole context, bound for its length
   if (step) carried.reset(*step);
   size_t fed = 0;  // tokens of `context` the carried states have seen
   for (int generated = 0; generated < o.tokens; ++generated) {
@@ -146,15 +161,15 @@ void generate_text(const Predictor& model, const Vocabulary& vocabulary, const G
       }
       row = step->outputs()[0];
     } else {
-      const size_t begin = context.size() > static_cast<size_t>(o.context)
-                               ? context.size() - static_cast<size_t>(o.context)
-                               : 0;
-      auto exe = bind(model, static_cast<int64_t>(context.size() - begin));
+      const size_t begin = context.size() > window ? context.size() - window : 0;
+      const auto steps = static_cast<int64_t>(context.size() - begin);
+      if (!whole || whole->arg_dict().at(model.data_name()).shape()[1] != steps)
+        whole = bind(model, steps);
       std::vector<float> ids(context.begin() + static_cast<std::ptrdiff_t>(begin), context.end());
-      NDArray data = exe->arg_dict().at(model.data_name());
+      NDArray data = whole->arg_dict().at(model.data_name());
       NDArray::from_vector<float>(data.shape(), ids).copy_to(data);
-      exe->forward(false);
-      const NDArray all = exe->outputs()[0];
+      whole->forward(false);
+      const NDArray all = whole->outputs()[0];
       row = all.slice(all.shape()[0] - 1, all.shape()[0]);
     }
     const std::vector<float> values = row.to_vector<float>();

@@ -6,7 +6,8 @@
 // A model whose recurrent states are carried (begin_state: carry,
 // carried_states.h) runs one token per step from its states; any other
 // model (zero begin states, attention) is run on the whole context every
-// step (the last `context` tokens).
+// step (the last `context` tokens: by default as many as the windows it was
+// trained on, so that a model with learned positions never sees more).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,9 @@ struct GenerateOptions {
   double temperature = 1.0;  // > 0; below 1 sharper, above 1 flatter
   int top_k = 0;             // 0: all tokens
   uint64_t seed = 0;
-  int context = 256;  // tokens a model without carried states sees
+  // Tokens a model without carried states sees; 0: the run's
+  // data.train.seq_len (a text iterator's windows), else 256.
+  int context = 0;
 };
 
 // The vocabulary of a run's text data: the .vocab beside the config's

@@ -200,11 +200,17 @@ Trainer::Trainer(Config config, TrainOptions options) : s_(std::make_unique<Stat
 }
 
 void Trainer::State::build(const Config& c) {
-  symbol = load_network(c);
+  LayerOrigins origins;
+  symbol = load_network(c, &origins);
   resolve_inputs(symbol, settings);
   carried = CarriedStates(symbol);
+  // The network's shapes are checked before the data is read where the
+  // config gives the data's shape, else with the iterator's.
+  const std::optional<Shape> data_shape = configured_data_shape(c, settings);
+  if (data_shape) check_network_takes(symbol, settings, *data_shape, origins);
   const DataShard shard{job->rank(), job->num_workers()};
   train_data = make_train_data(c, settings, shard);
+  if (!data_shape) check_network_takes(symbol, settings, train_data->data_shape(), origins);
   val_data = make_val_data(c, settings, shard);
   // Several devices: one executor each, sharing nothing but the kvstore.
   const auto devices = static_cast<int64_t>(settings.devices.size());

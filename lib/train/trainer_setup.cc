@@ -19,18 +19,37 @@
 namespace mx::train {
 namespace fs = std::filesystem;
 
-graph::Symbol load_network(const Config& c) {
+graph::Symbol load_network(const Config& c, LayerOrigins* origins) {
   if (c.has("network") == c.has("symbol"))
     throw InputError(
         "the config needs exactly one of 'network' (layers in YAML) or 'symbol' (an MXNet "
         "-symbol.json)");
   if (c.has("network"))
     return build_network(c.at("network").value,
-                         c.origin("network").substr(0, c.origin("network").find(':')));
+                         c.origin("network").substr(0, c.origin("network").find(':')), origins);
   std::string path = c.get_string("symbol", "");
   if (fs::path(path).is_relative() && !fs::exists(path))
     path = (fs::path(c.directory()) / path).string();
   return graph::Symbol::load(path);
+}
+
+std::optional<Shape> configured_data_shape(const Config& c, const TrainSettings& settings) {
+  const std::string type = c.get_string("data.train.type", "");
+  if (type != "text" && type != "TextIter") return std::nullopt;
+  return Shape{c.get_int("data.train.batch_size", settings.batch_size),
+               c.get_int("data.train.seq_len", 35)};
+}
+
+void check_network_takes(const graph::Symbol& network, const TrainSettings& settings,
+                         const Shape& data_shape, const LayerOrigins& origins) {
+  try {
+    network.infer_shape({{settings.data_name, data_shape}});
+  } catch (const InputError& e) {
+    const std::string origin = origin_of_error(origins, e.what());
+    throw InputError(str(origin.empty() ? "" : origin + ": ",
+                         "the network does not take the data (", settings.data_name, " ",
+                         data_shape.to_string(), "): ", e.what()));
+  }
 }
 
 namespace {

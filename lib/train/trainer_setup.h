@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,11 +14,24 @@
 #include "io/data_iter.h"
 #include "optim/optimizer.h"
 #include "train/config.h"
+#include "train/network_yaml.h"
 #include "train/train_settings.h"
 
 namespace mx::train {
 
-graph::Symbol load_network(const Config& config);
+// `origins` (when given) receives where a YAML network's nodes came from.
+graph::Symbol load_network(const Config& config, LayerOrigins* origins = nullptr);
+
+// The shape of data.train's batches when the config alone says it, before
+// any data is read: the text iterator's (batch_size, seq_len). nullopt for
+// other iterators.
+std::optional<Shape> configured_data_shape(const Config& config, const TrainSettings& settings);
+
+// Infers the network's shapes from a batch's `data_shape`: a network that
+// does not take such data is an InputError naming the YAML layer that
+// refused it (from `origins`), the data's shape and the operator's reason.
+void check_network_takes(const graph::Symbol& network, const TrainSettings& settings,
+                         const Shape& data_shape, const LayerOrigins& origins);
 
 // Which shard of the data this process reads (a distributed worker's index
 // among num_workers).

@@ -24,8 +24,7 @@ Symbol act(const Symbol& x, const std::string& name, const char* type) {
 }
 
 // An MLP with a residual add and a two-way branch: exercises summed gradients.
-Symbol branchy_net() {
-  Symbol x = var("data");
+Symbol branchy_on(const Symbol& x) {
   Symbol h = act(fc(x, "fc1", 6), "a1", "tanh");
   Symbol left = act(fc(h, "fc2", 6), "a2", "sigmoid");
   Symbol right = Symbol::create("_mul_scalar", "scale", {{"scalar", "0.5"}}, {h});
@@ -34,6 +33,7 @@ Symbol branchy_net() {
   Symbol both = Symbol::create("elemwise_mul", "mul", {}, {sum, sq});
   return fc(both, "fc3", 3);
 }
+Symbol branchy_net() { return branchy_on(var("data")); }
 
 void randomize(std::map<std::string, NDArray>& arrays, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -124,6 +124,60 @@ TEST_CASE("the planned executor gives bit-identical results to naive allocation"
   CHECK(a->memory_report().planned_internal_bytes < b->memory_report().planned_internal_bytes);
   CHECK(a->memory_report().inplace_outputs > 0);
   CHECK(b->memory_report().inplace_outputs == 0);
+}
+
+TEST_CASE("gradients into one array from several consumers are added onto it, with no sum step") {
+  // In branchy_net h feeds three consumers and fc1's output two; data feeds
+  // fc1 and fc4 here. The gradients must be those of the two parts bound
+  // apart, added (onto what grad_req add finds).
+  Symbol x = var("data");
+  Symbol left = branchy_on(x);
+  Symbol right = fc(x, "fc4", 3);
+  Symbol net = Symbol::create("elemwise_add", "out", {}, {left, right});
+  for (const std::string req : {"write", "add"}) {
+    CAPTURE(req);
+    BindOptions o = float64_training();
+    o.default_grad_req = parse_grad_req(req);
+    auto exe = bind64(net, {{"data", Shape{4, 5}}}, o);
+    int sums = 0;
+    for (const auto& step : exe->profile(1)) sums += step.node == "(gradient sum)" ? 1 : 0;
+    CHECK(sums == 0);
+    auto args = exe->arg_dict();
+    randomize(args, 5);
+    auto grads = exe->grad_dict();
+    randomize(grads, 6);
+    std::map<std::string, std::vector<double>> want;
+    for (const auto& [name, g] : grads)
+      want[name] =
+          std::string(req) == "add" ? g.to_vector<double>() : std::vector<double>(g.size(), 0.0);
+    for (const Symbol& part : {left, right}) {
+      auto p = bind64(part, {{"data", Shape{4, 5}}}, float64_training());
+      for (const auto& [name, a] : p->arg_dict()) args.at(name).copy_to(const_cast<NDArray&>(a));
+      p->forward(true);
+      p->backward();
+      for (const auto& [name, g] : p->grad_dict()) {
+        const auto v = g.to_vector<double>();
+        for (size_t i = 0; i < v.size(); ++i) want[name][i] += v[i];
+      }
+    }
+    exe->forward(true);
+    exe->backward();
+    for (const auto& [name, g] : exe->grad_dict()) {
+      CAPTURE(name);
+      const auto got = g.to_vector<double>();
+      for (size_t i = 0; i < got.size(); ++i)
+        CHECK(got[i] == doctest::Approx(want[name][i]).epsilon(1e-12));
+    }
+  }
+  // One step that reads an array twice gets two arrays for its gradients
+  // (summed after), not one array as two of its outputs.
+  auto sq = bind64(Symbol::create("elemwise_mul", "xx", {}, {x, x}), {{"data", Shape{3}}},
+                   float64_training());
+  NDArray::from_vector<double>(Shape{3}, {1.5, -2, 0.25})
+      .copy_to(const_cast<NDArray&>(sq->arg_dict().at("data")));
+  sq->forward(true);
+  sq->backward({NDArray::from_vector<double>(Shape{3}, {1, 2, 3})});
+  CHECK(sq->grad_dict().at("data").to_vector<double>() == std::vector<double>{3, -8, 1.5});
 }
 
 TEST_CASE("grad_req write, add and null") {

@@ -111,7 +111,8 @@ TEST_CASE("attributes: shapes from __shape__, attr get/set") {
 
 TEST_CASE(
     "symbols written by MXNet 1.9.1 load, list and infer like MXNet, and save byte for byte") {
-  for (const char* name : {"mlp", "lenet", "resblock", "inception", "multi_output", "seq_tensor"}) {
+  for (const char* name :
+       {"mlp", "lenet", "resblock", "inception", "multi_output", "seq_tensor", "chargpt"}) {
     CAPTURE(name);
     const std::string path = kDir + name + "-symbol.json";
     Symbol sym = Symbol::load(path);

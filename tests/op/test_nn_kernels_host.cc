@@ -386,6 +386,35 @@ TEST_CASE("softmax and log_softmax: the per-vector functors equal the CPU operat
   }
 }
 
+TEST_CASE("softmax over the last axis of float32 (the vectorised rows) equals the functors") {
+  // Attention's case: (N * heads, T, T) scores; with a temperature too.
+  const Shape s{6, 5, 33};
+  const std::vector<float> x = random_values<float>(s.size(), 31, -8, 8);
+  const std::vector<float> g = random_values<float>(s.size(), 32);
+  for (const char* temperature : {"None", "0.7"}) {
+    INFO("temperature ", temperature);
+    OpInstance op("softmax", {{"axis", "-1"}, {"temperature", temperature}});
+    NDArray xa = array(s, x);
+    auto out = op::invoke(op, {xa});
+    const op::SoftmaxLayout l{30, 33, 1};
+    const double inv_t = std::string(temperature) == "None" ? 1.0 : 1.0 / 0.7;
+    std::vector<float> y(x.size());
+    const op::SoftmaxRowForward<float, float> fwd{x.data(), y.data(),      l, inv_t,
+                                                  false,    OpReq::kWrite, {}};
+    op::for_each_element_host(fwd.rows(), fwd);
+    CHECK(mismatches(out[0].to_vector<float>(), y, 1e-5, 1e-7) == 0);
+
+    NDArray dxa = NDArray::zeros(s, Context::cpu(), DType::kFloat32);
+    op::invoke_backward(op, {array(s, g)}, {xa}, out, {}, {dxa}, {OpReq::kWrite});
+    const std::vector<float> yc = out[0].to_vector<float>();
+    std::vector<float> dx(x.size());
+    const op::SoftmaxRowBackward<float, float> bwd{yc.data(), g.data(), dx.data(),     l,
+                                                   inv_t,     false,    OpReq::kWrite, {}};
+    op::for_each_element_host(bwd.rows(), bwd);
+    check_close(dx, dxa, "backward");
+  }
+}
+
 TEST_CASE_TEMPLATE("softmax with lengths of an integer type: the functor reads them", L, int32_t,
                    uint8_t, int64_t) {
   const Shape s{3, 6, 2};

@@ -2,12 +2,13 @@
 // each slice along `axes`, which share one draw) is kept with probability
 // 1 - p and scaled by 1 / (1 - p). The hidden output 'mask' holds the scale
 // of every element (0 or 1 / (1 - p); 1 when dropout is off), so the
-// backward pass is dy * mask. Draws come from the RNG resource, in order,
-// so a seeded run is reproducible. On a GPU the mask is drawn with Philox from
-// a seed drawn from the same generator (dropout_kernels.h), so a seeded run
-// is reproducible there too, with other masks than the CPU's.
+// backward pass is dy * mask. Each call draws one seed from the RNG
+// resource, so a seeded run is reproducible; the mask follows from the seed
+// and each element's index alone, so the CPU threads draw their parts in
+// parallel (a SplitMix64 hash of the index). On a GPU the mask is drawn
+// with Philox from the seed (dropout_kernels.h): other masks than the CPU's.
+#include <cmath>
 #include <optional>
-#include <random>
 
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
@@ -98,6 +99,32 @@ void for_each_broadcast(const Shape& data, const Shape& mask, Fn fn) {
   }
 }
 
+// 64 random bits, word w of the stream `seed`: element w of a SplitMix64
+// sequence (Steele, Lea and Flood, OOPSLA 2014: a Weyl sequence through a
+// 64-bit mixing function), which any thread computes on its own.
+inline uint64_t mask_word(uint64_t seed, uint64_t w) {
+  uint64_t z = seed + (w + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// mask[i] = scale with probability keep, else 0: element i draws the low
+// (even i) or high (odd i) 32 bits of word i / 2, kept when they are below
+// keep * 2^32.
+template <typename T>
+void draw_mask(T* mask, int64_t size, uint64_t seed, double keep, T scale) {
+  const auto threshold = static_cast<uint64_t>(std::ldexp(keep, 32));
+  const int64_t words = (size + 1) / 2;
+  parallel_for(words, kParallelGrain / 2, [=](int64_t begin, int64_t end) {
+    for (int64_t w = begin; w < end; ++w) {
+      const uint64_t bits = mask_word(seed, static_cast<uint64_t>(w));
+      mask[2 * w] = (bits & 0xFFFFFFFFu) < threshold ? scale : T(0);
+      if (2 * w + 1 < size) mask[2 * w + 1] = (bits >> 32) < threshold ? scale : T(0);
+    }
+  });
+}
+
 template <typename T>
 void dropout_forward(const DropoutParam& p, const ForwardCall& c) {
   const TensorRef& data = c.inputs[0];
@@ -113,9 +140,7 @@ void dropout_forward(const DropoutParam& p, const ForwardCall& c) {
   }
   const double keep = 1.0 - static_cast<double>(p.p);
   const T scale = keep > 0 ? static_cast<T>(1.0 / keep) : T(0);
-  std::mt19937_64& rng = c.resources.rng();
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  for (int64_t i = 0; i < mask_size; ++i) mask[i] = uniform(rng) < keep ? scale : T(0);
+  draw_mask(mask, mask_size, c.resources.rng()(), keep, scale);
   if (data.shape == c.outputs[1].shape) {
     map_index(y, data.size(), c.req[0], [=](int64_t i) { return x[i] * mask[i]; });
   } else {

@@ -98,6 +98,14 @@ LengthRef length_ref(const TensorRef& t) {
 #endif
 
 // Calls fn(TypeTag<TI>, TypeTag<TO>) for the input and output types.
+// Whether softmax_rows (and its backward) take the case: float32 in and
+// out, the last axis, no lengths, not log, written rather than added.
+bool rows_of_float(const SoftmaxLayout& l, DType in, DType out, bool log, bool no_lengths,
+                   OpReq req) {
+  return l.inner == 1 && in == DType::kFloat32 && out == DType::kFloat32 && !log && no_lengths &&
+         (req == OpReq::kWrite || req == OpReq::kInplace);
+}
+
 template <typename Fn>
 void dispatch_io(DType in, DType out, const char* op, Fn&& fn) {
   dispatch_real(in, op, [&](auto ti) { dispatch_real(out, op, [&](auto to) { fn(ti, to); }); });
@@ -123,6 +131,10 @@ void add(OpRegistry& r, const char* name, bool log, const char* what) {
         const SoftmaxLayout l = softmax_layout(x.shape, normalize_axis(p.axis, x.shape));
         std::vector<int64_t> lengths;
         if (p.with_length()) lengths = lengths_of(c.inputs[1]);
+        if (rows_of_float(l, x.dtype, c.outputs[0].dtype, log, lengths.empty(), c.req[0])) {
+          softmax_rows(x.ptr<float>(), c.outputs[0].ptr<float>(), l, p.t());
+          return;
+        }
         dispatch_io(x.dtype, c.outputs[0].dtype, name, [&](auto ti, auto to) {
           using TI = typename decltype(ti)::type;
           using TO = typename decltype(to)::type;
@@ -141,6 +153,11 @@ void add(OpRegistry& r, const char* name, bool log, const char* what) {
             std::memset(
                 c.in_grads[1].data, 0,
                 static_cast<size_t>(c.in_grads[1].size()) * dtype_size(c.in_grads[1].dtype));
+        }
+        if (rows_of_float(l, dx.dtype, c.outputs[0].dtype, log, lengths.empty(), c.req[0])) {
+          softmax_rows_backward(c.outputs[0].ptr<float>(), c.out_grads[0].ptr<float>(),
+                                dx.ptr<float>(), l, p.t());
+          return;
         }
         dispatch_io(dx.dtype, c.outputs[0].dtype, name, [&](auto ti, auto to) {
           using TI = typename decltype(ti)::type;

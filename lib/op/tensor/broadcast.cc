@@ -3,6 +3,7 @@
 // summed over the axes it was broadcast along. The comparison and logical
 // ones (broadcast_equal, ..., broadcast_logical_xor) have zero gradients.
 #include <algorithm>
+#include <type_traits>
 
 #include "op/infer_util.h"
 #include "op/registry.h"
@@ -40,6 +41,22 @@ void infer_broadcast(const NoParams&, ShapeVector& in, ShapeVector&, ShapeVector
   assign_shape(out[0], o, "output");
 }
 
+// fn(k) with k.value the kind as a compile-time constant, for the
+// arithmetic kinds; false (fn not called) for the others, which take the
+// general loop.
+template <typename Fn>
+bool with_arithmetic_kind(Kind kind, Fn&& fn) {
+  switch (kind) {
+    case Kind::kAdd: fn(std::integral_constant<Kind, Kind::kAdd>{}); return true;
+    case Kind::kSub: fn(std::integral_constant<Kind, Kind::kSub>{}); return true;
+    case Kind::kMul: fn(std::integral_constant<Kind, Kind::kMul>{}); return true;
+    case Kind::kDiv: fn(std::integral_constant<Kind, Kind::kDiv>{}); return true;
+    case Kind::kMaximum: fn(std::integral_constant<Kind, Kind::kMaximum>{}); return true;
+    case Kind::kMinimum: fn(std::integral_constant<Kind, Kind::kMinimum>{}); return true;
+    default: return false;
+  }
+}
+
 template <typename T>
 void forward(Kind kind, const ForwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
@@ -52,6 +69,12 @@ void forward(Kind kind, const ForwardCall& c) {
   layout.parallel_runs([&](int64_t o, const auto& off, int64_t len, const auto& st) {
     const T* pa = a + off[0];
     const T* pb = b + off[1];
+    // Runs of both operands contiguous (a bias or a mask added to every
+    // row): a loop per kind that the compiler vectorises.
+    if (st[0] == 1 && st[1] == 1 && req != OpReq::kAdd && with_arithmetic_kind(kind, [&](auto k) {
+          for (int64_t j = 0; j < len; ++j) y[o + j] = broadcast_apply(k.value, pa[j], pb[j]);
+        }))
+      return;
     for (int64_t j = 0; j < len; ++j)
       store(y + o + j, req, broadcast_apply(kind, pa[j * st[0]], pb[j * st[1]]));
   });

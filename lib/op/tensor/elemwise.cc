@@ -400,6 +400,7 @@ void register_block_grad(OpRegistry& r) {
   block_grad.alias("stop_gradient")
       .describe("Passes the input through and stops the gradient.")
       .inputs({"data"})
+      .stops_gradient()
       .infer_shape(same_shape)
       .inplace({{0, 0}})
       .forward_cpu([](const NoParams&, const ForwardCall& c) {
@@ -427,6 +428,7 @@ void register_fill_like(OpRegistry& r) {
     like.describe(value == 0.0 ? "An array of zeros shaped like the input."
                                : "An array of ones shaped like the input.")
         .inputs({"data"})
+        .stops_gradient()
         .infer_shape(same_shape)
         .forward_cpu([value = value, name = name](const NoParams&, const ForwardCall& c) {
           dispatch_real(c.outputs[0].dtype, name, [&](auto tag) {

@@ -235,6 +235,7 @@ void register_init_ops(OpRegistry& r) {
               "input's shape and dtype, or as long as one of its axes. The input's values are "
               "not read; its gradient is 0.")
           .inputs({"data"})
+          .stops_gradient()
           .infer_shape(infer_arange_like)
           .backward_uses(false, false)
           .flops([](const ArangeLikeParam&, const ShapeVector&, const ShapeVector&) { return 0.0; })
