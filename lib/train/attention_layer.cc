@@ -1,6 +1,8 @@
 #include "train/attention_layer.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "base/error.h"
@@ -58,6 +60,10 @@ AttentionSettings read_settings(const std::map<std::string, std::string>& attrs,
   AttentionSettings s;
   s.units = positive_int(attrs, "units", where);
   s.heads = positive_int(attrs, "heads", where);
+  // The projection's width, 3 * units, is an int parameter of FullyConnected.
+  constexpr int64_t kMaxUnits = std::numeric_limits<int32_t>::max() / 3;
+  if (s.units > kMaxUnits)
+    throw InputError(str(where, ": units must be at most ", kMaxUnits, ", not ", s.units));
   if (s.units % s.heads != 0)
     throw InputError(str(where, ": heads (", s.heads, ") must divide units (", s.units,
                          "): each head takes units / heads of the width"));

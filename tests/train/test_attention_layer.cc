@@ -450,6 +450,8 @@ TEST_CASE("SelfAttention's errors name the file, the line, the layer and what to
         "net.yaml:3:5: layer 'att': SelfAttention needs 'units' (the width of its queries, keys, "
         "values and output, e.g. units: 128)");
   CHECK(error_of(layer("units: 8")).find("needs 'heads'") != std::string::npos);
+  CHECK(error_of(layer("units: 4000000000000000000, heads: 1")) ==
+        "net.yaml:3:5: layer 'att': units must be at most 715827882, not 4000000000000000000");
   CHECK(error_of(layer("units: 8, heads: 0")) ==
         "net.yaml:3:5: layer 'att': heads must be at least 1, not 0");
   CHECK(error_of(layer("units: 8, heads: 2, casual: true")) ==
