@@ -68,6 +68,19 @@ std::string ExportNode::get(const std::string& key) const {
   return it == params.end() ? std::string() : it->second;
 }
 
+bool ExportNode::is_set(const std::string& key) const {
+  const std::string v = get(key);
+  return !v.empty() && v != "None";
+}
+
+bool ExportNode::flag(const std::string& key) const {
+  return is_set(key) && param_value::parse_bool(get(key));
+}
+
+double ExportNode::number(const std::string& key) const {
+  return param_value::parse_double(get(key));
+}
+
 void set_ints(NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
   auto* a = n->add_attribute();
   a->set_name(name);
@@ -105,13 +118,6 @@ void set_strings(NodeProto* n, const std::string& name, const std::vector<std::s
 
 namespace {
 
-bool flag(const ExportNode& e, const std::string& key) {
-  std::string v = e.get(key);
-  return !v.empty() && v != "None" && param_value::parse_bool(v);
-}
-double number(const ExportNode& e, const std::string& key) {
-  return param_value::parse_double(e.get(key));
-}
 bool is_none(const std::string& v) { return v.empty() || v == "None"; }
 
 std::vector<int64_t> dims(const ExportNode& e, const std::string& key, size_t n, int64_t fill) {
@@ -157,7 +163,7 @@ void binary(std::map<std::string, ExportRule>& r, const std::string& mx, const s
 void with_scalar(std::map<std::string, ExportRule>& r, const std::string& mx,
                  const std::string& onnx, bool reversed) {
   r[mx] = [onnx, reversed](ExportContext& c, const ExportNode& e) {
-    std::string s = c.scalar(e.name() + "_scalar", static_cast<float>(number(e, "scalar")));
+    std::string s = c.scalar(e.name() + "_scalar", static_cast<float>(e.number("scalar")));
     if (reversed)
       c.add(onnx, e.name(), {s, e.inputs[0]}, e.outputs);
     else
@@ -188,7 +194,7 @@ void logic(std::map<std::string, ExportRule>& r, const std::string& mx, LogicExp
       in.push_back(e.inputs[1]);
     else
       in.push_back(c.scalar(e.name() + "_scalar",
-                            rhs == Rhs::kZero ? 0.0f : static_cast<float>(number(e, "scalar"))));
+                            rhs == Rhs::kZero ? 0.0f : static_cast<float>(e.number("scalar"))));
     if (how.bool_operands)
       for (std::string& x : in) {
         const std::string b = c.unique(x + "_bool");
@@ -227,7 +233,7 @@ void softmax_like(std::map<std::string, ExportRule>& r, const std::string& mx,
   r[mx] = [onnx](ExportContext& c, const ExportNode& e) {
     const int nd = c.shape_of(e.inputs[0]).ndim();
     const int64_t axis = positive_axis(param_value::parse_int(e.get("axis")), nd);
-    if (flag(e, "use_length")) throw UnsupportedExport("use_length has no ONNX equivalent");
+    if (e.flag("use_length")) throw UnsupportedExport("use_length has no ONNX equivalent");
     if (c.opset < 13 && axis != nd - 1)
       throw UnsupportedExport(str("axis ", axis, " of a ", nd, "-D input needs opset 13 or later"));
     std::string in = e.inputs[0];
@@ -269,8 +275,8 @@ void add_layer_rules(std::map<std::string, ExportRule>& r) {
   };
   r["FullyConnected"] = [](ExportContext& c, const ExportNode& e) {
     const int nd = c.shape_of(e.inputs[0]).ndim();
-    const bool bias = !flag(e, "no_bias");
-    if (flag(e, "flatten") || nd == 2) {
+    const bool bias = !e.flag("no_bias");
+    if (e.flag("flatten") || nd == 2) {
       std::string in = e.inputs[0];
       if (nd != 2) {
         in = c.unique(e.name() + "_flat");
@@ -301,7 +307,7 @@ void add_layer_rules(std::map<std::string, ExportRule>& r) {
   };
   r["LeakyReLU"] = [](ExportContext& c, const ExportNode& e) {
     const std::string type = e.get("act_type");
-    const float slope = static_cast<float>(number(e, "slope"));
+    const float slope = static_cast<float>(e.number("slope"));
     if (type == "leaky") {
       set_float(c.add("LeakyRelu", e.name(), {e.inputs[0]}, e.outputs), "alpha", slope);
     } else if (type == "elu") {
@@ -322,12 +328,12 @@ void add_layer_rules(std::map<std::string, ExportRule>& r) {
     }
   };
   r["BatchNorm"] = [](ExportContext& c, const ExportNode& e) {
-    if (flag(e, "output_mean_var")) throw UnsupportedExport("output_mean_var is not exported");
+    if (e.flag("output_mean_var")) throw UnsupportedExport("output_mean_var is not exported");
     const int nd = c.shape_of(e.inputs[0]).ndim();
     if (positive_axis(param_value::parse_int(e.get("axis")), nd) != 1)
       throw UnsupportedExport("ONNX normalizes over axis 1 only");
     std::vector<std::string> inputs = e.inputs;
-    if (flag(e, "fix_gamma")) {
+    if (e.flag("fix_gamma")) {
       // mx uses a scale of 1 and ignores gamma's values.
       const Shape& g = c.shape_of(e.inputs[1]);
       auto* t = c.graph->add_initializer();
@@ -338,14 +344,14 @@ void add_layer_rules(std::map<std::string, ExportRule>& r) {
       inputs[1] = t->name();
     }
     NodeProto* n = c.add("BatchNormalization", e.name(), inputs, e.outputs);
-    set_float(n, "epsilon", static_cast<float>(number(e, "eps")));
-    set_float(n, "momentum", static_cast<float>(number(e, "momentum")));
+    set_float(n, "epsilon", static_cast<float>(e.number("eps")));
+    set_float(n, "momentum", static_cast<float>(e.number("momentum")));
   };
   r["Pooling"] = [](ExportContext& c, const ExportNode& e) {
     const std::string type = e.get("pool_type");
     if (type != "max" && type != "avg")
       throw UnsupportedExport("pool_type '" + type + "' has no ONNX equivalent");
-    if (flag(e, "global_pool")) {
+    if (e.flag("global_pool")) {
       c.add(type == "max" ? "GlobalMaxPool" : "GlobalAveragePool", e.name(), {e.inputs[0]},
             e.outputs);
       return;
@@ -359,7 +365,7 @@ void add_layer_rules(std::map<std::string, ExportRule>& r) {
     if (e.get("pooling_convention") == "full") set_int(n, "ceil_mode", 1);
     if (type == "avg")
       set_int(n, "count_include_pad",
-              is_none(e.get("count_include_pad")) || flag(e, "count_include_pad") ? 1 : 0);
+              is_none(e.get("count_include_pad")) || e.flag("count_include_pad") ? 1 : 0);
   };
 }
 
@@ -376,9 +382,9 @@ void add_output_rules(std::map<std::string, ExportRule>& r) {
   r["SoftmaxOutput"] = [](ExportContext& c, const ExportNode& e) {
     const Shape& s = c.shape_of(e.inputs[0]);
     const int nd = s.ndim();
-    if (flag(e, "preserve_shape") || nd == 2) {
+    if (e.flag("preserve_shape") || nd == 2) {
       set_int(c.add("Softmax", e.name(), {e.inputs[0]}, e.outputs), "axis", nd - 1);
-    } else if (flag(e, "multi_output")) {
+    } else if (e.flag("multi_output")) {
       if (c.opset < 13) throw UnsupportedExport("multi_output needs opset 13 or later");
       set_int(c.add("Softmax", e.name(), {e.inputs[0]}, e.outputs), "axis", 1);
     } else if (c.opset < 13) {
@@ -454,8 +460,8 @@ void add_elementwise_rules(std::map<std::string, ExportRule>& r) {
   };
   r["clip"] = [](ExportContext& c, const ExportNode& e) {
     c.add("Clip", e.name(),
-          {e.inputs[0], c.scalar(e.name() + "_min", static_cast<float>(number(e, "a_min"))),
-           c.scalar(e.name() + "_max", static_cast<float>(number(e, "a_max")))},
+          {e.inputs[0], c.scalar(e.name() + "_min", static_cast<float>(e.number("a_min"))),
+           c.scalar(e.name() + "_max", static_cast<float>(e.number("a_max")))},
           e.outputs);
   };
 }
@@ -465,7 +471,7 @@ void add_tensor_rules(std::map<std::string, ExportRule>& r) {
   r["Reshape"] = [](ExportContext& c, const ExportNode& e) {
     std::string spec = e.get("shape");
     Shape codes = is_none(spec) ? Shape() : Shape::parse(spec);
-    bool direct = codes.rank_known() && codes.ndim() > 0 && !flag(e, "reverse");
+    bool direct = codes.rank_known() && codes.ndim() > 0 && !e.flag("reverse");
     for (int64_t d : codes) direct = direct && d >= -1;
     std::vector<int64_t> target;
     if (direct) {
@@ -498,7 +504,7 @@ void add_tensor_rules(std::map<std::string, ExportRule>& r) {
       std::vector<int64_t> axes;
       if (!is_none(spec))
         for (int64_t a : Shape::parse(spec)) axes.push_back(positive_axis(a, nd));
-      if (flag(e, "exclude")) {
+      if (e.flag("exclude")) {
         std::vector<int64_t> rest;
         for (int64_t a = 0; a < nd; ++a)
           if (std::find(axes.begin(), axes.end(), a) == axes.end()) rest.push_back(a);
@@ -509,7 +515,7 @@ void add_tensor_rules(std::map<std::string, ExportRule>& r) {
         axes = rest;
       }
       set_int(with_axes(c, onnx, e, {e.inputs[0]}, e.outputs, axes), "keepdims",
-              flag(e, "keepdims") ? 1 : 0);
+              e.flag("keepdims") ? 1 : 0);
     };
 }
 
@@ -518,7 +524,7 @@ void add_product_and_index_rules(std::map<std::string, ExportRule>& r) {
   auto matmul = [](ExportContext& c, const ExportNode& e, bool batch) {
     std::vector<std::string> in{e.inputs[0], e.inputs[1]};
     for (int k = 0; k < 2; ++k) {
-      if (!flag(e, k == 0 ? "transpose_a" : "transpose_b")) continue;
+      if (!e.flag(k == 0 ? "transpose_a" : "transpose_b")) continue;
       const int nd = c.shape_of(in[static_cast<size_t>(k)]).ndim();
       if (!batch && nd != 2) throw UnsupportedExport("transposed operands must be 2-D");
       std::vector<int64_t> perm;
@@ -538,9 +544,9 @@ void add_product_and_index_rules(std::map<std::string, ExportRule>& r) {
   r["LRN"] = [](ExportContext& c, const ExportNode& e) {
     NodeProto* n = c.add("LRN", e.name(), {e.inputs[0]}, e.outputs);
     set_int(n, "size", param_value::parse_int(e.get("nsize")));
-    set_float(n, "alpha", static_cast<float>(number(e, "alpha")));
-    set_float(n, "beta", static_cast<float>(number(e, "beta")));
-    set_float(n, "bias", static_cast<float>(number(e, "knorm")));
+    set_float(n, "alpha", static_cast<float>(e.number("alpha")));
+    set_float(n, "beta", static_cast<float>(e.number("beta")));
+    set_float(n, "bias", static_cast<float>(e.number("knorm")));
   };
   r["slice_axis"] = [](ExportContext& c, const ExportNode& e) {
     const int64_t axis = param_value::parse_int(e.get("axis"));
@@ -554,7 +560,7 @@ void add_product_and_index_rules(std::map<std::string, ExportRule>& r) {
   };
   r["SliceChannel"] = [](ExportContext& c, const ExportNode& e) {
     const int64_t axis = param_value::parse_int(e.get("axis"));
-    if (!flag(e, "squeeze_axis")) {
+    if (!e.flag("squeeze_axis")) {
       set_int(c.add("Split", e.name(), {e.inputs[0]}, e.outputs), "axis", axis);
       return;
     }
@@ -588,7 +594,7 @@ void add_product_and_index_rules(std::map<std::string, ExportRule>& r) {
     std::string idx = c.unique(e.name() + "_index");
     NodeProto* n = c.add("ArgMax", e.name() + "_argmax", {e.inputs[0]}, {idx});
     set_int(n, "axis", param_value::parse_int(e.get("axis")));
-    set_int(n, "keepdims", flag(e, "keepdims") ? 1 : 0);
+    set_int(n, "keepdims", e.flag("keepdims") ? 1 : 0);
     set_int(c.add("Cast", e.name(), {idx}, e.outputs), "to", ::onnx::TensorProto::FLOAT);
   };
 }

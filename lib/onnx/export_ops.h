@@ -59,6 +59,10 @@ struct ExportNode {
   std::vector<std::string> outputs;  // of its visible outputs
   const std::string& name() const { return node.name; }
   std::string get(const std::string& key) const;
+  // Typed reads of the printed parameters ("None" or absent: unset).
+  bool is_set(const std::string& key) const;
+  bool flag(const std::string& key) const;  // false when unset
+  double number(const std::string& key) const;
 };
 
 using ExportRule = std::function<void(ExportContext&, const ExportNode&)>;

@@ -5,7 +5,6 @@
 // MatMul, which any ONNX runtime (and mx's importer) runs.
 #include <cmath>
 
-#include "base/param_value.h"
 #include "onnx/export_ops.h"
 #include "onnx/rnn_weights.h"
 
@@ -14,13 +13,8 @@ namespace {
 
 using ::onnx::NodeProto;
 
-bool is_none(const std::string& v) { return v.empty() || v == "None"; }
-bool flag(const ExportNode& e, const std::string& key) {
-  const std::string v = e.get(key);
-  return !is_none(v) && param_value::parse_bool(v);
-}
 int64_t integer(const ExportNode& e, const std::string& key) {
-  return static_cast<int64_t>(param_value::parse_double(e.get(key)));
+  return static_cast<int64_t>(e.number(key));
 }
 
 // x[begin:end] along axis 0 (opset 10+ Slice: bounds as inputs).
@@ -51,9 +45,9 @@ std::string reshape(ExportContext& c, const std::string& x, const std::vector<in
 
 void export_rnn(ExportContext& c, const ExportNode& e) {
   const std::string mode = e.get("mode");
-  if (!is_none(e.get("projection_size")))
+  if (e.is_set("projection_size"))
     throw UnsupportedExport("RNN with projection_size (LSTMP): ONNX's LSTM has no projection");
-  if (!is_none(e.get("lstm_state_clip_min")) || !is_none(e.get("lstm_state_clip_max")))
+  if (e.is_set("lstm_state_clip_min") || e.is_set("lstm_state_clip_max"))
     throw UnsupportedExport(
         "RNN with lstm_state_clip_min/max: ONNX's LSTM 'clip' bounds the gates' inputs, not the "
         "cell state");
@@ -63,7 +57,7 @@ void export_rnn(ExportContext& c, const ExportNode& e) {
   rnn.mode = mode;
   rnn.hidden = integer(e, "state_size");
   rnn.layers = integer(e, "num_layers");
-  rnn.directions = flag(e, "bidirectional") ? 2 : 1;
+  rnn.directions = e.flag("bidirectional") ? 2 : 1;
   rnn.input = x[2];
   const NDArray* flat = c.array(e.inputs[1]);
   if (flat == nullptr)
@@ -75,7 +69,7 @@ void export_rnn(ExportContext& c, const ExportNode& e) {
   const int64_t d_n = rnn.directions;
 
   std::string lengths;  // ONNX wants int32 lengths
-  if (flag(e, "use_sequence_length")) {
+  if (e.flag("use_sequence_length")) {
     lengths = c.unique(name + "_lengths");
     set_int(c.add("Cast", lengths, {e.inputs[lstm ? 4 : 3]}, {lengths}), "to",
             ::onnx::TensorProto::INT32);
@@ -126,7 +120,7 @@ void export_layer_norm(ExportContext& c, const ExportNode& e) {
   const int64_t rank = x.ndim();
   int64_t axis = integer(e, "axis");
   if (axis < 0) axis += rank;
-  const float eps = static_cast<float>(param_value::parse_double(e.get("eps")));
+  const float eps = static_cast<float>(e.number("eps"));
   if (e.outputs.size() > 1)
     throw UnsupportedExport("LayerNorm with output_mean_var (its mean and std outputs)");
   const std::string& name = e.name();

@@ -520,13 +520,13 @@ class NetworkBuilder {
   void record_origin(const graph::Symbol& s, const YAML::Node& layer, const std::string& name) {
     if (origins_ == nullptr) return;
     const std::string where = yaml_location(layer, file_) + ": layer '" + name + "'";
-    std::vector<const graph::Node*> todo;
-    for (const auto& out : s.outputs()) todo.push_back(out.node.get());
-    while (!todo.empty()) {
-      const graph::Node* n = todo.back();
-      todo.pop_back();
+    std::vector<const graph::Node*> unvisited;
+    for (const auto& out : s.outputs()) unvisited.push_back(out.node.get());
+    while (!unvisited.empty()) {
+      const graph::Node* n = unvisited.back();
+      unvisited.pop_back();
       if (!origins_->emplace(n->name, where).second) continue;
-      for (const auto& in : n->inputs) todo.push_back(in.node.get());
+      for (const auto& in : n->inputs) unvisited.push_back(in.node.get());
     }
   }
 

@@ -20,6 +20,7 @@
 #include "onnx/import.h"
 #include "onnx/model_file.h"
 #include "onnx/tensor_proto.h"
+#include "onnx_fixtures.h"
 #include "run_model.h"
 #include "temp_dir.h"
 
@@ -34,49 +35,16 @@ const std::string kDir = std::string(MX_FIXTURES_DIR) + "/onnx/";
 const char* const kConfigs[] = {"lenet",     "mlp",   "resnet18", "resnet50",
                                 "googlenet", "vgg16", "alexnet"};
 
-NDArray read_pb(const std::string& path) {
-  return mxo::tensor_to_array(mxo::read_tensor_file(path), path);
-}
-
-// |got - want| <= 1e-4 (+ 1e-4 relative, for values far from 1).
-void check_close(const NDArray& got, const NDArray& want, const std::string& what) {
-  INFO(what);
-  REQUIRE(got.shape() == want.shape());
-  auto a = got.to_vector<float>(), b = want.to_vector<float>();
-  for (size_t i = 0; i < a.size(); ++i) {
-    INFO("element ", i, ": ", a[i], " vs ", b[i]);
-    REQUIRE(std::fabs(a[i] - b[i]) <= 1e-4 + 1e-4 * std::fabs(b[i]));
-  }
-}
-
-struct Checkpoint {
-  graph::Symbol symbol;
-  std::map<std::string, NDArray> args, aux;
-};
+using mxo::testing::check_close;
+using mxo::testing::Checkpoint;
+using mxo::testing::read_pb;
 
 Checkpoint load_checkpoint(const std::string& dir, const std::string& epoch = "0001") {
-  Checkpoint c{graph::Symbol::load(dir + "/model-symbol.json"), {}, {}};
-  NamedArrays p = load_params(dir + "/model-" + epoch + ".params");
-  for (size_t i = 0; i < p.names.size(); ++i)
-    (p.names[i].rfind("aux:", 0) == 0 ? c.aux : c.args)[p.names[i].substr(4)] = p.arrays[i];
-  return c;
+  return mxo::testing::load_checkpoint(dir + "/model", epoch);
 }
 
-// mx's own forward pass of a checkpoint (inference).
-// `fused`: as mx-predict binds, with the inference fusion (oneDNN graphs).
 NDArray run_mx(const Checkpoint& c, const NDArray& data, bool fused = false) {
-  std::map<std::string, NDArray> args = c.args;
-  args["data"] = data;
-  auto inferred = c.symbol.infer_shape({{"data", data.shape()}});
-  auto names = c.symbol.list_arguments();
-  for (size_t i = 0; i < names.size(); ++i)
-    if (!args.count(names[i])) args[names[i]] = NDArray::zeros(inferred.arguments[i]);  // labels
-  BindOptions options;
-  options.for_training = false;
-  options.fuse_inference = fused;
-  Executor exe(c.symbol, args, {}, c.aux, options);
-  exe.forward(false);
-  return exe.outputs()[0].copy();
+  return mxo::testing::run_checkpoint(c, data, fused);
 }
 
 mxo::ExportOptions export_options(const NDArray& input) {

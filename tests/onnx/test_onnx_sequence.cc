@@ -16,6 +16,7 @@
 #include "onnx/import.h"
 #include "onnx/model_file.h"
 #include "onnx/tensor_proto.h"
+#include "onnx_fixtures.h"
 #include "run_model.h"
 #include "test_paths.h"
 
@@ -28,42 +29,19 @@ std::string dir_of(const std::string& name) {
   return test::fixtures_dir() + "/onnx_seq/" + name + "/";
 }
 
-NDArray read_pb(const std::string& path) {
-  return mxo::tensor_to_array(mxo::read_tensor_file(path), path);
-}
+using mxo::testing::Checkpoint;
+using mxo::testing::read_pb;
 
+// MXNet's checks are as tight as float32 allows on these small networks.
 void check_close(const NDArray& got, const NDArray& want, const std::string& what) {
-  INFO(what);
-  REQUIRE(got.shape() == want.shape());
-  auto a = got.to_vector<float>(), b = want.to_vector<float>();
-  for (size_t i = 0; i < a.size(); ++i) {
-    INFO("element ", i, ": ", a[i], " vs ", b[i]);
-    REQUIRE(std::fabs(a[i] - b[i]) <= 1e-5 + 1e-4 * std::fabs(b[i]));
-  }
+  mxo::testing::check_close(got, want, what, 1e-5, 1e-4);
 }
-
-struct Checkpoint {
-  graph::Symbol symbol;
-  std::map<std::string, NDArray> args, aux;
-};
 
 Checkpoint load_mxnet(const std::string& dir) {
-  Checkpoint c{graph::Symbol::load(dir + "model-symbol.json"), {}, {}};
-  NamedArrays p = load_params(dir + "model-0000.params");
-  for (size_t i = 0; i < p.names.size(); ++i)
-    (p.names[i].rfind("aux:", 0) == 0 ? c.aux : c.args)[p.names[i].substr(4)] = p.arrays[i];
-  return c;
+  return mxo::testing::load_checkpoint(dir + "model", "0000");
 }
 
-NDArray run_mx(const Checkpoint& c, const NDArray& data) {
-  std::map<std::string, NDArray> args = c.args;
-  args["data"] = data;
-  BindOptions options;
-  options.for_training = false;
-  Executor exe(c.symbol, args, {}, c.aux, options);
-  exe.forward(false);
-  return exe.outputs()[0].copy();
-}
+using mxo::testing::run_checkpoint;
 
 mxo::ExportOptions whole_input(const NDArray& data, int opset) {
   mxo::ExportOptions o;
@@ -99,7 +77,7 @@ TEST_CASE("MXNet 1.9.1 RNN and encoder checkpoints: mx, MXNet and ONNX Runtime a
     const Checkpoint c = load_mxnet(dir);
     const NDArray input = read_pb(dir + "input_0.pb");
     const NDArray ort = read_pb(dir + "output" + suffix + "_0.pb");
-    const NDArray mx_out = run_mx(c, input);
+    const NDArray mx_out = run_checkpoint(c, input);
     check_close(mx_out, load_params(dir + "mxnet_output.params").get("output"), "mx vs MXNet");
     // mx's export now is the file ONNX Runtime ran, and runs as it did.
     const ::onnx::ModelProto now =
