@@ -5,9 +5,14 @@
 # where installed, LeNet end to end (CPU against GPU, deterministic runs and
 # an exact resume, two replicas on gpu:0 with the device store, prediction),
 # and the benchmarks against PyTorch with TF32 off and on.
-#   scripts/gpu-bundle-check.sh [--quick] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]
+#   scripts/gpu-bundle-check.sh [--quick] [--profile] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]
 # --quick (about 2 minutes): no racecheck, the benchmarks' --quick rows in
 # float32 only, no per-layer times.
+# --profile (about 1 minute more): where a ResNet-50 training step's time
+# goes: mx's per-layer times with its cuDNN algorithm choices
+# (MX_LOG_LEVEL=debug), PyTorch's kernels grouped (gpu_pytorch.py
+# profile-resnet50), and the training rows again with MX_GPU_SYNC=1 (every
+# GPU operation waiting for its stream, as before stream-ordered completion).
 # The CUDA libraries come from the machine: /usr/local/cuda/lib64 and, where
 # python3 has NVIDIA's pip packages (PyTorch's), their lib folders.
 # FASHION_MNIST_DIR holds the four .gz IDX files (a subset of the training
@@ -16,12 +21,18 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 quick=0
-if [ "${1:-}" = "--quick" ]; then
-  quick=1
+profile=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --profile) profile=1 ;;
+    *) break ;;
+  esac
   shift
-fi
-bundle=${1:?usage: gpu-bundle-check.sh BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]}
-logs=${2:?usage: gpu-bundle-check.sh BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]}
+done
+usage="usage: gpu-bundle-check.sh [--quick] [--profile] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]"
+bundle=${1:?$usage}
+logs=${2:?$usage}
 fm=${3:-}
 mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
@@ -51,6 +62,7 @@ tests=$work/build/tests
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   command -v nvcc >/dev/null && nvcc --version | tail -1
+  echo "profilers: $(command -v nsys ncu compute-sanitizer | tr '\n' ' ')"
   python3 -c "import torch; print('PyTorch', torch.__version__, 'CUDA', torch.version.cuda, 'cuDNN', torch.backends.cudnn.version())" 2>/dev/null
   echo "bundle commit: $(cat "$work/commit" 2>/dev/null || echo unknown); checkout: $(git -C "$root" rev-parse HEAD 2>/dev/null)"
 } | tee "$logs/machine.txt"
@@ -142,6 +154,22 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     timeout 120 "$bin/mx-train" "$root/configs/resnet50-synthetic.yaml" "train.devices=[gpu:0]" \
       train.batch_size=64 --benchmark 10 > "$logs/resnet50_layers.txt" 2>&1 || fail "mx-train --benchmark"
     tail -1 "$logs/resnet50_layers.txt"
+  fi
+  if [ $profile = 1 ]; then
+    step "profile: mx per layer (with cuDNN's choices), PyTorch's kernels, MX_GPU_SYNC=1 rows"
+    MX_LOG_LEVEL=debug timeout 120 "$bin/mx-train" "$root/configs/resnet50-synthetic.yaml" \
+      "train.devices=[gpu:0]" train.batch_size=64 --benchmark 10 > "$logs/resnet50_layers.txt" 2>&1 ||
+      fail "mx-train --benchmark"
+    grep -v "cuDNN" "$logs/resnet50_layers.txt" | tail -40
+    timeout 120 python3 "$root/scripts/bench/gpu_pytorch.py" profile-resnet50 --batches 5 \
+      > "$logs/pytorch_profile.txt" 2>&1 || fail "PyTorch profile (see pytorch_profile.txt)"
+    cat "$logs/pytorch_profile.txt"
+    sync_flags=(--repeats 1)
+    [ $quick = 1 ] && sync_flags+=(--quick)
+    MX_GPU_SYNC=1 timeout 300 python3 "$root/scripts/bench/gpu_vs_pytorch.py" --python python3 \
+      --build "$work/build" "${sync_flags[@]}" --rows resnet50-train,resnet18-train \
+      > "$logs/bench_sync_each_op.md" 2>&1 || fail "benchmarks with MX_GPU_SYNC=1"
+    cat "$logs/bench_sync_each_op.md"
   fi
 else
   echo "benchmarks left out: python3 has no PyTorch with CUDA"

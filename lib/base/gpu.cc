@@ -13,6 +13,22 @@ namespace {
 void check(cudaError_t err, const char* what) {
   if (err != cudaSuccess) throw Error(str("CUDA error in ", what, ": ", cudaGetErrorString(err)));
 }
+
+// Makes `device` current for its lifetime and restores the previous one:
+// completions may run on threads whose current device belongs to others.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    check(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice");
+  }
+  ~DeviceScope() { cudaSetDevice(previous_); }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
 }  // namespace
 
 bool compiled_with_cuda() { return true; }
@@ -53,6 +69,36 @@ void synchronize(void* stream, int device) {
   }
 }
 
+void synchronize_device(int device) {
+  DeviceScope scope(device);
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+StreamEvent::StreamEvent(void* stream, int device) : stream_(stream), device_(device) {
+  DeviceScope scope(device);  // an event is recorded on a stream of its own device
+  cudaEvent_t event = nullptr;
+  check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
+  if (const cudaError_t err = cudaEventRecord(event, static_cast<cudaStream_t>(stream));
+      err != cudaSuccess) {
+    cudaEventDestroy(event);
+    check(err, "cudaEventRecord");
+  }
+  event_ = event;
+}
+
+StreamEvent::~StreamEvent() {
+  if (event_ != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+}
+
+void StreamEvent::enqueue_wait(void* other) const {
+  check(cudaStreamWaitEvent(static_cast<cudaStream_t>(other), static_cast<cudaEvent_t>(event_), 0),
+        "cudaStreamWaitEvent");
+}
+
+void StreamEvent::synchronize() const {
+  check(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)), "cudaEventSynchronize");
+}
+
 void copy(void* dst, const void* src, size_t bytes, CopyKind kind, void* stream) {
   cudaMemcpyKind k = kind == CopyKind::kHostToDevice   ? cudaMemcpyHostToDevice
                      : kind == CopyKind::kDeviceToHost ? cudaMemcpyDeviceToHost
@@ -75,6 +121,13 @@ void* create_stream(int device) { no_cuda(device); }
 void destroy_stream(void*) {}
 void synchronize(void*, int device) { no_cuda(device); }
 void copy(void*, const void*, size_t, CopyKind, void*) { no_cuda(); }
+void synchronize_device(int device) { no_cuda(device); }
+StreamEvent::StreamEvent(void* stream, int device) : stream_(stream), device_(device) {
+  no_cuda(device);
+}
+StreamEvent::~StreamEvent() = default;
+void StreamEvent::enqueue_wait(void*) const { no_cuda(device_); }
+void StreamEvent::synchronize() const { no_cuda(device_); }
 #endif
 
 }  // namespace mx::gpu

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 namespace mx::gpu {
 
@@ -21,5 +22,34 @@ void synchronize(void* stream, int device);
 enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 // Asynchronous copy on `stream`; the caller synchronizes.
 void copy(void* dst, const void* src, size_t bytes, CopyKind kind, void* stream);
+// cudaDeviceSynchronize on `device`, leaving the calling thread's current
+// device as it was.
+void synchronize_device(int device);
+
+// A point in the work queued on a stream (a CUDA event recorded there).
+// Another stream can be made to wait for it without the host waiting; the
+// host can wait for it. The engine keeps one per finished GPU operation on
+// the variables it touched (engine/stream_fence.h).
+class StreamEvent {
+ public:
+  // Records the work queued on `stream` of gpu:`device` so far.
+  StreamEvent(void* stream, int device);
+  ~StreamEvent();
+  StreamEvent(const StreamEvent&) = delete;
+  StreamEvent& operator=(const StreamEvent&) = delete;
+
+  void* stream() const { return stream_; }
+  int device() const { return device_; }
+  // Work queued on `other` from now on starts after this point.
+  void enqueue_wait(void* other) const;
+  // Blocks until the work before this point is done; throws Error with
+  // CUDA's message when a kernel in it failed.
+  void synchronize() const;
+
+ private:
+  void* stream_;
+  int device_;
+  void* event_ = nullptr;
+};
 
 }  // namespace mx::gpu

@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #include "base/error.h"
 #include "base/threads.h"
@@ -54,7 +55,7 @@ EngineKind parse_engine_kind(const std::string& name) {
 std::unique_ptr<Engine> Engine::create(const EngineOptions& options) {
   if (options.kind == EngineKind::kNaive) return std::make_unique<NaiveEngine>();
   int threads = options.cpu_threads > 0 ? options.cpu_threads : thread_budget();
-  return std::make_unique<ThreadedEngine>(threads);
+  return std::make_unique<ThreadedEngine>(threads, options.sync_each_gpu_op);
 }
 
 namespace {
@@ -70,6 +71,8 @@ Engine& Engine::get() {
     if (const char* env = std::getenv("MX_ENGINE"); env != nullptr && *env != '\0')
       options.kind = parse_engine_kind(env);
     if (const char* env = cpu_workers_from_environment()) options.cpu_threads = std::atoi(env);
+    if (const char* env = std::getenv("MX_GPU_SYNC"))
+      options.sync_each_gpu_op = std::strcmp(env, "1") == 0;
     return create(options);
   }();
   return *engine;

@@ -25,8 +25,11 @@ class Engine;
 class Var;
 
 // Passed to every operation: where it runs. On a GPU `stream` is the
-// cudaStream_t of the worker that runs it; the engine synchronizes the stream
-// before it counts the operation complete.
+// cudaStream_t of the worker that runs it. The operation queues its work on
+// that stream and returns; the engine counts it finished then and makes
+// operations on other streams or on the host wait for that work
+// (stream_fence.h). An operation that runs work on a stream of its own
+// (NCCL) synchronizes `stream` first and its own stream before it returns.
 struct RunContext {
   Context ctx;
   void* stream = nullptr;
@@ -79,6 +82,10 @@ enum class EngineKind { kNaive, kThreaded };
 struct EngineOptions {
   EngineKind kind = EngineKind::kThreaded;
   int cpu_threads = 0;  // CPU workers; 0 = the thread budget (cores, or MX_NUM_THREADS)
+  // Each GPU operation waits for its stream before it counts as finished
+  // (MX_GPU_SYNC=1): slower, but an asynchronous CUDA error names the
+  // operation that caused it.
+  bool sync_each_gpu_op = false;
 };
 
 class Engine {
@@ -86,7 +93,8 @@ class Engine {
   virtual ~Engine() = default;
 
   // The process-wide engine, created on first use: MX_ENGINE=naive selects
-  // the synchronous engine, MX_ENGINE=threaded (the default) the threaded one.
+  // the synchronous engine, MX_ENGINE=threaded (the default) the threaded one;
+  // MX_GPU_SYNC=1 sets EngineOptions::sync_each_gpu_op.
   static Engine& get();
   static std::unique_ptr<Engine> create(const EngineOptions& options);
 

@@ -24,6 +24,9 @@ struct Operation {
   std::string name;
   // False for the engine's own waiters: they run even when an input failed.
   bool skip_if_input_failed = true;
+  // A host waiter after which the caller may write what it read: it also
+  // waits for GPU reads still queued (stream_fence.h).
+  bool waits_for_gpu_readers = false;
   // Set for the operation that deletes a variable; freed when it completes.
   std::unique_ptr<Var> var_to_delete;
   // Variables this operation still waits for, plus one while it is pushed.

@@ -11,8 +11,9 @@ namespace {
 constexpr size_t kMaxUnreported = 64;
 }  // namespace
 
-ThreadedEngine::ThreadedEngine(int cpu_threads)
+ThreadedEngine::ThreadedEngine(int cpu_threads, bool sync_each_gpu_op)
     : cpu_threads_(std::max(1, cpu_threads)),
+      sync_each_gpu_op_(sync_each_gpu_op),
       cpu_pool_(std::make_unique<WorkerPool>(
           cpu_threads_, Context::cpu(), false,
           [this](Operation* op, RunContext rctx) { execute(op, rctx); })) {}
@@ -86,23 +87,42 @@ void ThreadedEngine::execute(Operation* op, RunContext rctx) {
     }
   }
   OnComplete done([this, op, rctx](std::exception_ptr error) {
-    if (!error && rctx.stream != nullptr) {
+    GpuEventPtr queued;  // what the operation left queued on its stream
+    if (rctx.stream != nullptr) {
       try {
-        gpu::synchronize(rctx.stream, rctx.ctx.id);
+        if (sync_each_gpu_op_) {
+          if (!error) gpu::synchronize(rctx.stream, rctx.ctx.id);
+        } else {
+          queued = std::make_shared<const gpu::StreamEvent>(rctx.stream, rctx.ctx.id);
+        }
       } catch (...) {
-        error = std::current_exception();
+        if (!error) error = std::current_exception();
       }
     }
-    complete(op, error ? name_exception(op->name, error) : nullptr);
+    complete(op, error ? name_exception(op->name, error) : nullptr, std::move(queued));
   });
   try {
+    wait_for_queued_gpu_work(*op, rctx);
     op->fn(rctx, done);
   } catch (...) {
     done(std::current_exception());
   }
 }
 
-void ThreadedEngine::complete(Operation* op, std::exception_ptr error) {
+void ThreadedEngine::wait_for_queued_gpu_work(const Operation& op, const RunContext& rctx) {
+  const auto wait = [&](Var* v, bool for_write) {
+    for (const GpuEventPtr& event : v->gpu_work_to_wait(rctx.stream, for_write)) {
+      if (rctx.stream != nullptr)
+        event->enqueue_wait(rctx.stream);
+      else
+        event->synchronize();
+    }
+  };
+  for (Var* v : op.reads) wait(v, op.waits_for_gpu_readers);
+  for (Var* v : op.writes) wait(v, true);
+}
+
+void ThreadedEngine::complete(Operation* op, std::exception_ptr error, GpuEventPtr queued) {
   std::unique_ptr<Operation> owned(op);
   if (error) {
     std::lock_guard<std::mutex> lock(finished_mutex_);
@@ -111,8 +131,8 @@ void ThreadedEngine::complete(Operation* op, std::exception_ptr error) {
       unreported_.push_back(error);
   }
   std::vector<Operation*> released;
-  for (Var* v : op->reads) v->complete_read(released);
-  for (Var* v : op->writes) v->complete_write(error, released);
+  for (Var* v : op->reads) v->complete_read(released, queued);
+  for (Var* v : op->writes) v->complete_write(error, released, queued);
   owned.reset();  // frees the function's captures (and a deleted variable) before waiters wake
   for (Operation* next : released)
     if (next->wait.fetch_sub(1) == 1) dispatch(next);
@@ -156,6 +176,7 @@ void ThreadedEngine::wait_for_var(Var* var) {
   op->reads = {var};
   op->name = "wait for variable";
   op->skip_if_input_failed = false;
+  op->waits_for_gpu_readers = true;  // the caller may write the array next
   schedule(std::move(op));
   {
     std::unique_lock<std::mutex> lock(signal->mutex);
@@ -180,6 +201,13 @@ void ThreadedEngine::wait_all() {
     unreported_.clear();
   }
   if (first) rethrow(first);
+  // Finished GPU operations may have work queued still.
+  std::vector<int> devices;
+  {
+    std::lock_guard<std::mutex> lock(gpu_pools_mutex_);
+    for (const auto& [device, pools] : gpu_pools_) devices.push_back(device);
+  }
+  for (int device : devices) gpu::synchronize_device(device);
 }
 
 }  // namespace mx

@@ -17,7 +17,10 @@ namespace mx {
 
 class ThreadedEngine final : public Engine {
  public:
-  explicit ThreadedEngine(int cpu_threads);
+  // `sync_each_gpu_op`: a GPU operation counts as finished only when its
+  // stream has run its kernels (MX_GPU_SYNC=1; finds the operation behind an
+  // asynchronous CUDA error). Otherwise once they are queued (stream_fence.h).
+  ThreadedEngine(int cpu_threads, bool sync_each_gpu_op);
   ~ThreadedEngine() override;
 
   VarHandle new_var() override;
@@ -37,10 +40,14 @@ class ThreadedEngine final : public Engine {
   void schedule(std::unique_ptr<Operation> op);
   void dispatch(Operation* op);
   void execute(Operation* op, RunContext rctx);
-  void complete(Operation* op, std::exception_ptr error);
+  void complete(Operation* op, std::exception_ptr error, GpuEventPtr queued = nullptr);
+  // Makes `op` wait for the GPU work its variables' earlier operations left
+  // queued: its stream waits on their events, or the host does.
+  static void wait_for_queued_gpu_work(const Operation& op, const RunContext& rctx);
   WorkerPool& pool_for(const Operation& op);
 
   int cpu_threads_;
+  bool sync_each_gpu_op_;
   std::unique_ptr<WorkerPool> cpu_pool_;
   struct GpuPools {
     std::unique_ptr<WorkerPool> compute, copy;

@@ -43,18 +43,26 @@ void Var::release_front_locked(std::vector<Operation*>& released) {
   }
 }
 
-void Var::complete_read(std::vector<Operation*>& released) {
+void Var::complete_read(std::vector<Operation*>& released, GpuEventPtr queued) {
   std::lock_guard<std::mutex> lock(mutex_);
+  fence_.read_finished(std::move(queued));
   --running_reads_;
   if (running_reads_ == 0) release_front_locked(released);
 }
 
-void Var::complete_write(std::exception_ptr error, std::vector<Operation*>& released) {
+void Var::complete_write(std::exception_ptr error, std::vector<Operation*>& released,
+                         GpuEventPtr queued) {
   std::lock_guard<std::mutex> lock(mutex_);
+  fence_.write_finished(std::move(queued));
   running_write_ = false;
   ++version_;
   exception_ = std::move(error);
   release_front_locked(released);
+}
+
+std::vector<GpuEventPtr> Var::gpu_work_to_wait(const void* stream, bool for_write) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fence_.to_wait(stream, for_write);
 }
 
 std::exception_ptr Var::exception() const {

@@ -9,9 +9,14 @@
 #include <mutex>
 #include <vector>
 
+#include "base/gpu.h"
+#include "engine/stream_fence.h"
+
 namespace mx {
 
 struct Operation;
+
+using GpuEventPtr = std::shared_ptr<const gpu::StreamEvent>;
 
 class Var {
  public:
@@ -20,10 +25,15 @@ class Var {
   bool append_read(Operation* op);
   bool append_write(Operation* op);
   // Called when an operation that read / wrote this variable has finished;
-  // adds the operations this releases to `released`.
-  void complete_read(std::vector<Operation*>& released);
+  // adds the operations this releases to `released`. `queued` is the GPU
+  // work the operation left on its stream (nullptr: none; stream_fence.h).
+  void complete_read(std::vector<Operation*>& released, GpuEventPtr queued = nullptr);
   // `error` (or nullptr on success) becomes the variable's stored exception.
-  void complete_write(std::exception_ptr error, std::vector<Operation*>& released);
+  void complete_write(std::exception_ptr error, std::vector<Operation*>& released,
+                      GpuEventPtr queued = nullptr);
+  // The queued GPU work an operation on `stream` (nullptr: the host) must
+  // wait for before it reads, or writes (`for_write`), this variable.
+  std::vector<GpuEventPtr> gpu_work_to_wait(const void* stream, bool for_write) const;
 
   std::exception_ptr exception() const;
   // Number of completed writes (a version, as in the paper's tagged queue).
@@ -48,6 +58,7 @@ class Var {
   const uint64_t uid_ = next_uid();
   static uint64_t next_uid();
   std::exception_ptr exception_;
+  StreamFence<gpu::StreamEvent> fence_;
 };
 
 }  // namespace mx

@@ -1,6 +1,7 @@
 #include "kvstore/local_kvstore.h"
 
 #include "base/error.h"
+#include "base/gpu.h"
 #include "kvstore/device_merge.h"
 #include "kvstore/nccl_comm.h"
 #include "op/invoke.h"
@@ -65,7 +66,10 @@ void LocalKVStore::push_device_sum(int key, const std::vector<NDArray>& values, 
   std::vector<Var*> reads;
   for (const auto& v : per_gpu) reads.push_back(v.var());
   Engine::get().push(
-      [comm = comm, values = per_gpu, merged = e.merged, root](RunContext) {
+      [comm = comm, values = per_gpu, merged = e.merged, root](RunContext rctx) {
+        // NCCL runs on streams of its own: the gradients' kernels, queued on
+        // this stream (or made to wait for by it), must be done first.
+        gpu::synchronize(rctx.stream, rctx.ctx.id);
         std::vector<const void*> sends;
         for (const auto& v : values) sends.push_back(v.raw_data());
         comm->reduce_sum(sends, merged.raw_data(), root, merged.size(), merged.dtype());

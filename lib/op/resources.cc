@@ -1,6 +1,7 @@
 #include "op/resources.h"
 
 #include "base/error.h"
+#include "base/gpu.h"
 
 namespace mx::op {
 
@@ -8,6 +9,9 @@ TempSpace::TempSpace(Context ctx) : ctx_(ctx), var_(Engine::get().new_var()) {}
 
 void* TempSpace::get(size_t bytes) {
   if (bytes > storage_.size()) {
+    // Kernels queued earlier may still use the old block (the engine does
+    // not wait for a GPU stream between operations); growing is rare.
+    if (ctx_.is_gpu() && storage_.size() > 0) gpu::synchronize_device(ctx_.id);
     storage_.reset();  // give the old block back before taking a bigger one
     storage_ = allocate_storage(ctx_, bytes, "operator temporary space");
   }

@@ -15,11 +15,16 @@ Usage:
     gpu_pytorch.py train-resnet50 [--batch 64] [--batches 20]
     gpu_pytorch.py train-resnet18 [--batch 128] [--batches 50]
     gpu_pytorch.py infer-resnet50 [--batch 64] [--runs 20]
+    gpu_pytorch.py profile-resnet50 [--batch 64] [--batches 5]
 
 train-*: one epoch of --batches batches to warm up (cuDNN's algorithm
 search), then one timed epoch, timed as mx-train times an epoch; prints
 "N samples/s". infer-resnet50: one warm-up run, then the mean of --runs runs
 at batch 1 and at --batch, printed as mx-predict --benchmark prints them.
+profile-resnet50: where PyTorch's ResNet-50 training step spends its GPU
+time (torch.profiler over --batches steps after a warm-up): the kernels
+summed into groups (convolution, BatchNorm, element-wise, ...) and the 25
+costliest, per step; to set beside mx-train --benchmark's per-layer times.
 The first line names PyTorch's version and the GPU.
 """
 import argparse
@@ -130,6 +135,62 @@ def train(model, shape, classes, batch, batches, wd, dev):
     print(f"{batch * batches / seconds:.1f} samples/s")
 
 
+KERNEL_GROUPS = [  # (group, any of these in the kernel's name), first match wins
+    ("batchnorm", ("batch_norm", "bn_", "batchnorm")),
+    ("convolution", ("conv", "xmma", "implicit", "wgrad", "dgrad", "fprop", "winograd", "fft", "cudnn")),
+    ("matrix product", ("gemm", "cublas", "sgemm")),
+    ("pooling", ("pool",)),
+    ("optimizer", ("multi_tensor", "foreach", "sgd")),
+    ("softmax/loss", ("softmax", "nll", "cross_entropy")),
+    ("element-wise", ("elementwise", "vectorized", "unrolled", "reduce", "fill", "copy")),
+]
+
+
+def kernel_group(name):
+    low = name.lower()
+    for group, keys in KERNEL_GROUPS:
+        if any(k in low for k in keys):
+            return group
+    return "other"
+
+
+def profile(batch, batches, dev):
+    from torch.profiler import ProfilerActivity, profile as torch_profile
+    model = ResNet50().to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    x = torch.rand(batch, 3, 224, 224, device=dev)
+    y = torch.randint(0, 1000, (batch,), device=dev)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize(dev)
+    start = time.perf_counter()
+    with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(batches):
+            step()
+        torch.cuda.synchronize(dev)
+    wall = (time.perf_counter() - start) / batches
+    kernels = {}
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
+        if us > 0 and e.count > 0:
+            kernels[e.key] = kernels.get(e.key, 0) + us / 1000 / batches
+    groups = {}
+    for name, ms in kernels.items():
+        groups[kernel_group(name)] = groups.get(kernel_group(name), 0) + ms
+    print(f"wall time per step (profiled): {wall * 1000:.2f} ms; GPU kernel time {sum(kernels.values()):.2f} ms")
+    for group, ms in sorted(groups.items(), key=lambda g: -g[1]):
+        print(f"  {group:16s} {ms:8.2f} ms")
+    print("costliest kernels, ms per step:")
+    for name, ms in sorted(kernels.items(), key=lambda k: -k[1])[:25]:
+        print(f"  {ms:8.3f}  {name[:110]}")
+
+
 def infer(batch, runs, dev):
     model = ResNet50().to(dev).eval()
 
@@ -150,7 +211,7 @@ def infer(batch, runs, dev):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=["train-resnet50", "train-resnet18", "infer-resnet50"])
+    p.add_argument("mode", choices=["train-resnet50", "train-resnet18", "infer-resnet50", "profile-resnet50"])
     p.add_argument("--batch", type=int)
     p.add_argument("--batches", type=int, default=20)
     p.add_argument("--runs", type=int, default=20)
@@ -162,6 +223,8 @@ def main():
         train(ResNet50(), (3, 224, 224), 1000, a.batch or 64, a.batches, 1e-4, dev)
     elif a.mode == "train-resnet18":
         train(ResNet18Cifar(), (3, 32, 32), 10, a.batch or 128, a.batches, 5e-4, dev)
+    elif a.mode == "profile-resnet50":
+        profile(a.batch or 64, min(a.batches, 10), dev)
     else:
         infer(a.batch or 64, a.runs, dev)
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -11,6 +12,7 @@
 
 #include "base/error.h"
 #include "engine/engine.h"
+#include "engine/stream_fence.h"
 
 using namespace mx;
 
@@ -361,4 +363,62 @@ TEST_CASE("engine kind names parse") {
   CHECK(parse_engine_kind("naive") == EngineKind::kNaive);
   CHECK(parse_engine_kind("ThreadedEnginePerDevice") == EngineKind::kThreaded);
   CHECK_THROWS_AS(parse_engine_kind("fast"), InputError);
+}
+
+// The rules by which GPU operations wait for each other's queued work,
+// with stand-in events (stream_fence.h): no GPU needed.
+namespace {
+struct FakeEvent {
+  const void* on;
+  int id;
+  const void* stream() const { return on; }
+};
+using Fence = StreamFence<FakeEvent>;
+std::shared_ptr<const FakeEvent> event(const void* stream, int id) {
+  return std::make_shared<const FakeEvent>(FakeEvent{stream, id});
+}
+std::vector<int> ids(const std::vector<Fence::EventPtr>& events) {
+  std::vector<int> out;
+  for (const auto& e : events) out.push_back(e->id);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+const int kComputeTag = 1, kCopyTag = 2;
+const void* const kCompute = &kComputeTag;
+const void* const kCopy = &kCopyTag;
+}  // namespace
+
+TEST_CASE("stream fence: the same stream never waits, other streams and the host do") {
+  Fence fence;
+  CHECK(fence.empty());
+  fence.write_finished(event(kCopy, 1));  // a batch copied on the copy stream
+  CHECK(ids(fence.to_wait(kCopy, false)).empty());
+  CHECK(ids(fence.to_wait(kCompute, false)) == std::vector<int>{1});
+  CHECK(ids(fence.to_wait(nullptr, false)) == std::vector<int>{1});
+  // Two compute reads: one event per stream is kept, the later one.
+  fence.read_finished(event(kCompute, 2));
+  fence.read_finished(event(kCompute, 3));
+  CHECK(ids(fence.to_wait(kCompute, false)) == std::vector<int>{1});
+  // The next copy into the buffer waits for the compute reads, not for its own stream.
+  CHECK(ids(fence.to_wait(kCopy, true)) == std::vector<int>{3});
+  CHECK(ids(fence.to_wait(nullptr, true)) == std::vector<int>{1, 3});
+  // A host read adds nothing; a write leaves only its own work.
+  fence.read_finished(nullptr);
+  CHECK(ids(fence.to_wait(nullptr, true)) == std::vector<int>{1, 3});
+  fence.write_finished(event(kCompute, 4));
+  CHECK(ids(fence.to_wait(nullptr, true)) == std::vector<int>{4});
+  CHECK(ids(fence.to_wait(kCompute, true)).empty());
+  // A host write waited for everything: nothing is left.
+  fence.write_finished(nullptr);
+  CHECK(fence.empty());
+  CHECK(fence.to_wait(kCopy, true).empty());
+}
+
+TEST_CASE("stream fence: reads from several streams are all waited for by a writer") {
+  Fence fence;
+  fence.read_finished(event(kCompute, 1));
+  fence.read_finished(event(kCopy, 2));
+  CHECK(ids(fence.to_wait(nullptr, false)).empty());  // no write queued
+  CHECK(ids(fence.to_wait(nullptr, true)) == std::vector<int>{1, 2});
+  CHECK(ids(fence.to_wait(kCompute, true)) == std::vector<int>{2});
 }

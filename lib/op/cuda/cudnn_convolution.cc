@@ -227,6 +227,13 @@ AlgoChoice search(const CudnnConv& conv, ConvPass pass, cudnnHandle_t h, const C
   size_t bytes = 0;
   MX_CUDA_CHECK(Pass::workspace(h, d, choice.algo, &bytes), conv.op);
   choice.workspace = std::max(bytes, candidates[i].memory);
+  // MX_LOG_LEVEL=debug lists every choice, to compare with a profiler's view.
+  MX_LOG(kDebug) << conv.op << ": cuDNN " << pass_name(pass) << " algorithm " << choice.algo
+                 << (measured ? str(" (", candidates[i].time_ms, " ms measured)") : " (heuristic)")
+                 << " of " << got << ", math " << static_cast<int>(choice.math) << ", workspace "
+                 << choice.workspace << " B, for "
+                 << conv_algo_key(pass, cudnn_conv_shape(conv.geom, conv.op), conv.dtype,
+                                  conv.policy, conv.workspace_limit, 0);
   return choice;
 }
 
