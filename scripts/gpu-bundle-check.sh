@@ -5,14 +5,15 @@
 # where installed, LeNet end to end (CPU against GPU, deterministic runs and
 # an exact resume, two replicas on gpu:0 with the device store, prediction),
 # and the benchmarks against PyTorch with TF32 off and on.
-#   scripts/gpu-bundle-check.sh [--quick] [--profile] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]
+#   scripts/gpu-bundle-check.sh [--quick] [--profile|--profile-only] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]
 # --quick (about 2 minutes): no racecheck, the benchmarks' --quick rows in
-# float32 only, no per-layer times.
+# float32 only.
 # --profile (about 1 minute more): where a ResNet-50 training step's time
-# goes: mx's per-layer times with its cuDNN algorithm choices
-# (MX_LOG_LEVEL=debug), PyTorch's kernels grouped (gpu_pytorch.py
-# profile-resnet50), and the training rows again with MX_GPU_SYNC=1 (every
-# GPU operation waiting for its stream, as before stream-ordered completion).
+# goes, TF32 off and (without --quick) on: mx's GPU time per layer and per
+# operator with its cuDNN algorithm choices (mx-train --benchmark,
+# MX_LOG_LEVEL=debug) and PyTorch's kernels grouped (gpu_pytorch.py
+# profile-resnet50); and the training rows again with MX_GPU_SYNC=1 (every
+# GPU operation waiting for its stream). --profile-only: that profile alone.
 # The CUDA libraries come from the machine: /usr/local/cuda/lib64 and, where
 # python3 has NVIDIA's pip packages (PyTorch's), their lib folders.
 # FASHION_MNIST_DIR holds the four .gz IDX files (a subset of the training
@@ -22,15 +23,20 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 quick=0
 profile=0
+checks=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --profile) profile=1 ;;
+    --profile-only)
+      profile=1
+      checks=0
+      ;;
     *) break ;;
   esac
   shift
 done
-usage="usage: gpu-bundle-check.sh [--quick] [--profile] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]"
+usage="usage: gpu-bundle-check.sh [--quick] [--profile|--profile-only] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]"
 bundle=${1:?$usage}
 logs=${2:?$usage}
 fm=${3:-}
@@ -71,13 +77,15 @@ if missing=$(ldd "$bin/mx-train" "$tests/test_ops_gpu" | grep "not found"); then
   exit 1
 fi
 
-step "GPU unit tests, kernel coverage, every operator on gpu:0 against the CPU"
-for t in test_gpu test_gpu_kernel_coverage test_ops_gpu; do
-  (cd "$tests" && timeout 300 "./$t") > "$logs/$t.txt" 2>&1 || fail "$t (see $t.txt)"
-  tail -3 "$logs/$t.txt"
-done
+if [ $checks = 1 ]; then
+  step "GPU unit tests, kernel coverage, every operator on gpu:0 against the CPU"
+  for t in test_gpu test_gpu_kernel_coverage test_ops_gpu; do
+    (cd "$tests" && timeout 300 "./$t") > "$logs/$t.txt" 2>&1 || fail "$t (see $t.txt)"
+    tail -3 "$logs/$t.txt"
+  done
+fi
 
-if command -v compute-sanitizer >/dev/null; then
+if [ $checks = 1 ] && command -v compute-sanitizer >/dev/null; then
   step "compute-sanitizer: memcheck and racecheck on the operator tests"
   # test_gpu is left out of memcheck: it asks for too much memory on purpose.
   (cd "$tests" && timeout 300 compute-sanitizer --tool memcheck --leak-check no ./test_ops_gpu) \
@@ -94,7 +102,7 @@ if command -v compute-sanitizer >/dev/null; then
   fi
 fi
 
-if [ -n "$fm" ]; then
+if [ $checks = 1 ] && [ -n "$fm" ]; then
   step "LeNet end to end on $fm"
   cfg=$root/configs/lenet-fashion-mnist.yaml
   data=("data.train.image=$fm/train-images-idx3-ubyte.gz" "data.train.label=$fm/train-labels-idx1-ubyte.gz"
@@ -141,6 +149,7 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   modes=(fp32 tf32)
   [ $quick = 1 ] && modes=(fp32)
   for mode in "${modes[@]}"; do
+    [ $checks = 1 ] || break
     step "benchmarks against PyTorch ($mode)"
     flags=(--repeats 2)
     [ "$mode" = tf32 ] && flags=(--repeats 1 --tf32)
@@ -149,21 +158,22 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
       "${flags[@]}" > "$logs/bench_$mode.md" 2>&1 || fail "benchmarks $mode (see bench_$mode.md)"
     cat "$logs/bench_$mode.md"
   done
-  if [ $quick = 0 ]; then
-    step "per-layer times of a ResNet-50 training step on gpu:0"
-    timeout 120 "$bin/mx-train" "$root/configs/resnet50-synthetic.yaml" "train.devices=[gpu:0]" \
-      train.batch_size=64 --benchmark 10 > "$logs/resnet50_layers.txt" 2>&1 || fail "mx-train --benchmark"
-    tail -1 "$logs/resnet50_layers.txt"
-  fi
-  if [ $profile = 1 ]; then
-    step "profile: mx per layer (with cuDNN's choices), PyTorch's kernels, MX_GPU_SYNC=1 rows"
-    MX_LOG_LEVEL=debug timeout 120 "$bin/mx-train" "$root/configs/resnet50-synthetic.yaml" \
-      "train.devices=[gpu:0]" train.batch_size=64 --benchmark 10 > "$logs/resnet50_layers.txt" 2>&1 ||
-      fail "mx-train --benchmark"
-    grep -v "cuDNN" "$logs/resnet50_layers.txt" | tail -40
+  for mode in "${modes[@]}"; do
+    [ $profile = 1 ] || break
+    step "profile ($mode): mx's GPU time per layer and operator, PyTorch's kernels"
+    tf32=0 peer_flags=()
+    [ "$mode" = tf32 ] && tf32=1 peer_flags=(--tf32)
+    MX_GPU_TF32=$tf32 MX_LOG_LEVEL=debug timeout 120 "$bin/mx-train" \
+      "$root/configs/resnet50-synthetic.yaml" "train.devices=[gpu:0]" train.batch_size=64 \
+      --benchmark 5 > "$logs/resnet50_layers_$mode.txt" 2>&1 || fail "mx-train --benchmark ($mode)"
+    sed -n '/^by operator/,$p' "$logs/resnet50_layers_$mode.txt"
     timeout 120 python3 "$root/scripts/bench/gpu_pytorch.py" profile-resnet50 --batches 5 \
-      > "$logs/pytorch_profile.txt" 2>&1 || fail "PyTorch profile (see pytorch_profile.txt)"
-    cat "$logs/pytorch_profile.txt"
+      "${peer_flags[@]}" > "$logs/pytorch_profile_$mode.txt" 2>&1 ||
+      fail "PyTorch profile $mode (see pytorch_profile_$mode.txt)"
+    grep -v Warn "$logs/pytorch_profile_$mode.txt" | head -14
+  done
+  if [ $profile = 1 ] && [ $checks = 1 ]; then
+    step "the training rows with MX_GPU_SYNC=1 (each GPU operation waits for its stream)"
     sync_flags=(--repeats 1)
     [ $quick = 1 ] && sync_flags+=(--quick)
     MX_GPU_SYNC=1 timeout 300 python3 "$root/scripts/bench/gpu_vs_pytorch.py" --python python3 \

@@ -1,5 +1,6 @@
 #include "train/trainer_describe.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -145,9 +146,19 @@ void benchmark_network(std::ostream& out, int iterations, const DescribeInput& d
   const int64_t batch = d.shapes.begin()->second[0];
   out << std::left << std::setw(28) << "total" << std::right << std::setw(14) << forward
       << std::setw(14) << backward << "\n";
+  // The same times by operator, costliest first.
+  std::map<std::string, double> per_op;
+  for (const auto& t : times) per_op[t.op] += t.ms;
+  std::vector<std::pair<std::string, double>> ops(per_op.begin(), per_op.end());
+  std::sort(ops.begin(), ops.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  out << "by operator (forward + backward ms):\n";
+  for (const auto& [op, ms] : ops)
+    out << "  " << std::left << std::setw(26) << op << std::right << std::setw(10) << ms << "\n";
   out << "forward + backward: " << forward + backward << " ms per batch of " << batch << " ("
       << std::setprecision(1) << batch * 1000.0 / (forward + backward) << " samples/s, mean of "
-      << iterations << " iterations, one step at a time)\n";
+      << iterations << " iterations, one step at a time"
+      << (bind.ctx.is_gpu() ? "; GPU time of each step's kernels" : "") << ")\n";
 }
 
 }  // namespace mx::train
