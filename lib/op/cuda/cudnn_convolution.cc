@@ -10,6 +10,7 @@
 #include "base/logging.h"
 #include "op/cuda/cuda_check.h"
 #include "op/cuda/cudnn_descriptors.h"
+#include "op/cuda/cudnn_graph_conv.h"
 #include "op/cuda/handles.h"
 #include "op/cuda/math_settings.h"
 
@@ -22,7 +23,27 @@ struct AlgoChoice {
   int algo = 0;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
   size_t workspace = 0;
+  // Set when cuDNN's graph API serves the pass (algo and math are unused).
+  std::shared_ptr<const GraphConvPlan> plan;
 };
+
+// What a pass's choice depends on beyond the convolution: beta (the graph
+// API builds it into the plan) and the data pointers' alignment.
+struct PassData {
+  bool accumulate = false;
+  int64_t alignment = 16;
+};
+
+// The alignment (up to 16 bytes) all of `pointers` share.
+int64_t alignment_of(std::initializer_list<const void*> pointers) {
+  int64_t alignment = 16;
+  for (const void* p : pointers) {
+    const auto address = reinterpret_cast<uintptr_t>(p);
+    if (address != 0)
+      alignment = std::min<int64_t>(alignment, static_cast<int64_t>(address & (~address + 1)));
+  }
+  return alignment;
+}
 
 // Chosen algorithms by conv_algo_key; created on first use and never
 // destroyed (operations may still run while static objects are destroyed).
@@ -189,6 +210,23 @@ const char* pass_name(ConvPass pass) {
 }
 
 // Searches (or asks the heuristic) and returns the choice; no caching here.
+// The graph API's plan for the pass, if it has one (cudnn_graph_conv.h).
+std::shared_ptr<const GraphConvPlan> graph_plan(const CudnnConv& conv, ConvPass pass,
+                                                const RunContext& rctx, cudnnHandle_t h,
+                                                PassData data) {
+  GraphConvRequest r;
+  r.pass = pass;
+  r.shape = cudnn_conv_shape(conv.geom, conv.op);
+  r.dtype = conv.dtype;
+  r.accumulate = data.accumulate;
+  r.policy = conv.policy;
+  r.workspace_limit = conv.workspace_limit;
+  r.alignment = data.alignment;
+  r.device = rctx.ctx.id;
+  r.op = conv.op;
+  return find_graph_conv_plan(r, h, static_cast<cudaStream_t>(rctx.stream));
+}
+
 template <typename Pass>
 AlgoChoice search(const CudnnConv& conv, ConvPass pass, cudnnHandle_t h, const ConvDescs& d) {
   const int n = std::max(1, Pass::max_count(h, conv.op));
@@ -239,9 +277,10 @@ AlgoChoice search(const CudnnConv& conv, ConvPass pass, cudnnHandle_t h, const C
 
 // The cached choice for `pass`, searched on first use.
 AlgoChoice choose(const CudnnConv& conv, ConvPass pass, const RunContext& rctx, cudnnHandle_t h,
-                  const ConvDescs& d) {
+                  const ConvDescs& d, PassData data) {
   const std::string key = conv_algo_key(pass, cudnn_conv_shape(conv.geom, conv.op), conv.dtype,
-                                        conv.policy, conv.workspace_limit, rctx.ctx.id);
+                                        conv.policy, conv.workspace_limit, rctx.ctx.id) +
+                          str(" beta=", data.accumulate ? 1 : 0, " align=", data.alignment);
   AlgoCache& cache = algo_cache();
   {
     std::lock_guard lock(cache.mutex);
@@ -251,6 +290,12 @@ AlgoChoice choose(const CudnnConv& conv, ConvPass pass, const RunContext& rctx, 
   // Searched without the lock (a search runs kernels); two threads that
   // search the same key at once store equivalent choices.
   AlgoChoice choice;
+  choice.plan = graph_plan(conv, pass, rctx, h, data);
+  if (choice.plan) {
+    choice.workspace = choice.plan->workspace();
+    std::lock_guard lock(cache.mutex);
+    return cache.by_key.emplace(key, choice).first->second;
+  }
   switch (pass) {
     case ConvPass::kForward: choice = search<ForwardPass>(conv, pass, h, d); break;
     case ConvPass::kBackwardData: choice = search<BackwardDataPass>(conv, pass, h, d); break;
@@ -277,10 +322,11 @@ struct PassSetup {
   AlgoChoice choice;
   void* workspace = nullptr;
 
-  PassSetup(const CudnnConv& conv, ConvPass pass, const RunContext& rctx, const OpResources& res)
+  PassSetup(const CudnnConv& conv, ConvPass pass, const RunContext& rctx, const OpResources& res,
+            PassData data)
       : shape(cudnn_conv_shape(conv.geom, conv.op)), handle(cudnn_handle(rctx)) {
     descs = std::make_unique<ConvDescs>(shape, conv.dtype, conv.op);
-    choice = choose(conv, pass, rctx, handle, *descs);
+    choice = choose(conv, pass, rctx, handle, *descs, data);
     // Run with the math type cuDNN measured the algorithm with.
     MX_CUDA_CHECK(cudnnSetConvolutionMathType(descs->conv.get(), choice.math), conv.op);
     if (choice.workspace > 0) workspace = res.temp_space(choice.workspace);
@@ -295,7 +341,10 @@ void cudnn_conv_forward(const CudnnConv& conv, const RunContext& rctx, const OpR
   const CudnnConvShape shape = cudnn_conv_shape(conv.geom, conv.op);
   if (is_empty(shape))
     return write_zero_contribution(y, elements(shape.y), conv.dtype, req, rctx, conv.op);
-  const PassSetup s(conv, ConvPass::kForward, rctx, res);
+  const PassSetup s(conv, ConvPass::kForward, rctx, res,
+                    {req == OpReq::kAdd, alignment_of({x, w, y})});
+  if (s.choice.plan)
+    return MX_CUDA_CHECK(s.choice.plan->execute(s.handle, x, w, y, s.workspace), conv.op);
   const ConvDescs& d = *s.descs;
   MX_CUDA_CHECK(cudnnConvolutionForward(
                     s.handle, kOne.ptr(conv.dtype), d.x.get(), x, d.w.get(), w, d.conv.get(),
@@ -310,7 +359,10 @@ void cudnn_conv_backward_data(const CudnnConv& conv, const RunContext& rctx, con
   const CudnnConvShape shape = cudnn_conv_shape(conv.geom, conv.op);
   if (is_empty(shape))
     return write_zero_contribution(dx, elements(shape.x), conv.dtype, req, rctx, conv.op);
-  const PassSetup s(conv, ConvPass::kBackwardData, rctx, res);
+  const PassSetup s(conv, ConvPass::kBackwardData, rctx, res,
+                    {req == OpReq::kAdd, alignment_of({dy, w, dx})});
+  if (s.choice.plan)
+    return MX_CUDA_CHECK(s.choice.plan->execute(s.handle, dx, w, dy, s.workspace), conv.op);
   const ConvDescs& d = *s.descs;
   MX_CUDA_CHECK(cudnnConvolutionBackwardData(
                     s.handle, kOne.ptr(conv.dtype), d.w.get(), w, d.y.get(), dy, d.conv.get(),
@@ -326,7 +378,10 @@ void cudnn_conv_backward_filter(const CudnnConv& conv, const RunContext& rctx,
   const CudnnConvShape shape = cudnn_conv_shape(conv.geom, conv.op);
   if (is_empty(shape))
     return write_zero_contribution(dw, elements(shape.w), conv.dtype, req, rctx, conv.op);
-  const PassSetup s(conv, ConvPass::kBackwardFilter, rctx, res);
+  const PassSetup s(conv, ConvPass::kBackwardFilter, rctx, res,
+                    {req == OpReq::kAdd, alignment_of({x, dy, dw})});
+  if (s.choice.plan)
+    return MX_CUDA_CHECK(s.choice.plan->execute(s.handle, x, dw, dy, s.workspace), conv.op);
   const ConvDescs& d = *s.descs;
   MX_CUDA_CHECK(cudnnConvolutionBackwardFilter(
                     s.handle, kOne.ptr(conv.dtype), d.x.get(), x, d.y.get(), dy, d.conv.get(),
@@ -343,7 +398,7 @@ void cudnn_conv_reserve(const CudnnConv& conv, std::initializer_list<ConvPass> p
   const ConvDescs descs(shape, conv.dtype, conv.op);
   size_t bytes = 0;
   for (ConvPass pass : passes)
-    bytes = std::max(bytes, choose(conv, pass, rctx, handle, descs).workspace);
+    bytes = std::max(bytes, choose(conv, pass, rctx, handle, descs, PassData{}).workspace);
   if (bytes > 0) res.temp_space(bytes);
 }
 

@@ -1,0 +1,73 @@
+// Convolution passes through cuDNN's graph (backend) API. The legacy API
+// (cudnnFindConvolution*Algorithm) only reaches cuDNN's eight legacy
+// algorithms per pass; the graph API's engines include newer kernels, and on
+// an H200 the legacy API's best choices for ResNet-50 took 59 ms per training
+// step where PyTorch's (graph API) convolutions took 49 ms
+// (docs/gpu.md, "Where the time goes"). A pass is one operation graph; its
+// engine configurations come from cuDNN's heuristics, filtered by what mx
+// allows (no TF32 or down-converted inputs for float32 unless MX_GPU_TF32=1,
+// deterministic engines under MX_GPU_DETERMINISTIC=1, no runtime-compiled
+// kernels), and the fastest is measured on scratch buffers, as cudnnFind does.
+// When no configuration qualifies the caller uses the legacy API.
+// Only compiled with MX_USE_CUDA.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "base/dtype.h"
+#include "op/cuda/conv_algo.h"
+
+namespace mx::op::cuda {
+
+// One pass of one convolution as a finalized execution plan.
+class GraphConvPlan {
+ public:
+  GraphConvPlan(cudnnBackendDescriptor_t plan, size_t workspace, int64_t engine);
+  ~GraphConvPlan();
+  GraphConvPlan(const GraphConvPlan&) = delete;
+  GraphConvPlan& operator=(const GraphConvPlan&) = delete;
+
+  size_t workspace() const { return workspace_; }
+  int64_t engine() const { return engine_; }
+  // Runs the pass. x, w and y are the convolution's input, filter and output
+  // as in the forward pass (the pass writes dx, dw or y); `workspace` holds
+  // workspace() bytes. Returns cuDNN's status.
+  cudnnStatus_t execute(cudnnHandle_t handle, const void* x, const void* w, const void* y,
+                        void* workspace) const;
+
+ private:
+  cudnnBackendDescriptor_t plan_;
+  size_t workspace_;
+  int64_t engine_;
+};
+
+// What to find a plan for.
+struct GraphConvRequest {
+  ConvPass pass = ConvPass::kForward;
+  CudnnConvShape shape;
+  DType dtype = DType::kFloat32;
+  bool accumulate = false;  // beta = 1 (OpReq::kAdd)
+  AlgoPolicy policy = AlgoPolicy::kFitWorkspace;
+  size_t workspace_limit = 0;
+  int64_t alignment = 16;  // bytes the data pointers are aligned to
+  int device = 0;
+  const char* op = "Convolution";
+};
+
+// Whether the graph API is tried at all: float32 and float16, ungrouped.
+bool graph_conv_eligible(const GraphConvRequest& r);
+
+// The chosen plan, or nullptr when cuDNN's graph API offers none that
+// qualifies. Measures candidates on `stream` with scratch buffers of its own
+// (and waits for the stream before it returns); under MX_GPU_DETERMINISTIC=1
+// or cudnn_tune 'off' it takes the heuristic's first instead.
+std::shared_ptr<const GraphConvPlan> find_graph_conv_plan(const GraphConvRequest& r,
+                                                          cudnnHandle_t handle,
+                                                          cudaStream_t stream);
+
+}  // namespace mx::op::cuda
