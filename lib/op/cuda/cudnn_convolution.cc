@@ -23,6 +23,7 @@ struct AlgoChoice {
   int algo = 0;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
   size_t workspace = 0;
+  float time_ms = -1;  // as cudnnFind measured it; < 0: not measured
   // Set when cuDNN's graph API serves the pass (algo and math are unused).
   std::shared_ptr<const GraphConvPlan> plan;
 };
@@ -265,6 +266,7 @@ AlgoChoice search(const CudnnConv& conv, ConvPass pass, cudnnHandle_t h, const C
   size_t bytes = 0;
   MX_CUDA_CHECK(Pass::workspace(h, d, choice.algo, &bytes), conv.op);
   choice.workspace = std::max(bytes, candidates[i].memory);
+  if (measured) choice.time_ms = candidates[i].time_ms;
   // MX_LOG_LEVEL=debug lists every choice, to compare with a profiler's view.
   MX_LOG(kDebug) << conv.op << ": cuDNN " << pass_name(pass) << " algorithm " << choice.algo
                  << (measured ? str(" (", candidates[i].time_ms, " ms measured)") : " (heuristic)")
@@ -277,7 +279,7 @@ AlgoChoice search(const CudnnConv& conv, ConvPass pass, cudnnHandle_t h, const C
 
 // The cached choice for `pass`, searched on first use.
 AlgoChoice choose(const CudnnConv& conv, ConvPass pass, const RunContext& rctx, cudnnHandle_t h,
-                  const ConvDescs& d, PassData data) {
+                  PassData data) {
   const std::string key = conv_algo_key(pass, cudnn_conv_shape(conv.geom, conv.op), conv.dtype,
                                         conv.policy, conv.workspace_limit, rctx.ctx.id) +
                           str(" beta=", data.accumulate ? 1 : 0, " align=", data.alignment);
@@ -289,17 +291,22 @@ AlgoChoice choose(const CudnnConv& conv, ConvPass pass, const RunContext& rctx, 
   }
   // Searched without the lock (a search runs kernels); two threads that
   // search the same key at once store equivalent choices.
+  const ConvDescs d(cudnn_conv_shape(conv.geom, conv.op), conv.dtype, conv.op);
   AlgoChoice choice;
-  choice.plan = graph_plan(conv, pass, rctx, h, data);
-  if (choice.plan) {
-    choice.workspace = choice.plan->workspace();
-    std::lock_guard lock(cache.mutex);
-    return cache.by_key.emplace(key, choice).first->second;
-  }
   switch (pass) {
     case ConvPass::kForward: choice = search<ForwardPass>(conv, pass, h, d); break;
     case ConvPass::kBackwardData: choice = search<BackwardDataPass>(conv, pass, h, d); break;
     case ConvPass::kBackwardFilter: choice = search<BackwardFilterPass>(conv, pass, h, d); break;
+  }
+  // The graph API's engines compete with the legacy choice on measured time
+  // (neither wins everywhere: docs/gpu.md). Choices made from the shapes
+  // alone (MX_GPU_DETERMINISTIC=1, cudnn_tune 'off') stay with the legacy API.
+  if (choice.time_ms >= 0 && !deterministic_algorithms() && conv.policy != AlgoPolicy::kHeuristic) {
+    if (auto plan = graph_plan(conv, pass, rctx, h, data);
+        plan && plan->measured_ms() < choice.time_ms) {
+      choice.plan = std::move(plan);
+      choice.workspace = choice.plan->workspace();
+    }
   }
   std::lock_guard lock(cache.mutex);
   return cache.by_key.emplace(key, choice).first->second;
@@ -325,10 +332,12 @@ struct PassSetup {
   PassSetup(const CudnnConv& conv, ConvPass pass, const RunContext& rctx, const OpResources& res,
             PassData data)
       : shape(cudnn_conv_shape(conv.geom, conv.op)), handle(cudnn_handle(rctx)) {
-    descs = std::make_unique<ConvDescs>(shape, conv.dtype, conv.op);
-    choice = choose(conv, pass, rctx, handle, *descs, data);
-    // Run with the math type cuDNN measured the algorithm with.
-    MX_CUDA_CHECK(cudnnSetConvolutionMathType(descs->conv.get(), choice.math), conv.op);
+    choice = choose(conv, pass, rctx, handle, data);
+    if (!choice.plan) {  // the legacy API's descriptors
+      descs = std::make_unique<ConvDescs>(shape, conv.dtype, conv.op);
+      // Run with the math type cuDNN measured the algorithm with.
+      MX_CUDA_CHECK(cudnnSetConvolutionMathType(descs->conv.get(), choice.math), conv.op);
+    }
     if (choice.workspace > 0) workspace = res.temp_space(choice.workspace);
   }
 };
@@ -395,10 +404,9 @@ void cudnn_conv_reserve(const CudnnConv& conv, std::initializer_list<ConvPass> p
   const CudnnConvShape shape = cudnn_conv_shape(conv.geom, conv.op);
   if (is_empty(shape)) return;
   const cudnnHandle_t handle = cudnn_handle(rctx);
-  const ConvDescs descs(shape, conv.dtype, conv.op);
   size_t bytes = 0;
   for (ConvPass pass : passes)
-    bytes = std::max(bytes, choose(conv, pass, rctx, handle, descs, PassData{}).workspace);
+    bytes = std::max(bytes, choose(conv, pass, rctx, handle, PassData{}).workspace);
   if (bytes > 0) res.temp_space(bytes);
 }
 

@@ -275,9 +275,9 @@ std::optional<float> time_plan(const GraphConvPlan& plan, cudnnHandle_t handle, 
 
 // The fastest plan within the workspace limit (any size under kFastest),
 // measured; nullptr when none fits or none runs.
-std::shared_ptr<const GraphConvPlan> fastest(
-    const GraphConvRequest& r, const std::vector<std::shared_ptr<GraphConvPlan>>& plans,
-    cudnnHandle_t handle, cudaStream_t stream) {
+std::shared_ptr<GraphConvPlan> fastest(const GraphConvRequest& r,
+                                       const std::vector<std::shared_ptr<GraphConvPlan>>& plans,
+                                       cudnnHandle_t handle, cudaStream_t stream) {
   size_t workspace = 0;
   for (const auto& p : plans)
     if (r.policy == AlgoPolicy::kFastest || p->workspace() <= r.workspace_limit)
@@ -289,7 +289,7 @@ std::shared_ptr<const GraphConvPlan> fastest(
   const Storage ws = allocate_storage(ctx, std::max<size_t>(workspace, 1), "cuDNN search");
   for (const Storage* s : {&x, &w, &y})
     MX_CUDA_CHECK(cudaMemsetAsync(s->data(), 0, s->size(), stream), r.op);
-  std::shared_ptr<const GraphConvPlan> best;
+  std::shared_ptr<GraphConvPlan> best;
   float best_ms = std::numeric_limits<float>::max();
   for (const auto& p : plans) {
     if (p->workspace() > workspace) continue;
@@ -300,6 +300,7 @@ std::shared_ptr<const GraphConvPlan> fastest(
       best = p;
     }
   }
+  if (best) best->set_measured_ms(best_ms);
   cudaGetLastError();  // a candidate that failed must not fail a later launch check
   // The scratch buffers go back to the pool: nothing queued may still use them.
   MX_CUDA_CHECK(cudaStreamSynchronize(stream), r.op);
@@ -350,38 +351,14 @@ std::shared_ptr<const GraphConvPlan> find_graph_conv_plan(const GraphConvRequest
                                                           cudnnHandle_t handle,
                                                           cudaStream_t stream) {
   if (!graph_conv_eligible(r)) return nullptr;
-  std::vector<std::shared_ptr<GraphConvPlan>> plans;
   try {
-    plans = candidate_plans(r, handle);
-  } catch (const Error& e) {  // a graph cuDNN cannot build: the legacy API serves
+    const std::vector<std::shared_ptr<GraphConvPlan>> plans = candidate_plans(r, handle);
+    return plans.empty() ? nullptr : fastest(r, plans, handle, stream);
+  } catch (const Error& e) {  // no graph, or no memory to measure on: the legacy API serves
     cudaGetLastError();
-    MX_LOG(kDebug) << r.op << ": cuDNN graph API unavailable for this pass: " << e.what();
+    MX_LOG(kDebug) << r.op << ": cuDNN graph API not used for this pass: " << e.what();
     return nullptr;
   }
-  if (plans.empty()) return nullptr;
-  const auto smallest = [&] {
-    return *std::min_element(plans.begin(), plans.end(), [](const auto& a, const auto& b) {
-      return a->workspace() < b->workspace();
-    });
-  };
-  // Deterministic runs, and cudnn_tune 'off', take the heuristic's order,
-  // which depends on the shapes only.
-  if (deterministic_algorithms() || r.policy == AlgoPolicy::kHeuristic) {
-    for (const auto& p : plans)
-      if (p->workspace() <= r.workspace_limit) return p;
-    return smallest();
-  }
-  try {
-    // nullptr when none fits the limit or runs: the legacy API serves.
-    return fastest(r, plans, handle, stream);
-  } catch (const Error& e) {  // no memory for the scratch buffers: cuDNN's order serves
-    cudaGetLastError();
-    MX_LOG(kWarning) << r.op << ": measuring cuDNN's engines failed (" << e.what()
-                     << "); using cuDNN's heuristic choice";
-  }
-  for (const auto& p : plans)
-    if (p->workspace() <= r.workspace_limit) return p;
-  return smallest();
 }
 
 }  // namespace mx::op::cuda

@@ -8,7 +8,8 @@
 // allows (no TF32 or down-converted inputs for float32 unless MX_GPU_TF32=1,
 // deterministic engines under MX_GPU_DETERMINISTIC=1, no runtime-compiled
 // kernels), and the fastest is measured on scratch buffers, as cudnnFind does.
-// When no configuration qualifies the caller uses the legacy API.
+// The convolution then takes whichever of the two APIs' choices measured
+// faster for the pass.
 // Only compiled with MX_USE_CUDA.
 #pragma once
 
@@ -34,6 +35,9 @@ class GraphConvPlan {
 
   size_t workspace() const { return workspace_; }
   int64_t engine() const { return engine_; }
+  // Milliseconds per run, as measured when it was chosen.
+  float measured_ms() const { return measured_ms_; }
+  void set_measured_ms(float ms) { measured_ms_ = ms; }
   // Runs the pass. x, w and y are the convolution's input, filter and output
   // as in the forward pass (the pass writes dx, dw or y); `workspace` holds
   // workspace() bytes. Returns cuDNN's status.
@@ -44,6 +48,7 @@ class GraphConvPlan {
   cudnnBackendDescriptor_t plan_;
   size_t workspace_;
   int64_t engine_;
+  float measured_ms_ = 0;
 };
 
 // What to find a plan for.
@@ -62,10 +67,11 @@ struct GraphConvRequest {
 // Whether the graph API is tried at all: float32 and float16, ungrouped.
 bool graph_conv_eligible(const GraphConvRequest& r);
 
-// The chosen plan, or nullptr when cuDNN's graph API offers none that
-// qualifies. Measures candidates on `stream` with scratch buffers of its own
-// (and waits for the stream before it returns); under MX_GPU_DETERMINISTIC=1
-// or cudnn_tune 'off' it takes the heuristic's first instead.
+// The fastest qualifying plan, measured on `stream` with scratch buffers of
+// its own (the stream is waited for before it returns); nullptr when cuDNN's
+// graph API offers none that qualifies, fits the workspace limit and runs,
+// or when there is no memory to measure on. The caller compares its time
+// with the legacy API's choice (cudnn_convolution.cc).
 std::shared_ptr<const GraphConvPlan> find_graph_conv_plan(const GraphConvRequest& r,
                                                           cudnnHandle_t handle,
                                                           cudaStream_t stream);
