@@ -30,7 +30,7 @@ struct WireInfo {
   int32_t role;
   int32_t appnum;
   int32_t sync;
-  int32_t pad;
+  int32_t protocol;  // kProtocolVersion (was padding, 0, before versions were exchanged)
   int64_t pid;
   uint64_t config_hash;
   double heartbeat_interval_s;
@@ -164,6 +164,7 @@ void Communicator::startup(RankInfo self) {
   mine.role = static_cast<int32_t>(self.role);
   mine.appnum = has_appnum && appnum ? *appnum : 0;
   mine.sync = self.sync ? 1 : 0;
+  mine.protocol = kProtocolVersion;
   mine.pid = static_cast<int64_t>(getpid());
   mine.config_hash = self.config_hash;
   mine.heartbeat_interval_s = self.heartbeat_interval_s;
@@ -193,6 +194,7 @@ void Communicator::startup(RankInfo self) {
     info.space.pid_ns = w.pid_ns;
     info.config_hash = w.config_hash;
     info.sync = w.sync != 0;
+    info.protocol = w.protocol;
     info.heartbeat_interval_s = w.heartbeat_interval_s;
     info.heartbeat_timeout_s = w.heartbeat_timeout_s;
     ranks.push_back(info);

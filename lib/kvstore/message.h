@@ -10,6 +10,10 @@
 
 namespace mx::kvstore {
 
+// Raised whenever a message changes meaning; ranks compare it at start-up
+// (2: packed messages).
+inline constexpr int kProtocolVersion = 2;
+
 inline constexpr int kHeaderTag = 7301;
 inline constexpr int kPayloadTag = 7302;
 
@@ -24,6 +28,7 @@ enum class MsgType : int32_t {
   kReply,         // server -> worker: request `id` done (pull: payload = values)
   kError,         // server -> worker: request `id` failed (payload: message)
   kHeartbeat,     // both ways, every heartbeat interval
+  kPacked,        // both ways: several init/push/pull requests or their replies (packing.h)
 };
 
 const char* msg_type_name(MsgType type);

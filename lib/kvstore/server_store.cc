@@ -71,6 +71,7 @@ Response ServerStore::reply(const Request& r) const {
   out.header.type = MsgType::kReply;
   out.header.bytes = 0;
   out.header.compressed = 0;
+  out.packed = r.packed;
   return out;
 }
 
@@ -236,6 +237,7 @@ void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response
   ++part.num_pushed;
   part.held.push_back(h);  // the push itself: how to decode it, and what to echo
   part.held_workers.push_back(r.worker);
+  part.held_packed.push_back(r.packed ? 1 : 0);
   if (part.num_pushed < num_workers_) return;
 
   // The round is complete: sum in worker order, update, release the replies.
@@ -266,10 +268,12 @@ void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response
     resp.header.type = MsgType::kReply;
     resp.header.bytes = 0;
     resp.header.compressed = 0;
+    resp.packed = part.held_packed[i] != 0;
     out.push_back(std::move(resp));
   }
   part.held.clear();
   part.held_workers.clear();
+  part.held_packed.clear();
   part.pushed.assign(part.pushed.size(), 0);
   part.num_pushed = 0;
 }
