@@ -61,9 +61,11 @@ Header PackWriter::header(int64_t id) const {
 }
 
 PackBytes PackWriter::take() {
+  PackBytes out = std::move(bytes_);
+  bytes_ = PackBytes{};
   entries_ = 0;
   capacity_ = 0;
-  return std::move(bytes_);
+  return out;
 }
 
 std::vector<PackedEntry> unpack(const Header& h, const std::byte* data) {

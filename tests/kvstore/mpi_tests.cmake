@@ -45,6 +45,14 @@ mx_mpi_test(mpi_kvstore_async 0 "kv_test_worker async: ok;dist_async"
 # 2-bit compression against the reference, with split keys (per-part codes).
 mx_mpi_test(mpi_kvstore_compress 0 "kv_test_worker compress: ok"
   COMMAND ${_mpirun} -np 2 ${_server} : -np 2 ${_worker} compress --bound 8)
+# Small keys pushed and pulled in one call travel packed and end bit-identical
+# to the same keys sent one by one (2 servers, keys of 1000+ elements split).
+mx_mpi_test(mpi_kvstore_pack 0 "kv_test_worker pack: ok"
+  COMMAND ${_mpirun} -np 2 ${_server} : -np 2 ${_worker} pack --bound 1000)
+# The servers sum in worker order whatever the arrival order: 3 workers
+# delayed so that the last arrives first, values whose sum depends on the order.
+mx_mpi_test(mpi_kvstore_order 0 "kv_test_worker order: ok"
+  COMMAND ${_mpirun} -np 2 ${_server} : -np 3 ${_worker} order --bound 500)
 # Faults: a worker killed, a worker or a server stopped (SIGSTOP): the job ends, non-zero.
 # Either the server names the dead worker or mpirun does, whichever is first.
 mx_mpi_test(mpi_kvstore_kill nonzero "rank 2 \\(host [^,]+, worker 1\\) has died|process rank 2 .*signal 9"
