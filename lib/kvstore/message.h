@@ -46,6 +46,9 @@ struct Header {
   double threshold = 0;    // 2-bit compression threshold
 };
 
+// docs/distributed.md ("Messages") describes this layout.
+static_assert(sizeof(Header) == 64, "the header's wire layout changed: raise kProtocolVersion");
+
 // Which part of a key a message is about: (key, offset) is unique per server.
 struct PartId {
   int32_t key = -1;

@@ -99,6 +99,8 @@ mx_dist_train_test(interrupt)
 mx_dist_train_test(compress)
 # The 1 + 2 job over TCP (loopback) ends as over shared memory.
 mx_dist_train_test(tcp)
+# Small keys pushed together (packed) or alone: the same parameters, byte for byte.
+mx_dist_train_test(pack)
 # A worker killed mid-epoch ends the job, non-zero, naming the rank.
 mx_dist_train_test(kill)
 # dist_async reaches dist_sync's accuracy within 1%.
