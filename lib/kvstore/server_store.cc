@@ -201,6 +201,7 @@ void ServerStore::decode_into(Part& part, int worker, const Header& h, bool add,
 void ServerStore::apply(Part& part, int key, const NDArray& grad) {
   MX_CHECK(updater_ != nullptr);
   (*updater_)(key, grad, part.stored);
+  // The update has read `grad` and written the value (and its states) once done.
   part.stored.wait_to_read();
 }
 
@@ -214,8 +215,9 @@ void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response
     out.push_back(error(r, str("key ", h.key, ": 2-bit compression needs float32 values")));
     return;
   }
-  part.merged.wait_to_read();
-  part.stored.wait_to_read();
+  // No engine operation is pending on the part's arrays here: the only ones
+  // are the updater's, and apply() waits for them. (Waiting anyway costs two
+  // engine thread hand-overs per push, most of a small key's time.)
   if (!sync_) {
     if (!updater_) {
       out.push_back(error(r,
