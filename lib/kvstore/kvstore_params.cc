@@ -27,7 +27,7 @@ void KVStoreParams::declare(ParamDecl<KVStoreParams>& d) {
       .set_lower_bound(1)
       .describe("arrays with this many elements or more are split over all servers");
   d.field("pack_threshold", &KVStoreParams::pack_threshold)
-      .set_default(65536)
+      .set_default(16384)
       .set_range(0, 16 << 20)
       .describe(
           "dist stores: keys of at most this many bytes pushed or pulled together go to their "

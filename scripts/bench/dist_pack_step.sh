@@ -1,6 +1,6 @@
 #!/bin/sh
 # Time per LeNet training step in dist_sync with the small keys packed
-# (kvstore.pack_threshold default, 64 KiB: 6 of LeNet's 8 keys travel as one
+# (kvstore.pack_threshold default, 16 KiB: 5 of LeNet's 8 keys travel as one
 # message each way) and each key alone (kvstore.pack_threshold=0, as before
 # packing), for 1 worker + 1 server and 2 workers + 1 server, alternating
 # the four ROUNDS times. Batch 64 per worker, synthetic data, SGD with

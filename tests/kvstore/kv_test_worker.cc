@@ -204,7 +204,9 @@ void run_compress(DistCoordinator& job) {
 // order and SGD with momentum on the servers: both sets end bit-identical.
 void run_pack(DistCoordinator& job) {
   DistKVStore& kv = job.store();
-  const std::vector<int64_t> sizes = {7, 300, 16384, 16385, 5, 2000};
+  // With the default threshold (16 KiB) and --bound 5000: 4096 floats are
+  // packed, 4097 not, 16385 split over the servers.
+  const std::vector<int64_t> sizes = {7, 300, 4096, 4097, 5, 2000, 16385};
   std::vector<int> together, alone;
   std::vector<NDArray> init;
   for (size_t i = 0; i < sizes.size(); ++i) {

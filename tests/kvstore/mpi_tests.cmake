@@ -46,9 +46,9 @@ mx_mpi_test(mpi_kvstore_async 0 "kv_test_worker async: ok;dist_async"
 mx_mpi_test(mpi_kvstore_compress 0 "kv_test_worker compress: ok"
   COMMAND ${_mpirun} -np 2 ${_server} : -np 2 ${_worker} compress --bound 8)
 # Small keys pushed and pulled in one call travel packed and end bit-identical
-# to the same keys sent one by one (2 servers, keys of 1000+ elements split).
+# to the same keys sent one by one (2 servers, keys of 5000+ elements split).
 mx_mpi_test(mpi_kvstore_pack 0 "kv_test_worker pack: ok"
-  COMMAND ${_mpirun} -np 2 ${_server} : -np 2 ${_worker} pack --bound 1000)
+  COMMAND ${_mpirun} -np 2 ${_server} : -np 2 ${_worker} pack --bound 5000)
 # The servers sum in worker order whatever the arrival order: 3 workers
 # delayed so that the last arrives first, values whose sum depends on the order.
 mx_mpi_test(mpi_kvstore_order 0 "kv_test_worker order: ok"

@@ -582,7 +582,7 @@ TEST_CASE("kvstore settings parse with the usual messages and make the job") {
   CHECK(p.type == StoreType::kDevice);
   CHECK(p.bigarray_bound == 1000000);
   CHECK(p.heartbeat_timeout == 10.0);
-  CHECK(p.pack_threshold == 65536);
+  CHECK(p.pack_threshold == 16384);
   CHECK(p.pack_threshold == kDefaultPackThreshold);
   CHECK(KVStoreParams::from_strings({{"pack_threshold", "0"}}, "kvstore").pack_threshold == 0);
   CHECK(KVStoreParams::from_strings({{"pack_threshold", "16777216"}}, "kvstore").pack_threshold ==
