@@ -24,10 +24,10 @@
 namespace mx::kvstore {
 
 // Keys whose values have at most this many bytes are packed (0: never).
-// Measured (docs/benchmarks.md): packing 16 keys of 4 KiB per round moved 3.5
-// times, of 16 KiB 2 times what one message per key did; of 32 and 64 KiB
-// half as much, the copies into and out of the packs costing more than the
-// messages they save.
+// Measured (docs/benchmarks.md, rounds of 16 keys): packed keys of 4 KiB
+// moved 2.2-3.4 times what one message per key did, of 16 KiB 1.0-2.2
+// times, of 64 KiB at most as much (the copies into and out of the packs
+// cost what the saved messages did).
 inline constexpr int64_t kDefaultPackThreshold = 16 * 1024;
 // A packed message holds at most this many payload bytes; more entries go
 // in further messages.
