@@ -383,6 +383,14 @@ TEST_CASE("packed messages: entries round-trip, malformed payloads are refused")
   hm.bytes = many.size;
   CHECK(unpack(hm, many.data.get()).size() == 40);
 
+  // A negative size is a programming error, reported as one (not as a
+  // failed allocation, nor as an entry that would make a malformed message).
+  CHECK_THROWS_AS(PackBytes::make(-1), Error);
+  Header negative = a;
+  negative.bytes = -1;
+  CHECK_THROWS_AS(w.add(negative, av.data()), Error);
+  CHECK(w.empty());
+
   auto refused = [&](Header bad, const std::string& what) {
     CAPTURE(what);
     CHECK_THROWS_WITH_AS(unpack(bad, bytes.data.get()), doctest::Contains(what.c_str()), Error);
