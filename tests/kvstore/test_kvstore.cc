@@ -273,6 +273,41 @@ TEST_CASE("sync server: replies held until every worker pushed, then one update"
   CHECK(s.pull(1, 4, 2) == std::vector<float>{3 - 3, 3 - 6});
 }
 
+TEST_CASE("server: held replies echo their pushes; a push of another shape; init again resizes") {
+  ServerHarness s(2, true);
+  s.data(MsgType::kInit, 0, 6, {1, 2, 3});
+  s.out.clear();
+  s.data(MsgType::kPush, 1, 6, {1, 1, 1});
+  const int64_t first = s.next_id - 1;
+  s.data(MsgType::kPush, 0, 6, {1, 1, 1});
+  const int64_t second = s.next_id - 1;
+  REQUIRE(s.out.size() == 2);
+  // Each reply goes to its worker with its request's id, key and part.
+  for (const auto& r : s.out) {
+    CHECK(r.header.id == (r.worker == 1 ? first : second));
+    CHECK(r.header.key == 6);
+    CHECK(r.header.count == 3);
+  }
+  // A push of another element count (same type) is an error, not a sum.
+  s.out.clear();
+  s.data(MsgType::kPush, 0, 6, {1, 1});
+  REQUIRE(s.out.size() == 1);
+  CHECK(s.out[0].header.type == MsgType::kError);
+  // Init again with fewer elements, then as float64: the value takes the new shape and type.
+  s.out.clear();
+  s.data(MsgType::kInit, 0, 6, {7, 8});
+  CHECK(s.pull(0, 6, 2) == std::vector<float>{7, 8});
+  Header h = s.header(MsgType::kInit, 6, 0, 2);
+  h.dtype = static_cast<int32_t>(DType::kFloat64);
+  h.bytes = 16;
+  const std::vector<double> wide = {1e300, -2.5};
+  std::memcpy(s.store.payload_buffer(h, 0), wide.data(), 16);
+  s.store.handle(Request{h, 0, ""}, s.out);
+  NDArray value = s.store.value(PartId{6, 0});
+  REQUIRE(value.dtype() == DType::kFloat64);
+  CHECK(value.to_vector<double>() == wide);
+}
+
 TEST_CASE("sync server: the sum is in worker order whatever the arrival order") {
   // Float sums of these depend on the order: worker order gives
   // (1e8 + -1e8) + 1 = 1, other orders 0 or 1.
