@@ -103,6 +103,8 @@ tests_for() {
     recordio/*) echo "^test_recordio$|^test_io$" ;;
     lib/io/*) echo "^test_io$|^cli_mx_pack$" ;;
     lib/train/*) echo "^test_config$|^test_network_yaml$|^test_trainer|^test_run_control$|^cli_train" ;;
+    # The mpi jobs are left out (they need mpirun and take minutes).
+    lib/kvstore/*) echo "^test_kvstore$|^test_kvstore_settings$|^test_peer_liveness$" ;;
     *) echo "" ;;
   esac
 }

@@ -25,12 +25,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long the communication thread keeps polling (yielding the core in
+// between) after its last message or task, before it sleeps between polls.
+constexpr auto kPollAfterProgress = std::chrono::milliseconds(1);
+
 // What each rank publishes at start-up (fixed size, sent as bytes).
 struct WireInfo {
   int32_t role;
   int32_t appnum;
   int32_t sync;
-  int32_t pad;
+  int32_t protocol;  // kProtocolVersion (was padding, 0, before versions were exchanged)
   int64_t pid;
   uint64_t config_hash;
   double heartbeat_interval_s;
@@ -106,7 +110,7 @@ struct Communicator::Impl {
   bool poll_header(Communicator& c);
   bool poll_transfers(Communicator& c);
   void heartbeats(Communicator& c);
-  void wait_for_work(int& idle);
+  void wait_for_work(Clock::time_point last_progress);
   void shut_down();
 
   std::vector<int> done_indices;  // poll_transfers' buffers, kept between calls
@@ -164,6 +168,7 @@ void Communicator::startup(RankInfo self) {
   mine.role = static_cast<int32_t>(self.role);
   mine.appnum = has_appnum && appnum ? *appnum : 0;
   mine.sync = self.sync ? 1 : 0;
+  mine.protocol = kProtocolVersion;
   mine.pid = static_cast<int64_t>(getpid());
   mine.config_hash = self.config_hash;
   mine.heartbeat_interval_s = self.heartbeat_interval_s;
@@ -193,6 +198,7 @@ void Communicator::startup(RankInfo self) {
     info.space.pid_ns = w.pid_ns;
     info.config_hash = w.config_hash;
     info.sync = w.sync != 0;
+    info.protocol = w.protocol;
     info.heartbeat_interval_s = w.heartbeat_interval_s;
     info.heartbeat_timeout_s = w.heartbeat_timeout_s;
     ranks.push_back(info);
@@ -365,10 +371,13 @@ void Communicator::Impl::heartbeats(Communicator& c) {
 // MPI advances transfers only inside MPI calls: keep polling while data
 // moves, yielding the core to the other processes of an oversubscribed
 // node; otherwise sleep until work is queued or a short poll interval.
-void Communicator::Impl::wait_for_work(int& idle) {
+void Communicator::Impl::wait_for_work(Clock::time_point last_progress) {
   bool transfers = false;
   for (const auto& a : actives) transfers |= a.transfer;
-  if (transfers || ++idle < 64) {
+  // Messages come in bursts (a step's pushes and pulls, then the replies):
+  // for a while after the last one the next is looked for at once, since
+  // a reply noticed only after a sleep costs a small key most of its time.
+  if (transfers || Clock::now() - last_progress < kPollAfterProgress) {
     sched_yield();
   } else {
     std::unique_lock lock(mutex);
@@ -393,7 +402,7 @@ void Communicator::Impl::shut_down() {
 void Communicator::run(RankInfo) {
   Impl& s = *impl_;
   s.post_header(*this);
-  int idle = 0;
+  auto last_progress = Clock::now();
   while (true) {
     bool progress = s.run_tasks();
     if (s.started && !s.early.empty()) {
@@ -405,9 +414,9 @@ void Communicator::run(RankInfo) {
     progress = s.poll_transfers(*this) || progress;
     s.heartbeats(*this);
     if (progress)
-      idle = 0;
+      last_progress = Clock::now();
     else
-      s.wait_for_work(idle);
+      s.wait_for_work(last_progress);
   }
   s.shut_down();
 }

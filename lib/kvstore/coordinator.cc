@@ -60,6 +60,7 @@ std::unique_ptr<Coordinator> join_job(const KVStoreParams& params, int devices,
   DistOptions options;
   options.type = store_type_name(params.type);
   options.bigarray_bound = params.bigarray_bound;
+  options.pack_threshold = params.pack_threshold;
   options.heartbeat_interval_s = params.heartbeat_interval;
   options.heartbeat_timeout_s = params.heartbeat_timeout;
   options.config_hash = config_hash;

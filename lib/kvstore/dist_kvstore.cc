@@ -1,5 +1,7 @@
 #include "kvstore/dist_kvstore.h"
 
+#include <algorithm>
+#include <cstring>
 #include <exception>
 #include <future>
 
@@ -33,6 +35,28 @@ void wait_for(const std::function<void(std::function<void(std::exception_ptr)>)>
   future.get();
 }
 
+// A callback to call `n` times; the n-th call runs `done` with the first error.
+std::function<void(std::exception_ptr)> after_all(size_t n,
+                                                  std::function<void(std::exception_ptr)> done) {
+  struct State {
+    std::mutex mutex;
+    size_t remaining;
+    std::exception_ptr error;
+    std::function<void(std::exception_ptr)> done;
+  };
+  auto state = std::make_shared<State>();
+  state->remaining = n;
+  state->done = std::move(done);
+  return [state](std::exception_ptr error) {
+    {
+      std::lock_guard lock(state->mutex);
+      if (error && !state->error) state->error = error;
+      if (--state->remaining > 0) return;
+    }
+    state->done(state->error);
+  };
+}
+
 }  // namespace
 
 DistKVStore::DistKVStore(std::shared_ptr<Communicator> comm, const DistOptions& options)
@@ -41,6 +65,9 @@ DistKVStore::DistKVStore(std::shared_ptr<Communicator> comm, const DistOptions& 
     throw InputError("kvstore '" + options.type + "' is not a dist store (dist_sync, dist_async)");
   if (options.bigarray_bound < 1)
     throw InputError(str("kvstore big-array bound must be >= 1, not ", options.bigarray_bound));
+  if (options.pack_threshold < 0 || options.pack_threshold > kMaxPackBytes)
+    throw InputError(str("kvstore pack threshold must be in [0, ", kMaxPackBytes, "] bytes, not ",
+                         options.pack_threshold));
   comm_->start([this](const Header& h, int source) { return payload_buffer(h, source); },
                [this](const Header& h, int source, std::string text) {
                  on_message(h, source, std::move(text));
@@ -67,18 +94,63 @@ int64_t DistKVStore::expect(int replies, std::byte* base, size_t element_bytes,
   return id;
 }
 
-void* DistKVStore::payload_buffer(const Header& h, int source) {
+std::byte* DistKVStore::destination(const Header& h, int source) {
   std::lock_guard lock(mutex_);
   auto it = pending_.find(h.id);
   if (h.type != MsgType::kReply || it == pending_.end() || it->second->base == nullptr ||
       static_cast<size_t>(h.bytes) != static_cast<size_t>(h.count) * it->second->element_bytes)
-    throw Error(str("kvstore worker: unexpected data (", h.bytes, " bytes for request ", h.id,
-                    ", key ", h.key, ")"));
-  (void)source;
+    comm_->abort(str("kvstore worker: unexpected data from ", comm_->roles().describe(source), " (",
+                     h.bytes, " bytes for request ", h.id, ", key ", h.key, ")"));
   return it->second->base + static_cast<size_t>(h.offset) * it->second->element_bytes;
 }
 
+void* DistKVStore::payload_buffer(const Header& h, int source) {
+  if (h.type == MsgType::kPacked) {
+    std::lock_guard lock(mutex_);
+    PackBytes& buffer = packs_in_[{source, h.id}];
+    buffer = PackBytes::make(h.bytes);
+    return buffer.data.get();
+  }
+  return destination(h, source);
+}
+
+void DistKVStore::on_packed(const Header& h, int source) {
+  PackBytes pack;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = packs_in_.find({source, h.id});
+    if (it == packs_in_.end())
+      comm_->abort(str("kvstore worker: packed message ", h.id, " from ",
+                       comm_->roles().describe(source), " came without its payload"));
+    pack = std::move(it->second);
+    packs_in_.erase(it);
+  }
+  std::vector<PackedEntry> entries;
+  try {
+    entries = unpack(h, pack.data.get());
+  } catch (const Error& e) {
+    comm_->abort(str(e.what(), " (from ", comm_->roles().describe(source), ")"));
+  }
+  for (const PackedEntry& e : entries) {
+    std::string error;
+    if (e.header.type == MsgType::kError)
+      error.assign(reinterpret_cast<const char*>(e.data), static_cast<size_t>(e.header.bytes));
+    else if (e.header.type != MsgType::kReply)
+      comm_->abort(str("kvstore worker: a packed ", msg_type_name(e.header.type), " from ",
+                       comm_->roles().describe(source), ", where only replies may be"));
+    else if (e.header.bytes > 0)
+      std::memcpy(destination(e.header, source), e.data, static_cast<size_t>(e.header.bytes));
+    if (!count_down(e.header.id, error))
+      comm_->abort(str("kvstore worker: a reply to unknown request ", e.header.id, " from ",
+                       comm_->roles().describe(source)));
+  }
+}
+
 void DistKVStore::on_message(const Header& h, int source, std::string text) {
+  if (h.type == MsgType::kPacked) {
+    on_packed(h, source);
+    return;
+  }
   if (h.type != MsgType::kReply && h.type != MsgType::kError)
     comm_->abort(str("kvstore worker: unexpected ", msg_type_name(h.type), " message from ",
                      comm_->roles().describe(source)));
@@ -102,38 +174,102 @@ bool DistKVStore::count_down(int64_t id, const std::string& error) {
   return true;
 }
 
+Header DistKVStore::part_header(MsgType type, int k, const Key& key, size_t p,
+                                const std::byte* data, bool compressed,
+                                const std::byte** payload) const {
+  const KeyPart& part = key.parts[p];
+  const size_t element_bytes = dtype_size(key.dtype);
+  Header h;
+  h.type = type;
+  h.key = k;
+  h.dtype = static_cast<int32_t>(key.dtype);
+  h.offset = part.offset;
+  h.count = part.count;
+  h.total = key.shape.size();
+  *payload = nullptr;
+  if (type == MsgType::kInit || type == MsgType::kPush) {
+    if (compressed) {
+      h.compressed = 1;
+      h.threshold = compression_.threshold;
+      h.bytes = compressed_words(part.count) * static_cast<int64_t>(sizeof(uint32_t));
+      *payload = data + static_cast<size_t>(key.code_offsets[p]) * sizeof(uint32_t);
+    } else {
+      h.bytes = part.count * static_cast<int64_t>(element_bytes);
+      *payload = data + static_cast<size_t>(part.offset) * element_bytes;
+    }
+  }
+  return h;
+}
+
 void DistKVStore::send_parts(MsgType type, int k, const Key& key, const std::byte* data, int64_t id,
                              bool compressed) {
-  const size_t element_bytes = dtype_size(key.dtype);
   for (size_t i = 0; i < key.parts.size(); ++i) {
-    const KeyPart& part = key.parts[i];
-    Header h;
-    h.type = type;
-    h.key = k;
-    h.dtype = static_cast<int32_t>(key.dtype);
-    h.id = id;
-    h.offset = part.offset;
-    h.count = part.count;
-    h.total = key.shape.size();
     const std::byte* payload = nullptr;
-    if (type == MsgType::kInit || type == MsgType::kPush) {
-      if (compressed) {
-        h.compressed = 1;
-        h.threshold = compression_.threshold;
-        h.bytes = compressed_words(part.count) * static_cast<int64_t>(sizeof(uint32_t));
-        payload = data + static_cast<size_t>(key.code_offsets[i]) * sizeof(uint32_t);
-      } else {
-        h.bytes = part.count * static_cast<int64_t>(element_bytes);
-        payload = data + static_cast<size_t>(part.offset) * element_bytes;
-      }
-    }
+    Header h = part_header(type, k, key, i, data, compressed, &payload);
+    h.id = id;
     // A request with data completes when its sends have finished too, so
     // the caller may reuse the array only once MPI is done with it.
     std::function<void()> on_sent;
     if (payload) on_sent = [this, id] { count_down(id, std::string()); };
-    comm_->send(comm_->roles().server_rank(part.server), h, payload, std::string(),
+    comm_->send(comm_->roles().server_rank(key.parts[i].server), h, payload, std::string(),
                 std::move(on_sent));
   }
+}
+
+void DistKVStore::send_pack(int server, PackWriter& pack) {
+  int64_t id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    id = next_id_++;
+    ++packed_sent_;
+  }
+  const Header h = pack.header(id);
+  // The values were copied into the pack: only the pack must outlive the send.
+  auto bytes = std::make_shared<PackBytes>(pack.take());
+  comm_->send(comm_->roles().server_rank(server), h, bytes->data.get(), std::string(), [bytes] {});
+}
+
+int64_t DistKVStore::packed_messages() const {
+  std::lock_guard lock(mutex_);
+  return packed_sent_;
+}
+
+bool DistKVStore::packable(const Key& kv) const {
+  return kv.parts.size() == 1 &&
+         kv.shape.size() * static_cast<int64_t>(dtype_size(kv.dtype)) <= options_.pack_threshold;
+}
+
+bool DistKVStore::packs(int k) const {
+  auto it = keys_.find(k);
+  return it != keys_.end() && packable(it->second);
+}
+
+std::vector<std::vector<DistKVStore::Item>> DistKVStore::groups(std::vector<Item> items) const {
+  std::vector<std::vector<Item>> out;
+  std::vector<int> seen;
+  for (const Item& item : items) seen.push_back(item.k);
+  std::sort(seen.begin(), seen.end());
+  const bool repeats = std::adjacent_find(seen.begin(), seen.end()) != seen.end();
+  std::map<int, size_t> open;  // server -> index in `out` of its group being filled
+  std::map<int, int64_t> open_bytes;
+  for (Item& item : items) {
+    if (repeats || !packable(*item.kv)) {
+      out.push_back({std::move(item)});
+      continue;
+    }
+    const int server = item.kv->parts[0].server;
+    const int64_t bytes = packed_entry_bytes(item.kv->shape.size() *
+                                             static_cast<int64_t>(dtype_size(item.kv->dtype)));
+    auto it = open.find(server);
+    if (it == open.end() || open_bytes[server] + bytes > kMaxPackBytes) {
+      open[server] = out.size();
+      open_bytes[server] = 0;
+      out.emplace_back();
+    }
+    open_bytes[server] += bytes;
+    out[open[server]].push_back(std::move(item));
+  }
+  return out;
 }
 
 void DistKVStore::init(const std::vector<int>& keys, const std::vector<NDArray>& values) {
@@ -183,6 +319,7 @@ void DistKVStore::push(const std::vector<int>& keys,
   if (keys.size() != values.size())
     throw InputError(
         str("kvstore push: ", keys.size(), " keys but ", values.size(), " value lists"));
+  std::vector<Item> items;
   for (size_t i = 0; i < keys.size(); ++i) {
     const int k = keys[i];
     Key& kv = key(k);
@@ -208,17 +345,58 @@ void DistKVStore::push(const std::vector<int>& keys,
           priority, "kvstore_compress");
       source = kv.codes;
     }
-    Engine::get().push_async(
-        [this, k, &kv, source, compressed](RunContext, OnComplete on_complete) {
-          // Each part: the server's reply and the end of the send.
-          const int64_t id = expect(2 * static_cast<int>(kv.parts.size()), nullptr, 0,
-                                    [on_complete](std::exception_ptr e) { on_complete(e); });
-          send_parts(MsgType::kPush, k, kv, static_cast<const std::byte*>(source.raw_data()), id,
-                     compressed);
-        },
-        Context::cpu(), {source.var()}, {kv.var.get()}, FnProperty::kCopy, priority,
-        str("kvstore_push(", k, ")"));
+    items.push_back(Item{k, &kv, source, compressed});
   }
+  for (auto& group : groups(std::move(items))) {
+    if (group.size() == 1)
+      push_one(group[0], priority);
+    else
+      push_packed(std::move(group), priority);
+  }
+}
+
+void DistKVStore::push_one(const Item& item, int priority) {
+  Engine::get().push_async(
+      [this, k = item.k, &kv = *item.kv, source = item.array, compressed = item.compressed](
+          RunContext, OnComplete on_complete) {
+        // Each part: the server's reply and the end of the send.
+        const int64_t id = expect(2 * static_cast<int>(kv.parts.size()), nullptr, 0,
+                                  [on_complete](std::exception_ptr e) { on_complete(e); });
+        send_parts(MsgType::kPush, k, kv, static_cast<const std::byte*>(source.raw_data()), id,
+                   compressed);
+      },
+      Context::cpu(), {item.array.var()}, {item.kv->var.get()}, FnProperty::kCopy, priority,
+      str("kvstore_push(", item.k, ")"));
+}
+
+void DistKVStore::push_packed(std::vector<Item> items, int priority) {
+  std::vector<Var*> reads, writes;
+  for (const Item& item : items) {
+    reads.push_back(item.array.var());
+    writes.push_back(item.kv->var.get());
+  }
+  const std::string name =
+      str("kvstore_push_packed(", items.size(), " keys from ", items[0].k, ")");
+  Engine::get().push_async(
+      [this, items = std::move(items)](RunContext, OnComplete on_complete) {
+        // One reply per key; the values are copied into the pack at once.
+        auto done =
+            after_all(items.size(), [on_complete](std::exception_ptr e) { on_complete(e); });
+        PackWriter pack;
+        int64_t bytes = 0;
+        for (const Item& item : items) bytes += packed_entry_bytes(item.array.bytes());
+        pack.reserve(bytes);
+        for (const Item& item : items) {
+          const std::byte* payload = nullptr;
+          Header h = part_header(MsgType::kPush, item.k, *item.kv, 0,
+                                 static_cast<const std::byte*>(item.array.raw_data()),
+                                 item.compressed, &payload);
+          h.id = expect(1, nullptr, 0, done);
+          pack.add(h, payload);
+        }
+        send_pack(items[0].kv->parts[0].server, pack);
+      },
+      Context::cpu(), reads, writes, FnProperty::kCopy, priority, name);
 }
 
 void DistKVStore::pull(const std::vector<int>& keys,
@@ -226,25 +404,65 @@ void DistKVStore::pull(const std::vector<int>& keys,
   if (keys.size() != outputs.size())
     throw InputError(
         str("kvstore pull: ", keys.size(), " keys but ", outputs.size(), " output lists"));
+  std::vector<Item> items;
+  std::vector<bool> direct;
   for (size_t i = 0; i < keys.size(); ++i) {
     const int k = keys[i];
     Key& kv = key(k);
     check_arrays(k, outputs[i], kv.shape, kv.dtype, "output");
-    const bool direct = outputs[i].size() == 1 && !outputs[i][0].ctx().is_gpu();
-    if (!direct && kv.pulled.is_none()) kv.pulled = NDArray(kv.shape, Context::cpu(), kv.dtype);
-    NDArray target = direct ? outputs[i][0] : kv.pulled;
-    Engine::get().push_async(
-        [this, k, &kv, target](RunContext, OnComplete on_complete) {
-          const int64_t id =
-              expect(static_cast<int>(kv.parts.size()), static_cast<std::byte*>(target.raw_data()),
-                     dtype_size(kv.dtype), [on_complete](std::exception_ptr e) { on_complete(e); });
-          send_parts(MsgType::kPull, k, kv, nullptr, id, false);
-        },
-        Context::cpu(), {}, {target.var(), kv.var.get()}, FnProperty::kCopy, priority,
-        str("kvstore_pull(", k, ")"));
-    if (!direct)
-      for (const auto& out : outputs[i]) push_copy(kv.pulled, out, priority, "kvstore_pull_copy");
+    direct.push_back(outputs[i].size() == 1 && !outputs[i][0].ctx().is_gpu());
+    if (!direct[i] && kv.pulled.is_none()) kv.pulled = NDArray(kv.shape, Context::cpu(), kv.dtype);
+    items.push_back(Item{k, &kv, direct[i] ? outputs[i][0] : kv.pulled, false});
   }
+  for (auto& group : groups(std::move(items))) {
+    if (group.size() == 1)
+      pull_one(group[0], priority);
+    else
+      pull_packed(std::move(group), priority);
+  }
+  // The devices' copies after the pulls that fill `pulled`.
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (!direct[i])
+      for (const auto& out : outputs[i])
+        push_copy(keys_.at(keys[i]).pulled, out, priority, "kvstore_pull_copy");
+}
+
+void DistKVStore::pull_one(const Item& item, int priority) {
+  Engine::get().push_async(
+      [this, k = item.k, &kv = *item.kv, target = item.array](RunContext, OnComplete on_complete) {
+        const int64_t id =
+            expect(static_cast<int>(kv.parts.size()), static_cast<std::byte*>(target.raw_data()),
+                   dtype_size(kv.dtype), [on_complete](std::exception_ptr e) { on_complete(e); });
+        send_parts(MsgType::kPull, k, kv, nullptr, id, false);
+      },
+      Context::cpu(), {}, {item.array.var(), item.kv->var.get()}, FnProperty::kCopy, priority,
+      str("kvstore_pull(", item.k, ")"));
+}
+
+void DistKVStore::pull_packed(std::vector<Item> items, int priority) {
+  std::vector<Var*> writes;
+  for (const Item& item : items) {
+    writes.push_back(item.array.var());
+    writes.push_back(item.kv->var.get());
+  }
+  const std::string name =
+      str("kvstore_pull_packed(", items.size(), " keys from ", items[0].k, ")");
+  Engine::get().push_async(
+      [this, items = std::move(items)](RunContext, OnComplete on_complete) {
+        auto done =
+            after_all(items.size(), [on_complete](std::exception_ptr e) { on_complete(e); });
+        PackWriter pack;
+        pack.reserve(static_cast<int64_t>(items.size()) * packed_entry_bytes(0));
+        for (const Item& item : items) {
+          const std::byte* payload = nullptr;
+          Header h = part_header(MsgType::kPull, item.k, *item.kv, 0, nullptr, false, &payload);
+          h.id = expect(1, static_cast<std::byte*>(item.array.raw_data()),
+                        dtype_size(item.kv->dtype), done);
+          pack.add(h, nullptr);
+        }
+        send_pack(items[0].kv->parts[0].server, pack);
+      },
+      Context::cpu(), {}, writes, FnProperty::kCopy, priority, name);
 }
 
 void DistKVStore::to_all_servers(MsgType type, const std::string& text) {

@@ -10,6 +10,10 @@
 // without a copy. Compression quantizes each part into 2-bit codes with a
 // per-key residual before sending.
 //
+// Keys of at most `pack_threshold` bytes held whole by one server are
+// packed (packing.h): those of one push or pull call that go to the same
+// server make one engine operation and one message, answered by one.
+//
 // The store lives inside a DistCoordinator (dist_coordinator.h), which owns
 // the job: MPI start-up with the servers, collectives, finish and abort.
 // init, set_optimizer and load_optimizer_states are collective over the
@@ -25,6 +29,7 @@
 
 #include "kvstore/communicator.h"
 #include "kvstore/kvstore.h"
+#include "kvstore/packing.h"
 #include "kvstore/partition.h"
 
 namespace mx::kvstore {
@@ -36,6 +41,9 @@ struct DistOptions {
   double heartbeat_interval_s = 1.0;
   // Silence after which a rank counts as stopped or hung and the job ends.
   double heartbeat_timeout_s = 10.0;
+  // Keys of at most this many bytes pushed or pulled in one call travel
+  // together per server (0: every key alone).
+  int64_t pack_threshold = kDefaultPackThreshold;
   // Hash of the worker's resolved config; all workers must agree.
   uint64_t config_hash = 0;
 };
@@ -55,6 +63,10 @@ class DistKVStore : public KVStore {
   void set_gradient_compression(const CompressionSpec& spec) override;
   void save_optimizer_states(const std::string& path) override;
   void load_optimizer_states(const std::string& path) override;
+  bool packs(int key) const override;
+
+  // Packed messages this worker has sent (for tests and benchmarks).
+  int64_t packed_messages() const;
 
   // Waits for this worker's pushes and pulls (after them every push of this
   // worker has been applied).
@@ -76,7 +88,27 @@ class DistKVStore : public KVStore {
     std::vector<int64_t> code_offsets;  // first word of each part in `codes`
   };
   struct Pending;
+  // A key of a push or pull call: what to send (push) or where values go (pull).
+  struct Item {
+    int k = -1;
+    Key* kv = nullptr;
+    NDArray array;
+    bool compressed = false;
+  };
   Key& key(int k);
+  bool packable(const Key& kv) const;
+  // The items of one call cut into groups that travel as one operation and
+  // message: packable keys by server (in call order, up to kMaxPackBytes),
+  // every other key alone, and every key alone when a key repeats.
+  std::vector<std::vector<Item>> groups(std::vector<Item> items) const;
+  void push_one(const Item& item, int priority);
+  void push_packed(std::vector<Item> items, int priority);
+  void pull_one(const Item& item, int priority);
+  void pull_packed(std::vector<Item> items, int priority);
+  // The header of part `p` of a key; `payload` gets the bytes to send with it.
+  Header part_header(MsgType type, int k, const Key& key, size_t p, const std::byte* data,
+                     bool compressed, const std::byte** payload) const;
+  void send_pack(int server, PackWriter& pack);
   // Residual and code buffers of a key, when compression is on.
   void prepare_compression(Key& kv) const;
   // Sends a control message to every server and waits for the replies.
@@ -91,6 +123,10 @@ class DistKVStore : public KVStore {
   // One reply or finished send of request `id`; false when there is no such request.
   bool count_down(int64_t id, const std::string& error);
   void* payload_buffer(const Header& h, int source);
+  // Where a reply's values go (checked against the request); aborts the job when nowhere.
+  std::byte* destination(const Header& h, int source);
+  // The replies of a packed message from `source`.
+  void on_packed(const Header& h, int source);
   void send_parts(MsgType type, int k, const Key& key, const std::byte* data, int64_t id,
                   bool compressed);
 
@@ -100,9 +136,12 @@ class DistKVStore : public KVStore {
   CompressionSpec compression_;
   std::shared_ptr<Communicator> comm_;
   std::map<int, Key> keys_;
-  std::mutex mutex_;  // guards pending_ and next_id_
+  mutable std::mutex mutex_;  // guards pending_ and next_id_
   std::map<int64_t, std::shared_ptr<Pending>> pending_;
   int64_t next_id_ = 1;
+  // Packed replies being received, by (server rank, message id); guarded by mutex_.
+  std::map<std::pair<int, int64_t>, PackBytes> packs_in_;
+  int64_t packed_sent_ = 0;  // guarded by mutex_
 };
 
 }  // namespace mx::kvstore

@@ -52,6 +52,15 @@ class KVStore {
     pull(keys, outputs, priority);
   }
 
+  // Whether this key's pushes and pulls given in one call with other such
+  // keys travel together as one message (dist stores: keys of at most the
+  // pack threshold's bytes, packing.h). Callers that push keys one at a
+  // time to overlap communication can push these together instead.
+  virtual bool packs(int key) const {
+    (void)key;
+    return false;
+  }
+
   // The updater runs where the values live: here for local/device, on the
   // servers for dist (the optimizer is serialized and rebuilt there).
   virtual void set_optimizer(std::unique_ptr<optim::Optimizer> optimizer) = 0;

@@ -26,6 +26,12 @@ void KVStoreParams::declare(ParamDecl<KVStoreParams>& d) {
       .set_default(1000000)
       .set_lower_bound(1)
       .describe("arrays with this many elements or more are split over all servers");
+  d.field("pack_threshold", &KVStoreParams::pack_threshold)
+      .set_default(16384)
+      .set_range(0, 16 << 20)
+      .describe(
+          "dist stores: keys of at most this many bytes pushed or pulled together go to their "
+          "server as one message (0: every key alone)");
   d.field("heartbeat_interval", &KVStoreParams::heartbeat_interval)
       .set_default(1.0)
       .set_lower_bound(0.01)

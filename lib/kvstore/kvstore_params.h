@@ -2,8 +2,8 @@
 // parses with the project's usual messages (unknown names with suggestions,
 // ranges, allowed values). join_job (coordinator.h) makes the job they name.
 //
-//   kvstore: {type: dist_sync, bigarray_bound: 1000000, heartbeat_interval: 1,
-//             heartbeat_timeout: 10}
+//   kvstore: {type: dist_sync, bigarray_bound: 1000000, pack_threshold: 16384,
+//             heartbeat_interval: 1, heartbeat_timeout: 10}
 //   gradient_compression: {type: 2bit, threshold: 0.5}
 #pragma once
 
@@ -20,6 +20,9 @@ const char* store_type_name(StoreType type);
 struct KVStoreParams : Params<KVStoreParams> {
   StoreType type = StoreType::kLocal;
   int64_t bigarray_bound = 1000000;
+  // Keys of at most this many bytes pushed or pulled together travel as one
+  // message per server (0: each key alone).
+  int64_t pack_threshold = 16384;
   double heartbeat_interval = 1.0;
   double heartbeat_timeout = 10.0;
   // Push each gradient as soon as the backward pass has made it, and pull

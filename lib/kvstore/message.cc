@@ -14,6 +14,7 @@ const char* msg_type_name(MsgType type) {
     case MsgType::kReply: return "reply";
     case MsgType::kError: return "error";
     case MsgType::kHeartbeat: return "heartbeat";
+    case MsgType::kPacked: return "packed";
   }
   return "unknown";
 }

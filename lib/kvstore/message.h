@@ -10,6 +10,10 @@
 
 namespace mx::kvstore {
 
+// Raised whenever a message changes meaning; ranks compare it at start-up
+// (2: packed messages).
+inline constexpr int kProtocolVersion = 2;
+
 inline constexpr int kHeaderTag = 7301;
 inline constexpr int kPayloadTag = 7302;
 
@@ -24,6 +28,7 @@ enum class MsgType : int32_t {
   kReply,         // server -> worker: request `id` done (pull: payload = values)
   kError,         // server -> worker: request `id` failed (payload: message)
   kHeartbeat,     // both ways, every heartbeat interval
+  kPacked,        // both ways: several init/push/pull requests or their replies (packing.h)
 };
 
 const char* msg_type_name(MsgType type);
@@ -40,6 +45,9 @@ struct Header {
   int64_t bytes = 0;       // payload bytes (0: no payload)
   double threshold = 0;    // 2-bit compression threshold
 };
+
+// docs/distributed.md ("Messages") describes this layout.
+static_assert(sizeof(Header) == 64, "the header's wire layout changed: raise kProtocolVersion");
 
 // Which part of a key a message is about: (key, offset) is unique per server.
 struct PartId {

@@ -34,6 +34,11 @@ std::string RoleMap::problem() const {
                  " of the mpirun command line has both servers and "
                  "workers; give each program its own -np");
   }
+  for (const auto& r : ranks_)
+    if (r.protocol != ranks_[0].protocol)
+      return str("the ranks run mx builds that speak different kvstore protocols: ", describe(0),
+                 " speaks version ", ranks_[0].protocol, ", ", describe(r.rank), " version ",
+                 r.protocol, "; start every rank from the same build");
   const RankInfo& first = settings();
   for (int w : workers_) {
     const RankInfo& r = at(w);

@@ -24,6 +24,9 @@ struct RankInfo {
   std::string host;
   int64_t pid = 0;
   ProcessSpace space;  // where `pid` means this process (peer_liveness.h)
+  // The messages this build speaks (message.h's kProtocolVersion); builds
+  // from before versions were exchanged send 0.
+  int protocol = 0;
   // Workers only (servers take theirs from the workers):
   uint64_t config_hash = 0;
   bool sync = true;  // dist_sync (true) or dist_async
@@ -45,8 +48,9 @@ class RoleMap {
   int server_rank(int index) const { return servers_.at(static_cast<size_t>(index)); }
 
   // Why this set of ranks cannot run, or "" when it can: servers without
-  // workers, workers without servers, workers whose configs or kvstore
-  // settings differ, an application mixing roles.
+  // workers, workers without servers, ranks of builds that speak different
+  // protocols, workers whose configs or kvstore settings differ, an
+  // application mixing roles.
   std::string problem() const;
   // "rank 2 (host h, worker 1)"
   std::string describe(int rank) const;

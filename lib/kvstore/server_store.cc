@@ -71,6 +71,7 @@ Response ServerStore::reply(const Request& r) const {
   out.header.type = MsgType::kReply;
   out.header.bytes = 0;
   out.header.compressed = 0;
+  out.packed = r.packed;
   return out;
 }
 
@@ -200,6 +201,7 @@ void ServerStore::decode_into(Part& part, int worker, const Header& h, bool add,
 void ServerStore::apply(Part& part, int key, const NDArray& grad) {
   MX_CHECK(updater_ != nullptr);
   (*updater_)(key, grad, part.stored);
+  // The update has read `grad` and written the value (and its states) once done.
   part.stored.wait_to_read();
 }
 
@@ -213,8 +215,9 @@ void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response
     out.push_back(error(r, str("key ", h.key, ": 2-bit compression needs float32 values")));
     return;
   }
-  part.merged.wait_to_read();
-  part.stored.wait_to_read();
+  // No engine operation is pending on the part's arrays here: the only ones
+  // are the updater's, and apply() waits for them. (Waiting anyway costs two
+  // engine thread hand-overs per push, most of a small key's time.)
   if (!sync_) {
     if (!updater_) {
       out.push_back(error(r,
@@ -236,6 +239,7 @@ void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response
   ++part.num_pushed;
   part.held.push_back(h);  // the push itself: how to decode it, and what to echo
   part.held_workers.push_back(r.worker);
+  part.held_packed.push_back(r.packed ? 1 : 0);
   if (part.num_pushed < num_workers_) return;
 
   // The round is complete: sum in worker order, update, release the replies.
@@ -266,10 +270,12 @@ void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response
     resp.header.type = MsgType::kReply;
     resp.header.bytes = 0;
     resp.header.compressed = 0;
+    resp.packed = part.held_packed[i] != 0;
     out.push_back(std::move(resp));
   }
   part.held.clear();
   part.held_workers.clear();
+  part.held_packed.clear();
   part.pushed.assign(part.pushed.size(), 0);
   part.num_pushed = 0;
 }

@@ -30,7 +30,8 @@ namespace mx::kvstore {
 struct Request {
   Header header;
   int worker = 0;
-  std::string text;  // control payload (optimizer, path)
+  std::string text;     // control payload (optimizer, path)
+  bool packed = false;  // came in a packed message: the reply goes in one too
 };
 
 // What to send to worker `worker`. `data` (header.bytes of it) points into
@@ -43,6 +44,7 @@ struct Response {
   std::string text;
   bool reads_part = false;
   PartId reading;
+  bool packed = false;  // answers a packed request (packing.h)
 };
 
 class ServerStore {
@@ -78,6 +80,7 @@ class ServerStore {
     std::vector<char> pushed;   // per worker, this round
     std::vector<Header> held;   // this round's pushes, replies held back
     std::vector<int> held_workers;
+    std::vector<char> held_packed;
     int num_pushed = 0;
     int sending = 0;
     std::deque<Request> waiting;  // pushes waiting for sends of the value

@@ -83,6 +83,12 @@ class StoreUpdates : public ParameterUpdates {
     if (clip_) clip_global_norm(executors_, names_, *clip_, schedule_->rescale_grad());
     // Last layer first: its gradient is ready first, and the priorities
     // bring the first layers' weights back first for the next forward pass.
+    // Keys the store packs go together after the others (one message per
+    // server each way): they wait for the first layer's gradient, the last
+    // one made, and the first layer's weights are what the next forward
+    // pass needs first anyway.
+    std::vector<int> packed;
+    std::vector<std::vector<NDArray>> packed_grads, packed_weights;
     for (int i = static_cast<int>(names_.size()) - 1; i >= 0; --i) {
       const auto& name = names_[static_cast<size_t>(i)];
       std::vector<NDArray> grads, weights;
@@ -90,8 +96,18 @@ class StoreUpdates : public ParameterUpdates {
         grads.push_back(e->grad_dict().at(name));
         weights.push_back(e->arg_dict().at(name));
       }
+      if (store_.packs(i)) {
+        packed.push_back(i);
+        packed_grads.push_back(std::move(grads));
+        packed_weights.push_back(std::move(weights));
+        continue;
+      }
       store_.push({i}, {grads}, -i);
       store_.pull({i}, {weights}, -i);
+    }
+    if (!packed.empty()) {
+      store_.push(packed, packed_grads, -packed.back());
+      store_.pull(packed, packed_weights, -packed.back());
     }
     if (!overlap_) Engine::get().wait_all();
     ++num_update_;

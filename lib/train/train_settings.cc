@@ -20,6 +20,7 @@ const std::vector<std::string>& allowed_keys() {
                                                 "kvstore",
                                                 "kvstore.type",
                                                 "kvstore.bigarray_bound",
+                                                "kvstore.pack_threshold",
                                                 "kvstore.heartbeat_interval",
                                                 "kvstore.heartbeat_timeout",
                                                 "kvstore.overlap",

@@ -1,5 +1,5 @@
 # mx-train under mpirun with mx-serve-ps (label mpi): one scenario per test.
-#   -DSCENARIO=equal|batchnorm|unequal|resume|interrupt|compress|tcp|kill|async|errors
+#   -DSCENARIO=equal|batchnorm|unequal|resume|interrupt|compress|tcp|pack|kill|async|errors
 #   -DMPIRUN=... -DSERVER=mx-serve-ps -DTRAIN=mx-train -DCLOSE=params_close
 # Data: a CSV of 3 classes (the label is the largest of three feature pairs'
 # sums), generated here with a fixed LCG so every run sees the same rows.
@@ -258,6 +258,20 @@ elseif(SCENARIO STREQUAL "tcp")
               kvstore=dist_sync --run-dir runs/tcp MATCH "epoch 2/2:.*val-accuracy")
   run(COMMAND ${dist} dist.yaml kvstore=dist_sync --run-dir runs/shm)
   run(COMMAND ${CLOSE} runs/tcp/model-0002.params runs/shm/model-0002.params 1e-6)
+elseif(SCENARIO STREQUAL "pack")
+  # The trainer pushes the small keys together (packed, the default) or each
+  # alone (kvstore.pack_threshold=0): the same parameters, byte for byte, in
+  # dist_sync. (dist_async trains packed by default in the "async" scenario.)
+  make_rows(96 rows)
+  write_rows(data.csv "${rows}")
+  write_config(dist.yaml data.csv "")
+  run(COMMAND ${dist} dist.yaml kvstore=dist_sync --run-dir runs/packed)
+  run(COMMAND ${dist} dist.yaml kvstore.type=dist_sync kvstore.pack_threshold=0
+              --run-dir runs/alone)
+  foreach(epoch 0001 0002)
+    run(COMMAND ${CMAKE_COMMAND} -E compare_files runs/packed/model-${epoch}.params
+                runs/alone/model-${epoch}.params)
+  endforeach()
 elseif(SCENARIO STREQUAL "interrupt")
   # SIGTERM to worker 1 alone, once epoch 1 is logged: both workers stop
   # after the same batch (or dist_sync would wait for the missing push),

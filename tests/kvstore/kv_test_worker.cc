@@ -6,18 +6,25 @@
 //   kv_test_worker SCENARIO [--type dist_sync|dist_async] [--bound N]
 //                  [--timeout S] [--hash-by-rank] [--states DIR]
 // Scenarios: sync, async, compress, kill (worker 1 dies), stop (worker 1 stops),
-// stop-server (worker 0 stops server 0).
+// stop-server (worker 0 stops server 0), pack (packed keys end bit-identical
+// to the same keys sent one by one), order (the servers sum in worker order
+// whatever the arrival order).
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kvstore/dist_coordinator.h"
 #include "kvstore/gradient_compression.h"
+#include "optim/optimizer.h"
 
 using mx::NDArray;
 using mx::Shape;
@@ -191,6 +198,89 @@ void run_compress(DistCoordinator& job) {
   }
 }
 
+// Keys of several sizes (packable or not, split or not with --bound), once
+// pushed and pulled in one call (small ones packed) and once key by key
+// (never packed), with values whose sums round differently in another
+// order and SGD with momentum on the servers: both sets end bit-identical.
+void run_pack(DistCoordinator& job) {
+  DistKVStore& kv = job.store();
+  // With the default threshold (16 KiB) and --bound 5000: 4096 floats are
+  // packed, 4097 not, 16385 split over the servers.
+  const std::vector<int64_t> sizes = {7, 300, 4096, 4097, 5, 2000, 16385};
+  std::vector<int> together, alone;
+  std::vector<NDArray> init;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    together.push_back(10 + static_cast<int>(i));
+    alone.push_back(110 + static_cast<int>(i));
+    init.push_back(filled(Shape{sizes[i]}, [&](int64_t j) { return 0.001f * (j % 97) - 0.03f; }));
+  }
+  std::vector<NDArray> both = init;
+  both.insert(both.end(), init.begin(), init.end());
+  std::vector<int> all = together;
+  all.insert(all.end(), alone.begin(), alone.end());
+  kv.init(all, both);
+  kv.set_optimizer(mx::optim::make_optimizer(
+      "sgd", {{"learning_rate", "0.1"}, {"momentum", "0.9"}, {"wd", "0.01"}}));
+  const int w = job.rank();
+  const int64_t before = kv.packed_messages();
+  for (int round = 0; round < 4; ++round) {
+    std::vector<std::vector<NDArray>> grads, outs_together, outs_alone;
+    for (int64_t n : sizes) {
+      grads.push_back({filled(Shape{n}, [&](int64_t j) {
+        return std::sin(0.37f * static_cast<float>(j + 1) * (w + 1) + round) * 1e3f + 1e-3f;
+      })});
+      outs_together.push_back({NDArray::zeros(Shape{n})});
+      outs_alone.push_back({NDArray::zeros(Shape{n})});
+    }
+    kv.push(together, grads, 0);
+    kv.pull(together, outs_together, 0);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      kv.push({alone[i]}, {grads[i]}, 0);
+      kv.pull({alone[i]}, {outs_alone[i]}, 0);
+    }
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const NDArray& a = outs_together[i][0];
+      const NDArray& b = outs_alone[i][0];
+      a.wait_to_read();
+      b.wait_to_read();
+      if (std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) != 0)
+        job.abort(mx::str("kv_test_worker ", w, ": round ", round, ": key ", together[i],
+                          " sent packed differs from key ", alone[i], " sent alone"));
+    }
+  }
+  if (kv.packed_messages() == before)
+    job.abort(mx::str("kv_test_worker ", w, ": no packed message was sent"));
+}
+
+// Worker w pushes kOrderValues[w] after a delay that makes the workers'
+// pushes arrive last worker first; the servers must sum in worker order,
+// (1e8 + -1e8) + 1 = 1, where arrival order gives (1 + -1e8) + 1e8 = 0.
+void run_order(DistCoordinator& job) {
+  DistKVStore& kv = job.store();
+  const std::vector<float> values = {1e8f, -1e8f, 1.0f};
+  if (job.num_workers() != 3) job.abort("kv_test_worker order: needs 3 workers", 2);
+  const float in_order = (values[0] + values[1]) + values[2];
+  const float arrival = (values[2] + values[1]) + values[0];
+  if (in_order != 1.0f || arrival == in_order)
+    job.abort("kv_test_worker order: the values do not depend on the order");
+  init_keys(job);
+  const int w = job.rank();
+  for (int round = 0; round < 2; ++round) {
+    job.barrier();
+    std::this_thread::sleep_for(std::chrono::milliseconds(250 * (2 - w)));
+    std::vector<std::vector<NDArray>> g;
+    for (const auto& shape : kShapes)
+      g.push_back({NDArray::full(shape, values[static_cast<size_t>(w)])});
+    if (round == 0) {
+      kv.push(kKeys, g, 0);  // small keys packed
+    } else {
+      for (size_t k = 0; k < kKeys.size(); ++k) kv.push({kKeys[k]}, {g[k]}, 0);
+    }
+    check_pull(job, 1, mx::str("after the delayed pushes of round ", round),
+               [](int, int64_t) { return 1.0f; });
+  }
+}
+
 void run_fault(DistCoordinator& job, const std::string& scenario) {
   DistKVStore& kv = job.store();
   init_keys(job);
@@ -256,6 +346,10 @@ int main(int argc, char** argv) {
         run_async(*job);
       else if (args.scenario == "compress")
         run_compress(*job);
+      else if (args.scenario == "pack")
+        run_pack(*job);
+      else if (args.scenario == "order")
+        run_order(*job);
       else if (args.scenario == "kill" || args.scenario == "stop" || args.scenario == "stop-server")
         run_fault(*job, args.scenario);
       else

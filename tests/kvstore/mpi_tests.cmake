@@ -45,6 +45,14 @@ mx_mpi_test(mpi_kvstore_async 0 "kv_test_worker async: ok;dist_async"
 # 2-bit compression against the reference, with split keys (per-part codes).
 mx_mpi_test(mpi_kvstore_compress 0 "kv_test_worker compress: ok"
   COMMAND ${_mpirun} -np 2 ${_server} : -np 2 ${_worker} compress --bound 8)
+# Small keys pushed and pulled in one call travel packed and end bit-identical
+# to the same keys sent one by one (2 servers, keys of 5000+ elements split).
+mx_mpi_test(mpi_kvstore_pack 0 "kv_test_worker pack: ok"
+  COMMAND ${_mpirun} -np 2 ${_server} : -np 2 ${_worker} pack --bound 5000)
+# The servers sum in worker order whatever the arrival order: 3 workers
+# delayed so that the last arrives first, values whose sum depends on the order.
+mx_mpi_test(mpi_kvstore_order 0 "kv_test_worker order: ok"
+  COMMAND ${_mpirun} -np 2 ${_server} : -np 3 ${_worker} order --bound 500)
 # Faults: a worker killed, a worker or a server stopped (SIGSTOP): the job ends, non-zero.
 # Either the server names the dead worker or mpirun does, whichever is first.
 mx_mpi_test(mpi_kvstore_kill nonzero "rank 2 \\(host [^,]+, worker 1\\) has died|process rank 2 .*signal 9"
@@ -91,6 +99,8 @@ mx_dist_train_test(interrupt)
 mx_dist_train_test(compress)
 # The 1 + 2 job over TCP (loopback) ends as over shared memory.
 mx_dist_train_test(tcp)
+# Small keys pushed together (packed) or alone: the same parameters, byte for byte.
+mx_dist_train_test(pack)
 # A worker killed mid-epoch ends the job, non-zero, naming the rank.
 mx_dist_train_test(kill)
 # dist_async reaches dist_sync's accuracy within 1%.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "kvstore/kvstore_params.h"
 #include "kvstore/local_kvstore.h"
 #include "kvstore/optimizer_spec.h"
+#include "kvstore/packing.h"
 #include "kvstore/partition.h"
 #include "kvstore/role_map.h"
 #include "kvstore/server_store.h"
@@ -271,6 +273,186 @@ TEST_CASE("sync server: replies held until every worker pushed, then one update"
   CHECK(s.pull(1, 4, 2) == std::vector<float>{3 - 3, 3 - 6});
 }
 
+TEST_CASE("server: held replies echo their pushes; a push of another shape; init again resizes") {
+  ServerHarness s(2, true);
+  s.data(MsgType::kInit, 0, 6, {1, 2, 3});
+  s.out.clear();
+  s.data(MsgType::kPush, 1, 6, {1, 1, 1});
+  const int64_t first = s.next_id - 1;
+  s.data(MsgType::kPush, 0, 6, {1, 1, 1});
+  const int64_t second = s.next_id - 1;
+  REQUIRE(s.out.size() == 2);
+  // Each reply goes to its worker with its request's id, key and part.
+  for (const auto& r : s.out) {
+    CHECK(r.header.id == (r.worker == 1 ? first : second));
+    CHECK(r.header.key == 6);
+    CHECK(r.header.count == 3);
+  }
+  // A push of another element count (same type) is an error, not a sum.
+  s.out.clear();
+  s.data(MsgType::kPush, 0, 6, {1, 1});
+  REQUIRE(s.out.size() == 1);
+  CHECK(s.out[0].header.type == MsgType::kError);
+  // Init again with fewer elements, then as float64: the value takes the new shape and type.
+  s.out.clear();
+  s.data(MsgType::kInit, 0, 6, {7, 8});
+  CHECK(s.pull(0, 6, 2) == std::vector<float>{7, 8});
+  Header h = s.header(MsgType::kInit, 6, 0, 2);
+  h.dtype = static_cast<int32_t>(DType::kFloat64);
+  h.bytes = 16;
+  const std::vector<double> wide = {1e300, -2.5};
+  std::memcpy(s.store.payload_buffer(h, 0), wide.data(), 16);
+  s.store.handle(Request{h, 0, ""}, s.out);
+  NDArray value = s.store.value(PartId{6, 0});
+  REQUIRE(value.dtype() == DType::kFloat64);
+  CHECK(value.to_vector<double>() == wide);
+}
+
+TEST_CASE("sync server: the sum is in worker order whatever the arrival order") {
+  // Float sums of these depend on the order: worker order gives
+  // (1e8 + -1e8) + 1 = 1, other orders 0 or 1.
+  const std::vector<float> pushed = {1e8f, -1e8f, 1.0f};
+  std::vector<int> arrival = {0, 1, 2};
+  std::set<float> arrival_sums;
+  do {
+    CAPTURE(arrival[0]);
+    CAPTURE(arrival[1]);
+    CAPTURE(arrival[2]);
+    float sum = pushed[static_cast<size_t>(arrival[0])];
+    sum = sum + pushed[static_cast<size_t>(arrival[1])];
+    sum = sum + pushed[static_cast<size_t>(arrival[2])];
+    arrival_sums.insert(sum);
+    ServerHarness s(3, true);
+    s.data(MsgType::kInit, 0, 2, {5, 5, 5});
+    for (int w : arrival)
+      s.data(MsgType::kPush, w, 2, std::vector<float>(3, pushed[static_cast<size_t>(w)]));
+    CHECK(s.pull(1, 2, 3) == std::vector<float>{1, 1, 1});
+  } while (std::next_permutation(arrival.begin(), arrival.end()));
+  CHECK(arrival_sums.size() == 2);  // the test can fail: some orders give another sum
+}
+
+TEST_CASE("sync server: replies to packed requests are marked packed, held ones too") {
+  ServerHarness s(2, true);
+  s.data(MsgType::kInit, 0, 1, {1, 2});
+  s.out.clear();
+  Header h = s.header(MsgType::kPush, 1, 0, 2);
+  h.bytes = 8;
+  const std::vector<float> g = {1, 1};
+  std::memcpy(s.store.payload_buffer(h, 1), g.data(), 8);
+  Request packed{h, 1, "", true};
+  s.store.handle(packed, s.out);
+  CHECK(s.out.empty());
+  s.data(MsgType::kPush, 0, 1, {2, 2});  // not packed
+  REQUIRE(s.out.size() == 2);
+  for (const auto& r : s.out) CHECK(r.packed == (r.worker == 1));
+  // A packed pull's reply, and a packed request's error.
+  s.out.clear();
+  s.store.handle(Request{s.header(MsgType::kPull, 1, 0, 2), 0, "", true}, s.out);
+  s.store.handle(Request{s.header(MsgType::kPull, 9, 0, 2), 1, "", true}, s.out);
+  REQUIRE(s.out.size() == 2);
+  CHECK(s.out[0].packed);
+  CHECK(s.out[0].reads_part);
+  CHECK(s.out[1].packed);
+  CHECK(s.out[1].header.type == MsgType::kError);
+  s.store.sent(s.out[0].reading, s.out);
+}
+
+TEST_CASE("packed messages: entries round-trip, malformed payloads are refused") {
+  PackWriter w;
+  CHECK(w.empty());
+  Header a;
+  a.type = MsgType::kPush;
+  a.key = 3;
+  a.id = 11;
+  a.count = 3;
+  a.bytes = 12;
+  const std::vector<float> av = {1.5f, -2, 3};
+  Header b;
+  b.type = MsgType::kPull;
+  b.key = 4;
+  b.id = 12;
+  b.count = 5;
+  Header c;
+  c.type = MsgType::kError;
+  c.id = 13;
+  const std::string text = "server 0: bad";
+  c.bytes = static_cast<int64_t>(text.size());
+  w.add(a, av.data());
+  w.add(b, nullptr);
+  w.add(c, text.data());
+  CHECK(w.entries() == 3);
+  CHECK(w.size() == packed_entry_bytes(12) + packed_entry_bytes(0) + packed_entry_bytes(13));
+  CHECK(packed_entry_bytes(12) == static_cast<int64_t>(sizeof(Header)) + 16);
+  CHECK(packed_entry_bytes(16) == static_cast<int64_t>(sizeof(Header)) + 16);
+  CHECK(packed_entry_bytes(0) == static_cast<int64_t>(sizeof(Header)));
+  const Header h = w.header(77);
+  CHECK(h.type == MsgType::kPacked);
+  CHECK(h.id == 77);
+  CHECK(h.count == 3);
+  CHECK(h.bytes == w.size());
+  PackBytes bytes = w.take();
+  CHECK(w.empty());
+  CHECK(w.size() == 0);
+  REQUIRE(bytes.size == h.bytes);
+  // The padding after a's 12 bytes is zeros.
+  for (size_t i = sizeof(Header) + 12; i < sizeof(Header) + 16; ++i)
+    CHECK(bytes.data[i] == std::byte{0});
+  auto entries = unpack(h, bytes.data.get());
+  REQUIRE(entries.size() == 3);
+  CHECK(entries[0].header.key == 3);
+  CHECK(entries[0].header.id == 11);
+  std::vector<float> got(3);
+  std::memcpy(got.data(), entries[0].data, 12);
+  CHECK(got == av);
+  CHECK(entries[1].header.type == MsgType::kPull);
+  CHECK(entries[1].header.count == 5);
+  CHECK(entries[1].header.bytes == 0);
+  CHECK(std::string(reinterpret_cast<const char*>(entries[2].data), 13) == text);
+
+  // A writer is reusable after take(), and grows past what it reserved.
+  w.reserve(8);
+  for (int i = 0; i < 40; ++i) w.add(a, av.data());
+  PackBytes many = w.take();
+  Header hm = h;
+  hm.count = 40;
+  hm.bytes = many.size;
+  CHECK(unpack(hm, many.data.get()).size() == 40);
+
+  // A negative size is a programming error, reported as one (not as a
+  // failed allocation, nor as an entry that would make a malformed message).
+  CHECK_THROWS_AS(PackBytes::make(-1), Error);
+  Header negative = a;
+  negative.bytes = -1;
+  CHECK_THROWS_AS(w.add(negative, av.data()), Error);
+  CHECK(w.empty());
+
+  auto refused = [&](Header bad, const std::string& what) {
+    CAPTURE(what);
+    CHECK_THROWS_WITH_AS(unpack(bad, bytes.data.get()), doctest::Contains(what.c_str()), Error);
+  };
+  Header more = h;
+  more.count = 4;  // the payload ends inside a 4th header
+  refused(more, "ends inside the header of entry 3");
+  Header fewer = h;
+  fewer.count = 2;  // c's bytes are left over
+  refused(fewer, "bytes after its 2 entries");
+  Header none = h;
+  none.count = 0;
+  refused(none, "malformed packed message");
+  Header shorter = h;
+  shorter.bytes = h.bytes - 8;  // c's padded payload no longer fits
+  refused(shorter, "does not fit");
+  // An entry that claims more bytes than the message has, and a nested pack.
+  Header big = a;
+  big.bytes = 1 << 20;
+  std::memcpy(bytes.data.get(), &big, sizeof(Header));
+  refused(h, "entry 0 (push, 1048576 bytes) does not fit");
+  Header nested = a;
+  nested.type = MsgType::kPacked;
+  std::memcpy(bytes.data.get(), &nested, sizeof(Header));
+  refused(h, "entry 0 (packed");
+}
+
 TEST_CASE("server: a push waits while a reply still reads the value") {
   ServerHarness s(1, true);
   s.data(MsgType::kInit, 0, 0, {5});
@@ -427,6 +609,15 @@ TEST_CASE("role map: indices, the printed table, start-up problems") {
   async.sync = false;
   RoleMap modes({rank_info(0, Role::kServer, 0), rank_info(1, Role::kWorker, 1), async});
   CHECK(modes.problem().find("settings differ") != std::string::npos);
+  // A rank of another build (another protocol) is named, whatever its role.
+  auto old_server = rank_info(0, Role::kServer, 0);
+  old_server.protocol = 0;
+  auto current = rank_info(1, Role::kWorker, 1);
+  current.protocol = kProtocolVersion;
+  RoleMap builds({old_server, current});
+  CHECK(builds.problem().find("different kvstore protocols") != std::string::npos);
+  CHECK(builds.problem().find("rank 1") != std::string::npos);
+  CHECK(builds.problem().find("version 2") != std::string::npos);
 }
 
 TEST_CASE("kvstore settings parse with the usual messages and make the job") {
@@ -434,7 +625,16 @@ TEST_CASE("kvstore settings parse with the usual messages and make the job") {
   CHECK(p.type == StoreType::kDevice);
   CHECK(p.bigarray_bound == 1000000);
   CHECK(p.heartbeat_timeout == 10.0);
+  CHECK(p.pack_threshold == 16384);
+  CHECK(p.pack_threshold == kDefaultPackThreshold);
+  CHECK(KVStoreParams::from_strings({{"pack_threshold", "0"}}, "kvstore").pack_threshold == 0);
+  CHECK(KVStoreParams::from_strings({{"pack_threshold", "16777216"}}, "kvstore").pack_threshold ==
+        kMaxPackBytes);
+  CHECK_THROWS_AS(KVStoreParams::from_strings({{"pack_threshold", "-1"}}, "kvstore"), InputError);
+  CHECK_THROWS_AS(KVStoreParams::from_strings({{"pack_threshold", "16777217"}}, "kvstore"),
+                  InputError);
   CHECK(join_job(p, 2, 0)->kvstore()->type() == "device");
+  CHECK_FALSE(join_job(p, 2, 0)->kvstore()->packs(0));  // only the dist stores pack
   CHECK(join_job(KVStoreParams::from_strings({}, "kvstore"), 2, 0)->kvstore()->type() == "local");
   // One device needs no store: the trainer's updater does its work.
   CHECK(join_job(p, 1, 0)->kvstore() == nullptr);
