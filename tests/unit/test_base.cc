@@ -87,14 +87,17 @@ TEST_CASE("DType: MXNet type flags, sizes and names") {
   CHECK(static_cast<int>(DType::kInt32) == 4);
   CHECK(static_cast<int>(DType::kInt8) == 5);
   CHECK(static_cast<int>(DType::kInt64) == 6);
-  const size_t sizes[] = {4, 8, 2, 1, 4, 1, 8};
-  for (int f = 0; f < kNumDTypes; ++f) {
-    auto d = static_cast<DType>(f);
+  CHECK(static_cast<int>(DType::kBFloat16) == 12);
+  const size_t sizes[] = {4, 8, 2, 1, 4, 1, 8, 2};
+  for (size_t f = 0; f < std::size(kAllDTypes); ++f) {
+    const DType d = kAllDTypes[f];
     CHECK(dtype_size(d) == sizes[f]);
     CHECK(parse_dtype(dtype_name(d)) == d);
   }
   CHECK(is_valid_dtype_flag(6));
+  CHECK(is_valid_dtype_flag(12));
   CHECK_FALSE(is_valid_dtype_flag(7));
+  CHECK_FALSE(is_valid_dtype_flag(11));
   CHECK_FALSE(is_valid_dtype_flag(-1));
   CHECK_THROWS_AS(parse_dtype("float128"), InputError);
   CHECK(dtype_of<half_t> == DType::kFloat16);
