@@ -6,7 +6,7 @@
 
 namespace mx::train {
 
-Precision parse_precision(const std::string& text, const std::string& origin) {
+Precision parse_train_precision(const std::string& text, const std::string& origin) {
   if (text == "float32") return Precision::kFloat32;
   if (text == "bfloat16") return Precision::kBFloat16;
   if (text == "float16") return Precision::kFloat16;

@@ -17,7 +17,7 @@ namespace mx::train {
 enum class Precision { kFloat32, kBFloat16, kFloat16 };
 
 // "float32", "bfloat16", "float16"; anything else is an InputError naming `origin`.
-Precision parse_precision(const std::string& text, const std::string& origin);
+Precision parse_train_precision(const std::string& text, const std::string& origin);
 const char* precision_name(Precision p);
 
 // What bfloat16 training on the CPU needs, detected once (detect_cpu_features)

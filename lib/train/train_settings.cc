@@ -121,8 +121,8 @@ TrainSettings parse_train_settings(const Config& c, const CpuFeatures& cpu) {
   s.mirror = parse_mirror(c.get_string("train.mirror", "none"), c.origin("train.mirror"));
   s.devices = parse_devices(c);
   s.ctx = s.devices[0];
-  s.precision =
-      parse_precision(c.get_string("train.precision", "float32"), c.origin("train.precision"));
+  s.precision = parse_train_precision(c.get_string("train.precision", "float32"),
+                                      c.origin("train.precision"));
   check_precision_supported(s.precision, s.devices, cpu, c.origin("train.precision"));
   parse_kvstore(c, s);
   if (s.devices.size() > 1 && s.batch_size % static_cast<int>(s.devices.size()) != 0)

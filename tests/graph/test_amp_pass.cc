@@ -67,12 +67,13 @@ TEST_CASE("amp pass: casts into low-precision layers and back before float32 one
   // The network itself is untouched (checkpoints save it).
   CHECK(op_of(node_named(net, "conv")->inputs[1]) == "variable");
 
-  auto types = amp.infer_type({{"data", DType::kFloat32}});
-  for (const auto& t : types.arguments) CHECK(t == DType::kFloat32);
-  CHECK(types.outputs[0] == DType::kFloat32);
+  // Bound as the executor binds it: every argument float32.
+  graph::DTypeMap f32;
+  for (const auto& a : amp.list_arguments()) f32[a] = DType::kFloat32;
+  CHECK(amp.infer_type(f32).outputs[0] == DType::kFloat32);
   auto internals = amp.get_internals();
   const auto names = internals.list_outputs();
-  const auto all = internals.infer_type({{"data", DType::kFloat32}});
+  const auto all = internals.infer_type(f32);
   for (size_t i = 0; i < names.size(); ++i) {
     CAPTURE(names[i]);
     if (names[i] == "conv_output" || names[i] == "act_output" || names[i] == "fc_output")
@@ -99,15 +100,18 @@ TEST_CASE("amp pass: a widest-type operator of mixed inputs gets one amp_multica
   CHECK(op_of(add->inputs[0]) == "amp_multicast");
   CHECK(add->inputs[0].node == add->inputs[1].node);
   CHECK(add->inputs[1].index == 1);
-  auto t = amp.infer_type({{"data", DType::kFloat32}, {"other", DType::kFloat32}});
-  CHECK(t.outputs[0] == DType::kFloat32);
+  graph::DTypeMap f32;
+  for (const auto& a : amp.list_arguments()) f32[a] = DType::kFloat32;
+  CHECK(amp.infer_type(f32).outputs[0] == DType::kFloat32);
   // Both inputs low: the add runs in bfloat16 and the head is cast back.
   Symbol fc2 = Symbol::create("FullyConnected", "fc2", {{"num_hidden", "3"}}, {x});
   Symbol both = Symbol::create("elemwise_add", "both", {}, {fc, fc2});
   const Symbol amp2 = graph::convert_to_mixed_precision(both, DType::kBFloat16);
   CHECK(op_of(node_named(amp2, "both")->inputs[0]) == "FullyConnected");
   CHECK(op_of(amp2.outputs()[0]) == "amp_cast");
-  CHECK(amp2.infer_type({{"data", DType::kFloat32}}).outputs[0] == DType::kFloat32);
+  graph::DTypeMap f32_2;
+  for (const auto& a : amp2.list_arguments()) f32_2[a] = DType::kFloat32;
+  CHECK(amp2.infer_type(f32_2).outputs[0] == DType::kFloat32);
 }
 
 TEST_CASE("amp pass: an entry read by two low-precision layers is cast once") {
@@ -137,8 +141,9 @@ TEST_CASE("amp pass: bfloat16 training gives float32 gradients close to float32'
     std::vector<float> v(static_cast<size_t>(arr.shape().size()));
     for (auto& x : v) x = name == "softmax_label" ? static_cast<float>(rng() % 4) : normal(rng);
     NDArray value = NDArray::from_vector<float>(arr.shape(), v);
-    value.copy_to(arr);
-    value.copy_to(bf16->arg_dict().at(name));
+    NDArray a32 = arr, a16 = bf16->arg_dict().at(name);  // handles to the bound arrays
+    value.copy_to(a32);
+    value.copy_to(a16);
   }
   for (auto* e : {f32.get(), bf16.get()}) {
     e->forward(true);

@@ -18,11 +18,16 @@ using namespace mx;
 using namespace mx::test;
 using op::AttrMap;
 using op::DTypeVector;
+using op::OpReq;
 
 TEST_CASE("reference: amp_cast and amp_multicast against MXNet 1.9.1") {
   auto cases = load_reference_cases("amp");
   CHECK(cases.size() >= 7);
-  for (const auto& c : cases) check_reference(c);
+  // MXNet's cast to bfloat16 without oneDNN truncates; oneDNN's (MXNet's
+  // fast path, PyTorch's) and mx's round to nearest even: one bfloat16 step
+  // (2^-8 relative) apart at most.
+  for (const auto& c : cases)
+    check_reference(c, c.id.find("bf16") != std::string::npos ? 1.0 / 128 : 1e-4, 1e-5);
 }
 
 TEST_CASE("gradients: amp_cast and amp_multicast pass float64 through") {
@@ -202,15 +207,7 @@ TEST_CASE("every operator that may run in bfloat16 has a low-precision case") {
     if (def->name == "amp_cast" || def->name == "amp_multicast") continue;
     // The comparisons and logical operators give 0 or 1: nothing to round.
     if (def->name[0] == '_') continue;
-    // Classes that depend on the parameters (Activation's softrelu) are
-    // asked with the operator's defaults where it has them, else covered by
-    // the cases above.
-    try {
-      const op::AmpClass amp = def->amp_class(def->parse({}, def->name));
-      if (amp == op::AmpClass::kFloat32) continue;
-    } catch (const InputError&) {
-      // required parameters: the cases above name it if it may run low
-    }
+    if (def->amp_text == op::amp_class_name(op::AmpClass::kFloat32)) continue;
     INFO(def->name, " runs in bfloat16 under the AMP pass but has no low-precision case");
     CHECK(covered.count(def->name) == 1);
   }

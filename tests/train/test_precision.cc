@@ -54,10 +54,10 @@ const CpuFeatures kFull{true, true};
 }  // namespace
 
 TEST_CASE("train.precision is float32, bfloat16 or float16") {
-  CHECK(parse_precision("float32", "x") == Precision::kFloat32);
-  CHECK(parse_precision("bfloat16", "x") == Precision::kBFloat16);
-  CHECK(parse_precision("float16", "x") == Precision::kFloat16);
-  CHECK(test::error_text([] { parse_precision("bf16", "cfg.yaml:3:14"); }) ==
+  CHECK(parse_train_precision("float32", "x") == Precision::kFloat32);
+  CHECK(parse_train_precision("bfloat16", "x") == Precision::kBFloat16);
+  CHECK(parse_train_precision("float16", "x") == Precision::kFloat16);
+  CHECK(test::error_text([] { parse_train_precision("bf16", "cfg.yaml:3:14"); }) ==
         "cfg.yaml:3:14: train.precision must be float32, bfloat16 or float16, not 'bf16'");
   CHECK(parse_train_settings(config({}), kFull).precision == Precision::kBFloat16);
   CHECK(parse_train_settings(config({"train.precision=float32"}), {}).precision ==
@@ -72,9 +72,10 @@ TEST_CASE("a precision this machine cannot run fast is refused, naming the missi
   const std::string no_bf16 = test::error_text([] {
     parse_train_settings(config({}), CpuFeatures{true, false});
   });
-  CHECK(no_bf16 ==
-        "test.yaml:16:9: train.precision bfloat16 needs a CPU with bfloat16 instructions: this CPU "
-        "lacks avx512_bf16 (AVX512-BF16 or AMX); train in float32");
+  CHECK(
+      no_bf16 ==
+      "test.yaml:13:20: train.precision bfloat16 needs a CPU with bfloat16 instructions: this CPU "
+      "lacks avx512_bf16 (AVX512-BF16 or AMX); train in float32");
   CHECK(test::error_text([] {
           parse_train_settings(config({}), CpuFeatures{false, true});
         }).find("needs mx's oneDNN kernels") != std::string::npos);
