@@ -26,3 +26,18 @@ for flag in "" --autocast; do
     --threads "$threads" $flag 2>"$run_dir/time-torch$flag"
   peak "$run_dir/time-torch$flag"
 done
+# ResNet-18 for 32x32 images on synthetic data (CIFAR-10 is not shipped):
+# RESNET_BATCHES batches of 32 (default 12), after the same warm-up.
+batches=${RESNET_BATCHES:-12}
+for precision in float32 bfloat16; do
+  echo "mx-train resnet18-cifar $precision"
+  /usr/bin/time -v "$build/cmd/mx-train" "$root/configs/resnet18-cifar.yaml" "data.train.num_batches=$batches" \
+    --precision "$precision" --run-dir "$run_dir/r-$precision" 2>"$run_dir/rtime-$precision" |
+    grep "^epoch" || true
+  peak "$run_dir/rtime-$precision"
+done
+for flag in "" --autocast; do
+  /usr/bin/time -v "$python" "$root/scripts/bench/resnet18_cifar_pytorch.py" --batches "$batches" \
+    --threads "$threads" $flag 2>"$run_dir/rtime-torch$flag"
+  peak "$run_dir/rtime-torch$flag"
+done
