@@ -19,7 +19,6 @@ std::optional<DType> dtype_from_onnx(int32_t elem_type) {
     case TensorProto::INT8: return DType::kInt8;
     case TensorProto::INT32: return DType::kInt32;
     case TensorProto::INT64: return DType::kInt64;
-    case TensorProto::BFLOAT16: return DType::kBFloat16;
     default: return std::nullopt;
   }
 }

@@ -39,7 +39,7 @@ if(symbol MATCHES "amp_cast")
   message(FATAL_ERROR "the checkpoint's symbol holds the AMP casts")
 endif()
 run(0 out ${BIN}/mx-params ${W}/bf16/model-0002.params)
-if(out MATCHES "bfloat16")
+if(out MATCHES " bfloat16 ")
   message(FATAL_ERROR "the checkpoint holds bfloat16 arrays:\n${out}")
 endif()
 # It predicts in float32 as well as it validated.

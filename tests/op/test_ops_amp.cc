@@ -196,6 +196,11 @@ TEST_CASE("low precision: each operator in bfloat16 against float32") {
     CHECK(amp != op::AmpClass::kFloat32);
     if (amp == op::AmpClass::kLowPrecision && !op::dnnl_bf16_available()) continue;
     check_low_precision(c);
+    // The element-wise ones again on the reference kernels (Pooling has both).
+    if (amp != op::AmpClass::kLowPrecision) {
+      op::ScopedDnnl reference(false);
+      check_low_precision(c);
+    }
   }
 }
 

@@ -172,8 +172,8 @@ struct PoolDescs {
   dnnl::algorithm kind;
 
   explicit PoolDescs(const PoolSpec& s)
-      : src(plain({s.batch, s.channels, s.height, s.width}, tag::nchw)),
-        dst(plain({s.batch, s.channels, s.out_height, s.out_width}, tag::nchw)),
+      : src(plain({s.batch, s.channels, s.height, s.width}, tag::nchw, dnnl_type(s.dtype))),
+        dst(plain({s.batch, s.channels, s.out_height, s.out_width}, tag::nchw, dnnl_type(s.dtype))),
         kind(pool_algorithm(s)) {
     const PoolWindowDims w = pool_window_dims(s);
     strides.assign(w.strides.begin(), w.strides.end());

@@ -244,7 +244,7 @@ void unpool_plane(const PoolingParam& p, const PoolGeom& g, const T* x, const T*
 
 // The case as oneDNN sees it; sum pooling stays with the reference kernel.
 std::optional<dnnl_impl::PoolSpec> dnnl_spec(const PoolingParam& p, const PoolGeom& g,
-                                             const Shape& data) {
+                                             const Shape& data, DType dtype = DType::kFloat32) {
   if (p.pool_type == PoolType::kSum) return std::nullopt;
   dnnl_impl::PoolSpec s;
   s.batch = data[0];
@@ -256,6 +256,7 @@ std::optional<dnnl_impl::PoolSpec> dnnl_spec(const PoolingParam& p, const PoolGe
   s.win = g.win;
   s.max = p.pool_type == PoolType::kMax;
   s.include_pad = p.count_include_pad.value_or(true);
+  s.dtype = dtype;
   return s;
 }
 
@@ -273,9 +274,10 @@ void pooling_forward(const PoolingParam& p, const ForwardCall& c) {
   const T* x = c.inputs[0].ptr<T>();
   T* y = c.outputs[0].ptr<T>();
 #if MX_USE_DNNL
-  if constexpr (std::is_same_v<T, float>)
-    if (dnnl_enabled())
-      if (auto spec = dnnl_spec(p, g, xs);
+  // bfloat16 where the CPU has the instructions (else the reference kernel).
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16_t>)
+    if (dnnl_enabled() && (std::is_same_v<T, float> || dnnl_bf16_available()))
+      if (auto spec = dnnl_spec(p, g, xs, dtype_of<T>);
           spec && dnnl_impl::pool_forward(*spec, x, y, c.req[0], c.resources))
         return;
 #endif
@@ -296,9 +298,10 @@ void pooling_backward(const PoolingParam& p, const BackwardCall& c) {
   const T* dy = c.out_grads[0].ptr<T>();
   T* dx = c.in_grads[0].ptr<T>();
 #if MX_USE_DNNL
-  if constexpr (std::is_same_v<T, float>)
-    if (dnnl_enabled())
-      if (auto spec = dnnl_spec(p, g, xs);
+  // bfloat16 where the CPU has the instructions (else the reference kernel).
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16_t>)
+    if (dnnl_enabled() && (std::is_same_v<T, float> || dnnl_bf16_available()))
+      if (auto spec = dnnl_spec(p, g, xs, dtype_of<T>);
           spec && dnnl_impl::pool_backward(*spec, x, dy, dx, c.req[0], c.resources))
         return;
 #endif
