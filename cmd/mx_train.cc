@@ -17,7 +17,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Train a network from a YAML config (docs/config.md)", "mx-train"};
-  std::string config_path, resume, run_dir, graph;
+  std::string config_path, resume, run_dir, graph, precision;
   std::vector<std::string> overrides;
   bool dry_run = false, json = false, print_config = false, list_operators = false;
   int benchmark = 0;
@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
                  "continue from a run directory (its latest checkpoint) or a checkpoint");
   app.add_option("--run-dir", run_dir,
                  "where to write the run (default: train.run_dir or runs/NAME-TIME)");
+  app.add_option("--precision", precision,
+                 "float32, bfloat16 or float16 (train.precision; docs/config.md)");
   app.add_flag("--dry-run", dry_run, "print the network table, totals and memory plan, then exit");
   app.add_flag("--json", json, "with --dry-run: print JSON");
   app.add_option("--benchmark", benchmark,
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
     }
     if (config_path.empty())
       throw mx::InputError("give a config file (see configs/ and docs/config.md)");
+    if (!precision.empty()) overrides.push_back("train.precision=" + precision);
     for (const auto& o : overrides)
       if (o.find('=') == std::string::npos)
         throw mx::InputError("'" + o + "' is not a key=value override (one config file per run)");

@@ -15,7 +15,7 @@ namespace {
 
 template <typename T>
 double as_double(T x) {
-  if constexpr (std::is_same_v<T, half_t>)
+  if constexpr (is_half_like_v<T>)
     return static_cast<double>(static_cast<float>(x));
   else
     return static_cast<double>(x);

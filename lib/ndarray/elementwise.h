@@ -15,9 +15,10 @@ enum class BinaryOp { kAdd, kSub, kMul, kDiv };
 // kRSub is s - a, kRDiv is s / a.
 enum class ScalarOp { kAdd, kSub, kRSub, kMul, kDiv, kRDiv };
 
-// The type arithmetic on T is done in: float for float16, T otherwise.
+// The type arithmetic on T is done in: float for float16 and bfloat16, T otherwise.
 template <typename T>
-using ComputeType = std::conditional_t<std::is_same_v<T, half_t>, float, T>;
+using ComputeType =
+    std::conditional_t<std::is_same_v<T, half_t> || std::is_same_v<T, bf16_t>, float, T>;
 
 // Integer division that cannot trap: x / 0 is 0 (as NumPy gives), and
 // INT_MIN / -1 wraps instead of raising SIGFPE.

@@ -1,3 +1,4 @@
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "base/error.h"
@@ -6,7 +7,7 @@
 namespace mx {
 namespace {
 
-// On the device float16 is computed as float, like on the CPU.
+// On the device float16 and bfloat16 are computed as float, like on the CPU.
 template <typename T>
 struct DeviceValue {
   using type = T;
@@ -15,11 +16,17 @@ template <>
 struct DeviceValue<half_t> {
   using type = __half;
 };
+template <>
+struct DeviceValue<bf16_t> {
+  using type = __nv_bfloat16;
+};
 
 template <typename T>
 __device__ inline ComputeType<T> load(const typename DeviceValue<T>::type& v) {
   if constexpr (std::is_same_v<T, half_t>)
     return __half2float(v);
+  else if constexpr (std::is_same_v<T, bf16_t>)
+    return __bfloat162float(v);
   else
     return v;
 }
@@ -27,6 +34,8 @@ template <typename T>
 __device__ inline typename DeviceValue<T>::type store(ComputeType<T> v) {
   if constexpr (std::is_same_v<T, half_t>)
     return __float2half(v);
+  else if constexpr (std::is_same_v<T, bf16_t>)
+    return __float2bfloat16(v);
   else
     return static_cast<T>(v);
 }

@@ -118,9 +118,9 @@ NDArray read_array(BoundedReader& r, Context ctx, size_t index) {
   const uint64_t type_at = r.offset();
   int32_t type_flag = r.value<int32_t>("the type flag");
   if (!is_valid_dtype_flag(type_flag))
-    r.fail(type_at,
-           str(which, ": type flag ", type_flag,
-               " is not one of 0..6 (float32, float64, float16, uint8, int32, int8, int64)"));
+    r.fail(type_at, str(which, ": type flag ", type_flag,
+                        " is not one of 0..6 or 12 (float32, float64, float16, uint8, int32, int8, "
+                        "int64, bfloat16)"));
   const DType dtype = static_cast<DType>(type_flag);
   const uint64_t elem = dtype_size(dtype);
   if (static_cast<uint64_t>(count) > r.remaining() / elem) {

@@ -575,9 +575,9 @@ void add_product_and_index_rules(std::map<std::string, ExportRule>& r) {
   r["Cast"] = [](ExportContext& c, const ExportNode& e) {
     DType to = DType::kFloat32;
     bool found = false;
-    for (int f = 0; f < kNumDTypes; ++f)
-      if (e.get("dtype") == dtype_name(static_cast<DType>(f))) {
-        to = static_cast<DType>(f);
+    for (DType d : kAllDTypes)
+      if (e.get("dtype") == dtype_name(d)) {
+        to = d;
         found = true;
       }
     if (!found) throw UnsupportedExport("dtype '" + e.get("dtype") + "' is not exported");

@@ -32,6 +32,7 @@ int32_t dtype_to_onnx(DType dtype) {
     case DType::kInt8: return TensorProto::INT8;
     case DType::kInt32: return TensorProto::INT32;
     case DType::kInt64: return TensorProto::INT64;
+    case DType::kBFloat16: return TensorProto::BFLOAT16;
   }
   return TensorProto::UNDEFINED;
 }
@@ -108,7 +109,8 @@ NDArray tensor_to_array(const TensorProto& tensor, const std::string& owner) {
     case DType::kInt32: copy_field<int32_t>(tensor.int32_data(), dst, count); break;
     case DType::kInt8: copy_field<int8_t>(tensor.int32_data(), dst, count); break;
     case DType::kUint8: copy_field<uint8_t>(tensor.int32_data(), dst, count); break;
-    case DType::kFloat16: copy_field<uint16_t>(tensor.int32_data(), dst, count); break;
+    case DType::kFloat16:
+    case DType::kBFloat16: copy_field<uint16_t>(tensor.int32_data(), dst, count); break;
   }
   return array;
 }

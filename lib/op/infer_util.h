@@ -48,4 +48,17 @@ decltype(auto) dispatch_real(DType dtype, const char* op, Fn&& fn) {
   throw Error(str(op, " supports float32 and float64, not ", dtype_name(dtype)));
 }
 
+// dispatch_real and bfloat16 storage, for the kernels of operators that run
+// in mixed precision (their values computed through float).
+template <typename Fn>
+decltype(auto) dispatch_real_bf16(DType dtype, const char* op, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32: return fn(TypeTag<float>{});
+    case DType::kFloat64: return fn(TypeTag<double>{});
+    case DType::kBFloat16: return fn(TypeTag<bf16_t>{});
+    default: break;
+  }
+  throw Error(str(op, " supports float32, float64 and bfloat16, not ", dtype_name(dtype)));
+}
+
 }  // namespace mx::op

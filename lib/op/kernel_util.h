@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "base/bfloat16.h"
 #include "base/parallel.h"
 #include "op/tensor_ref.h"
 
@@ -57,6 +58,25 @@ void map_blocks(T* out, int64_t n, OpReq req, F f) {
       }
       f(b, len, scratch);
       for (int64_t i = 0; i < len; ++i) out[b + i] += scratch[i];
+    }
+  });
+}
+
+// map_blocks onto bfloat16 storage: f writes float values into a scratch
+// block, each then rounded into out (or added to it) once. f may read out
+// (in place): a block is stored only after f has run on it.
+template <typename F>
+void map_blocks_bf16(bf16_t* out, int64_t n, OpReq req, F f) {
+  if (req == OpReq::kNull) return;
+  parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+    float scratch[kMapBlock];
+    for (int64_t b = begin; b < end; b += kMapBlock) {
+      const int64_t len = std::min(kMapBlock, end - b);
+      f(b, len, scratch);
+      if (req == OpReq::kAdd)
+        for (int64_t i = 0; i < len; ++i) out[b + i] = bf16_t(float(out[b + i]) + scratch[i]);
+      else
+        for (int64_t i = 0; i < len; ++i) out[b + i] = bf16_t(scratch[i]);
     }
   });
 }

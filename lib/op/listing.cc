@@ -120,6 +120,7 @@ void print_text(std::ostream& out, const OpDef& def) {
   if (!s.aux.empty()) out << "; auxiliary states: " << join(s.aux, ", ");
   out << "; outputs: " << join(s.outputs, ", ") << "\n";
   out << "  kernels: " << kernels_text(def) << "\n";
+  out << "  mixed precision: " << def.amp_text << "\n";
   for (const auto& p : def.param_infos) {
     out << "  " << p.name << " : " << p.type
         << (p.required ? ", required"
@@ -138,6 +139,8 @@ void print_markdown(std::ostream& out, const OpDef& def) {
   out << " Outputs: " << join(s.outputs, ", ") << ".";
   if (def.is_loss) out << " Loss layer: its gradient does not use the output gradient.";
   out << "\n\nKernels: " << kernels_text(def) << ".\n\n";
+  out << "Mixed precision (AMP class, docs/config.md `train.precision`): " << def.amp_text
+      << ".\n\n";
   if (def.param_infos.empty()) return;
   out << "| parameter | type | default | description |\n| --- | --- | --- | --- |\n";
   for (const auto& p : def.param_infos)
@@ -156,7 +159,7 @@ void print_json(std::ostream& out, const OpDef& def) {
       << ", \"loss\": " << (def.is_loss ? "true" : "false")
       << ", \"devices\": " << json_list(kernels_of(def).devices)
       << ", \"cpu_implementations\": " << json_list(kernels_of(def).cpu_implementations)
-      << ", \"gpu_backward\": "
+      << ", \"amp\": " << json_string(def.amp_text) << ", \"gpu_backward\": "
       << (def.backward[static_cast<int>(DeviceKind::kGPU)] ? "true" : "false") << ", \"params\": [";
   for (size_t i = 0; i < def.param_infos.size(); ++i) {
     const auto& p = def.param_infos[i];

@@ -15,6 +15,7 @@
 
 #include "base/param.h"
 #include "engine/engine.h"
+#include "op/amp_class.h"
 #include "op/inference_layer.h"
 #include "op/resources.h"
 #include "op/tensor_ref.h"
@@ -116,6 +117,11 @@ struct OpDef {
   std::function<std::optional<InferenceLayer>(const ParamsPtr&, const ShapeVector& in,
                                               const ShapeVector& out)>
       inference_layer;
+
+  // Its part in mixed precision (op/amp_class.h), from its parameters (MXNet
+  // keeps Activation's softrelu in float32); every operator declares one.
+  std::function<AmpClass(const ParamsPtr&)> amp_class;
+  std::string amp_text;  // the class as the listings print it
 
   double forward_flops(const ParamsPtr& params, const ShapeVector& in,
                        const ShapeVector& out) const {
@@ -241,6 +247,17 @@ class OpBuilder {
   }
   OpBuilder& expensive() {
     def_.expensive = true;
+    return *this;
+  }
+  OpBuilder& amp(AmpClass c) {
+    def_.amp_class = [c](const ParamsPtr&) { return c; };
+    def_.amp_text = amp_class_name(c);
+    return *this;
+  }
+  // A class that depends on the parameters; `text` says how, for the listings.
+  OpBuilder& amp(std::function<AmpClass(const P&)> fn, std::string text) {
+    def_.amp_class = [fn](const ParamsPtr& p) { return fn(cast(p)); };
+    def_.amp_text = std::move(text);
     return *this;
   }
   OpBuilder& flops(std::function<double(const P&, const ShapeVector&, const ShapeVector&)> fn) {

@@ -24,6 +24,7 @@ const OpRegistry& OpRegistry::get() {
     register_dot_ops(r);
     register_indexing_ops(r);
     register_cast_op(r);
+    register_amp_cast_ops(r);
     register_softmax_ops(r);
     register_output_ops(r);
     register_convolution_ops(r);
@@ -62,6 +63,7 @@ void OpRegistry::index_aliases() {
     MX_CHECK(def->input_names, "operator ", def->name, " declares no inputs");
     MX_CHECK(def->infer_shape, "operator ", def->name, " has no shape inference");
     MX_CHECK(def->forward[0], "operator ", def->name, " has no CPU kernel");
+    MX_CHECK(def->amp_class, "operator ", def->name, " declares no AMP class (OpBuilder::amp)");
     for (const auto& alias : def->aliases) {
       MX_CHECK(by_name_.find(alias) == by_name_.end(), "alias ", alias, " registered twice");
       by_name_[alias] = def.get();

@@ -49,6 +49,7 @@ void register_reduce_ops(OpRegistry& r);
 void register_dot_ops(OpRegistry& r);
 void register_indexing_ops(OpRegistry& r);
 void register_cast_op(OpRegistry& r);
+void register_amp_cast_ops(OpRegistry& r);
 void register_softmax_ops(OpRegistry& r);
 void register_output_ops(OpRegistry& r);
 void register_convolution_ops(OpRegistry& r);

@@ -20,7 +20,7 @@ namespace {
 
 template <typename T>
 double to_double(T x) {
-  if constexpr (std::is_same_v<T, half_t>)
+  if constexpr (is_half_like_v<T>)
     return static_cast<double>(static_cast<float>(x));
   else
     return static_cast<double>(x);
@@ -28,8 +28,8 @@ double to_double(T x) {
 
 template <typename T>
 T from_double(double x) {
-  if constexpr (std::is_same_v<T, half_t>)
-    return half_t(static_cast<float>(x));
+  if constexpr (is_half_like_v<T>)
+    return T(static_cast<float>(x));
   else
     return static_cast<T>(x);
 }

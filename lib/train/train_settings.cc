@@ -36,6 +36,7 @@ const std::vector<std::string>& allowed_keys() {
                                                 "train.run_dir",
                                                 "train.prefix",
                                                 "train.mirror",
+                                                "train.precision",
                                                 "train.pretrained",
                                                 "train.label_name",
                                                 "train.data_name"};
@@ -98,6 +99,10 @@ void parse_kvstore(const Config& c, TrainSettings& s) {
 }  // namespace
 
 TrainSettings parse_train_settings(const Config& c) {
+  return parse_train_settings(c, detect_cpu_features());
+}
+
+TrainSettings parse_train_settings(const Config& c, const CpuFeatures& cpu) {
   std::vector<std::string> keys = allowed_keys();
   for (const auto& k : stop_setting_keys()) keys.push_back(k);
   c.check_keys(keys);
@@ -117,6 +122,9 @@ TrainSettings parse_train_settings(const Config& c) {
   s.mirror = parse_mirror(c.get_string("train.mirror", "none"), c.origin("train.mirror"));
   s.devices = parse_devices(c);
   s.ctx = s.devices[0];
+  s.precision = parse_train_precision(c.get_string("train.precision", "float32"),
+                                      c.origin("train.precision"));
+  check_precision_supported(s.precision, s.devices, cpu, c.origin("train.precision"));
   parse_kvstore(c, s);
   if (s.devices.size() > 1 && s.batch_size % static_cast<int>(s.devices.size()) != 0)
     throw InputError(str(c.origin("train.batch_size"), ": train.batch_size ", s.batch_size,

@@ -15,6 +15,7 @@
 #include "graph/symbol.h"
 #include "kvstore/kvstore_params.h"
 #include "train/config.h"
+#include "train/precision.h"
 #include "train/stop_rules.h"
 
 namespace mx::train {
@@ -39,7 +40,8 @@ struct TrainSettings {
   std::vector<std::string> metric_names;
   std::string prefix_name = "model";  // checkpoint file names
   graph::MirrorPolicy mirror = graph::MirrorPolicy::kNone;
-  Context ctx = Context::cpu();  // the first device
+  Precision precision = Precision::kFloat32;  // train.precision
+  Context ctx = Context::cpu();               // the first device
   // train.devices: with several, each takes batch_size / devices of a batch.
   std::vector<Context> devices = {Context::cpu()};
   // `kvstore: dist_sync`, or a mapping with type, bigarray_bound, heartbeat_*
@@ -53,8 +55,10 @@ struct TrainSettings {
   std::optional<double> clip_global_norm;
 };
 
-// Checks the config's keys and reads the settings.
+// Checks the config's keys and reads the settings; `cpu` is what a
+// low train.precision is checked against (detected when not given).
 TrainSettings parse_train_settings(const Config& config);
+TrainSettings parse_train_settings(const Config& config, const CpuFeatures& cpu);
 
 // Checks that the network has the data input and finds its label input (the
 // configured one, else the argument named *_label).

@@ -113,8 +113,10 @@ std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network, const 
   Shape bind_label = label_shape;
   if (want_label.is_known() && want_label.size() == label_shape.size()) bind_label = want_label;
   try {
-    return Executor::simple_bind(network, {{s.data_name, data_shape}, {s.label_name, bind_label}},
-                                 bind);
+    // A low precision binds the AMP pass's copy; the network itself (what
+    // checkpoints save) stays float32.
+    return Executor::simple_bind(apply_precision(network, s.precision),
+                                 {{s.data_name, data_shape}, {s.label_name, bind_label}}, bind);
   } catch (const InputError& e) {
     throw InputError(str("the data (", s.data_name, " ", data_shape.to_string(), ", ", s.label_name,
                          " ", label_shape.to_string(), ") does not fit the network: ", e.what()));

@@ -5,11 +5,14 @@ initialization scheme), timed the same way mx-train times an epoch.
 
 Usage:
     python3 scripts/bench/lenet_pytorch.py [--epochs 1] [--threads N] [--batches N] [--act relu]
+                                           [--autocast]
 
 Prints one line per epoch: samples/s, train and test accuracy. Run by
 scripts/bench/lenet_vs_pytorch.sh and scripts/bench/cpu_vs_peers.py next to
 mx-train in the same run. --act relu: the same net with ReLU in place of
-tanh (the LeNet ReLU row of the CPU table).
+tanh (the LeNet ReLU row of the CPU table). --autocast: mixed precision with
+torch.autocast("cpu", dtype=torch.bfloat16), the peer of mx-train's
+train.precision=bfloat16 (scripts/bench/amp_vs_pytorch.sh).
 """
 import argparse
 import gzip
@@ -58,7 +61,9 @@ def main():
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--batches", type=int, default=0, help="stop each epoch after N batches (0: all)")
     p.add_argument("--act", choices=["tanh", "relu"], default="tanh")
+    p.add_argument("--autocast", action="store_true", help="bfloat16 mixed precision")
     args = p.parse_args()
+    amp = lambda: torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast)
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(1)
@@ -77,8 +82,9 @@ def main():
             if args.batches and i // b >= args.batches:
                 break
             idx_b = order[i:i + b]
-            out = net(x[idx_b])
-            loss = F.cross_entropy(out, y[idx_b])
+            with amp():
+                out = net(x[idx_b])
+                loss = F.cross_entropy(out, y[idx_b])
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -86,10 +92,10 @@ def main():
             correct += (out.argmax(1) == y[idx_b]).sum().item()
         seconds = time.time() - start
         net.eval()
-        with torch.no_grad():
+        with torch.no_grad(), amp():
             test = sum((net(tx[i:i + 1000]).argmax(1) == ty[i:i + 1000]).sum().item() for i in range(0, len(tx), 1000))
-        print("pytorch %s threads %d epoch %d: %.1f samples/s, train-accuracy %.4f, test-accuracy %.4f" %
-              (torch.__version__, torch.get_num_threads(), epoch + 1, seen / seconds, correct / seen, test / len(tx)))
+        print("pytorch %s%s threads %d epoch %d: %.1f samples/s, train-accuracy %.4f, test-accuracy %.4f" %
+              (torch.__version__, " autocast-bf16" if args.autocast else "", torch.get_num_threads(), epoch + 1, seen / seconds, correct / seen, test / len(tx)))
 
 
 if __name__ == "__main__":

@@ -9,9 +9,11 @@ the first included.
 
 Usage:
     python3 scripts/bench/resnet18_cifar_pytorch.py [--batches 50] [--threads N] [--batch-size 32]
+                                                    [--autocast]
 
 Prints one line: samples/s. Run by scripts/bench/cpu_vs_peers.py next to
-mx-train in the same run.
+mx-train in the same run. --autocast: bfloat16 mixed precision with
+torch.autocast("cpu", dtype=torch.bfloat16) (scripts/bench/amp_vs_pytorch.sh).
 """
 import argparse
 import time
@@ -64,6 +66,7 @@ def main():
     p.add_argument("--batches", type=int, default=50)
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--autocast", action="store_true", help="bfloat16 mixed precision")
     args = p.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -75,13 +78,15 @@ def main():
     net.train()
     start = time.time()
     for x, y in data:
-        loss = F.cross_entropy(net(x), y)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.autocast):
+            loss = F.cross_entropy(net(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
     seconds = time.time() - start
-    print("pytorch %s threads %d: %.1f samples/s" %
-          (torch.__version__, torch.get_num_threads(), args.batches * b / seconds))
+    print("pytorch %s%s threads %d: %.1f samples/s" %
+          (torch.__version__, " autocast-bf16" if args.autocast else "", torch.get_num_threads(),
+           args.batches * b / seconds))
 
 
 if __name__ == "__main__":

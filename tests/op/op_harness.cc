@@ -34,7 +34,7 @@ std::vector<double> host_values(const NDArray& a) {
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (const T& v : a.to_vector<T>()) {
-      if constexpr (std::is_same_v<T, half_t>)
+      if constexpr (is_half_like_v<T>)
         out.push_back(static_cast<float>(v));
       else
         out.push_back(static_cast<double>(v));
@@ -66,8 +66,7 @@ bool contains(const std::vector<int>& v, int x) {
 // What a kernel finds in a buffer it must overwrite (req=write): NaN, so an
 // element it forgets stays NaN and fails every comparison.
 NDArray poisoned(const Shape& shape, DType dtype) {
-  const bool floating =
-      dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16;
+  const bool floating = is_floating(dtype);
   return NDArray::full(shape, floating ? std::numeric_limits<double>::quiet_NaN() : 77.0,
                        Context::cpu(), dtype);
 }

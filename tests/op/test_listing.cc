@@ -31,6 +31,8 @@ TEST_CASE("the listing names each operator's devices and CPU implementations") {
   const std::string relu = gpu ? "cpu (reference), gpu" : "cpu (reference)";
   CHECK(has(listing(ListingFormat::kText, "relu"), "  kernels: " + relu + "\n"));
   CHECK(has(listing(ListingFormat::kMarkdown, "relu"), "Kernels: " + relu + ".\n"));
+  CHECK(has(listing(ListingFormat::kText, "relu"), "  mixed precision: follow\n"));
+  CHECK(has(listing(ListingFormat::kJson, "Convolution"), "\"amp\": \"low_precision\""));
   CHECK(has(listing(ListingFormat::kJson, "relu"),
             std::string("\"devices\": [\"cpu\"") + (gpu ? ", \"gpu\"]" : "]") +
                 ", \"cpu_implementations\": [\"reference\"]"));

@@ -471,7 +471,7 @@ TEST_CASE("parameter errors of the sequence tensor operators") {
         "layer: repeat must be positive, not 0");
   CHECK(param_error("_zeros", {{"dtype", "bool"}}) ==
         "layer: parameter 'dtype': unknown dtype 'bool' (expected float32, float64, float16, "
-        "uint8, int32, int8 or int64)");
+        "uint8, int32, int8, int64 or bfloat16)");
   CHECK(param_error("topk", {{"ret_typ", "values"}}) ==
         "layer: parameter 'ret_typ': 'values' is not one of {'both', 'indices', 'mask', 'value'} "
         "(did you mean 'value'?)");

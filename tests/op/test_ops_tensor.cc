@@ -757,9 +757,9 @@ TEST_CASE("parameter errors") {
   CHECK(param_error("SoftmaxOutput", {{"normalization", "bach"}}) ==
         "layer: parameter 'normalization': 'bach' is not one of {'null', 'batch', 'valid'} (did "
         "you mean 'batch'?)");
-  CHECK(param_error("Cast", {{"dtype", "bfloat16"}}) ==
-        "layer: parameter 'dtype': unknown dtype 'bfloat16' (expected float32, float64, float16, "
-        "uint8, int32, int8 or int64)");
+  CHECK(param_error("Cast", {{"dtype", "bool"}}) ==
+        "layer: parameter 'dtype': unknown dtype 'bool' (expected float32, float64, float16, "
+        "uint8, int32, int8, int64 or bfloat16)");
   CHECK(param_error("Reshape", {{"shape", "(2, x)"}}) ==
         "layer: parameter 'shape': cannot parse integer tuple '(2, x)': unexpected character "
         "'x' at position 4");

@@ -78,8 +78,9 @@ TEST_CASE("imperative invoke runs through the engine and checks its inputs") {
                        InputError);
   NDArray ints = NDArray::zeros({2}, Context::cpu(), DType::kInt32);
   auto bad = invoke("relu", {ints});
-  CHECK_THROWS_WITH_AS(bad[0].wait_to_read(),
-                       "in operation 'relu': relu supports float32 and float64, not int32", Error);
+  CHECK_THROWS_WITH_AS(
+      bad[0].wait_to_read(),
+      "in operation 'relu': relu supports float32, float64 and bfloat16, not int32", Error);
 }
 
 TEST_CASE("the cost of an operator: expensive for mirroring, forward FLOPs for --dry-run") {

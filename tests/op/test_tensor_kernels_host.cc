@@ -347,9 +347,7 @@ TEST_CASE("transpose: the GPU's index map matches the CPU operator, forward and 
       NDArray want_dx = zeros(tc.shape, dtype);
       op::invoke_backward(op::OpInstance("transpose", attrs), {dy}, {in}, {want}, {}, {want_dx},
                           {OpReq::kWrite});
-      expect_same_bits(transpose_host(dy, inverse, zeros(tc.shape, dtype),
-                                      OpReq::kWrite),
-                       want_dx);
+      expect_same_bits(transpose_host(dy, inverse, zeros(tc.shape, dtype), OpReq::kWrite), want_dx);
     }
   }
 }
@@ -415,9 +413,7 @@ TEST_CASE("slice_axis: the GPU's block copies match the CPU operator, forward an
       // kWrite: zeros outside the slice (the GPU clears the buffer first).
       NDArray want_dx = random_array(sc.shape, dtype, rng);
       op::invoke_backward(inst, {dy}, {in}, {want}, {}, {want_dx}, {OpReq::kWrite});
-      expect_same_bits(
-          blocks_host(dy, zeros(sc.shape, dtype), backward, OpReq::kWrite),
-          want_dx);
+      expect_same_bits(blocks_host(dy, zeros(sc.shape, dtype), backward, OpReq::kWrite), want_dx);
       // kAdd: added inside the slice, untouched outside.
       const NDArray base = random_array(sc.shape, dtype, rng);
       NDArray want_add = copy_of(base);
@@ -540,8 +536,7 @@ TEST_CASE("Embedding: the GPU's gather and scatter-add match the CPU operator") 
       const NDArray base = random_array({rows, dim}, dtype, rng);
       NDArray want_dw = copy_of(base);
       op::invoke_backward(op::OpInstance("Embedding", attrs), {dy}, {idx, weight}, {want}, {},
-                          {zeros(idx.shape(), index_type), want_dw},
-                          {OpReq::kNull, OpReq::kAdd});
+                          {zeros(idx.shape(), index_type), want_dw}, {OpReq::kNull, OpReq::kAdd});
       want_dw.wait_to_read();
       dispatch_dtype(dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;

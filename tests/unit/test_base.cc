@@ -87,17 +87,21 @@ TEST_CASE("DType: MXNet type flags, sizes and names") {
   CHECK(static_cast<int>(DType::kInt32) == 4);
   CHECK(static_cast<int>(DType::kInt8) == 5);
   CHECK(static_cast<int>(DType::kInt64) == 6);
-  const size_t sizes[] = {4, 8, 2, 1, 4, 1, 8};
-  for (int f = 0; f < kNumDTypes; ++f) {
-    auto d = static_cast<DType>(f);
+  CHECK(static_cast<int>(DType::kBFloat16) == 12);
+  const size_t sizes[] = {4, 8, 2, 1, 4, 1, 8, 2};
+  for (size_t f = 0; f < std::size(kAllDTypes); ++f) {
+    const DType d = kAllDTypes[f];
     CHECK(dtype_size(d) == sizes[f]);
     CHECK(parse_dtype(dtype_name(d)) == d);
   }
   CHECK(is_valid_dtype_flag(6));
+  CHECK(is_valid_dtype_flag(12));
   CHECK_FALSE(is_valid_dtype_flag(7));
+  CHECK_FALSE(is_valid_dtype_flag(11));
   CHECK_FALSE(is_valid_dtype_flag(-1));
   CHECK_THROWS_AS(parse_dtype("float128"), InputError);
   CHECK(dtype_of<half_t> == DType::kFloat16);
+  CHECK(dtype_of<bf16_t> == DType::kBFloat16);
 }
 
 TEST_CASE("half_t: every float16 bit pattern survives float and back") {
@@ -196,4 +200,19 @@ TEST_CASE("write_file_atomically leaves the old file when writing fails") {
   std::remove(path.c_str());
   CHECK_THROWS_AS(file_size(path), InputError);
   CHECK_THROWS_AS(write_file_atomically("no/such/dir/file", [](std::ostream&) {}), Error);
+}
+
+TEST_CASE("bfloat16 rounds to nearest even and keeps infinities and NaN") {
+  CHECK(bf16_t(1.0f).bits == 0x3f80);
+  CHECK(bf16_t(1.00390625f).bits == 0x3f80);  // halfway: to even
+  CHECK(bf16_t(1.01171875f).bits == 0x3f82);  // halfway: to even (up)
+  CHECK(bf16_t(1.0078125f).bits == 0x3f81);   // exact
+  CHECK(bf16_t(-2.5f).bits == 0xc020);
+  CHECK(bf16_t(3.0e38f).bits == 0x7f62);
+  CHECK(std::isinf(float(bf16_t(std::numeric_limits<float>::infinity()))));
+  CHECK(std::isnan(float(bf16_t(std::numeric_limits<float>::quiet_NaN()))));
+  CHECK(float(std::numeric_limits<bf16_t>::lowest()) == -0x1.fep127f);
+  bf16_t v = 1.0f;
+  v += 0.5f;
+  CHECK(float(v) == 1.5f);
 }

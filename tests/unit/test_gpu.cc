@@ -42,8 +42,7 @@ TEST_CASE("gpu: copies between host and device round trip") {
 
 TEST_CASE("gpu: element-wise kernels match the CPU for every dtype") {
   if (!have_gpu()) return;
-  for (int flag = 0; flag < kNumDTypes; ++flag) {
-    DType dtype = static_cast<DType>(flag);
+  for (DType dtype : kAllDTypes) {
     CAPTURE(dtype_name(dtype));
     NDArray a_cpu = NDArray::full({1000}, 3.0, Context::cpu(), dtype);
     NDArray b_cpu = NDArray::full({1000}, 2.0, Context::cpu(), dtype);

@@ -229,9 +229,9 @@ TEST_CASE(
         "18446744073709551615 bytes, but only 25 are left in the file");
   CHECK(patched(44, int32_t{9}) ==
         "test.params: byte 44: array 0: device type 9 is not cpu (1), gpu (2) or cpu_pinned (3)");
-  CHECK(patched(52, int32_t{12}) ==
-        "test.params: byte 52: array 0: type flag 12 is not one of 0..6 (float32, float64, "
-        "float16, uint8, int32, int8, int64)");
+  CHECK(patched(52, int32_t{7}) ==
+        "test.params: byte 52: array 0: type flag 7 is not one of 0..6 or 12 (float32, float64, "
+        "float16, uint8, int32, int8, int64, bfloat16)");
   CHECK(patched(16, uint64_t{1} << 60) ==
         "test.params: byte 16: array count 1152921504606846976 cannot fit in the 57 bytes that "
         "follow");

@@ -20,6 +20,7 @@ cudnnDataType_t cudnn_data_type(DType dtype, std::string_view where) {
     case DType::kFloat32: return CUDNN_DATA_FLOAT;
     case DType::kFloat64: return CUDNN_DATA_DOUBLE;
     case DType::kFloat16: return CUDNN_DATA_HALF;
+    case DType::kBFloat16: return CUDNN_DATA_BFLOAT16;
     case DType::kInt8: return CUDNN_DATA_INT8;
     case DType::kUint8: return CUDNN_DATA_UINT8;
     case DType::kInt32: return CUDNN_DATA_INT32;

@@ -13,8 +13,8 @@ template <typename Fn>
 void dispatch_index(const TensorRef& t, Fn&& fn) {
   dispatch_dtype(t.dtype, [&](auto tag) {
     using I = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<I, half_t>)
-      throw Error("Embedding: float16 indices are not supported");
+    if constexpr (is_half_like_v<I>)
+      throw Error("Embedding: float16 and bfloat16 indices are not supported");
     else
       fn(t.ptr<I>());
   });

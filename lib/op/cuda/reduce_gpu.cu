@@ -128,6 +128,8 @@ template void argmax_gpu<double>(const char*, const double*, double*, int64_t, i
                                  OpReq, void*);
 template void argmax_gpu<half_t>(const char*, const half_t*, half_t*, int64_t, int64_t, int64_t,
                                  OpReq, void*);
+template void argmax_gpu<bf16_t>(const char*, const bf16_t*, bf16_t*, int64_t, int64_t, int64_t,
+                                 OpReq, void*);
 template void argmax_gpu<uint8_t>(const char*, const uint8_t*, uint8_t*, int64_t, int64_t, int64_t,
                                   OpReq, void*);
 template void argmax_gpu<int32_t>(const char*, const int32_t*, int32_t*, int64_t, int64_t, int64_t,

@@ -18,8 +18,8 @@ void for_dtype(const SequenceCall& call, Fn fn) {
 
 template <typename C>
 DeviceType<C> device_value(float v) {
-  if constexpr (std::is_same_v<C, half_t>)
-    return __float2half_rn(v);
+  if constexpr (is_half_like_v<C>)
+    return kernels::HalfOps<DeviceType<C>>::from_float(v);
   else
     return kernels::convert_value<C>(v);
 }

@@ -89,8 +89,8 @@ namespace {
 // (a plain static_cast; float16 through float).
 template <typename T>
 DeviceType<T> value_as(double v) {
-  if constexpr (std::is_same_v<T, half_t>)
-    return __float2half_rn(static_cast<float>(v));
+  if constexpr (is_half_like_v<T>)
+    return kernels::HalfOps<DeviceType<T>>::from_float(static_cast<float>(v));
   else
     return static_cast<T>(v);
 }

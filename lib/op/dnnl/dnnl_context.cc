@@ -125,8 +125,14 @@ int dnnl_threads() {
   return thread_budget();
 }
 
-dnnl::memory::desc plain(const dims& shape, tag format) {
-  return dnnl::memory::desc(shape, dnnl::memory::data_type::f32, format);
+dnnl::memory::data_type dnnl_type(DType dtype) {
+  if (dtype == DType::kFloat32) return dnnl::memory::data_type::f32;
+  if (dtype == DType::kBFloat16) return dnnl::memory::data_type::bf16;
+  throw Error(str("oneDNN kernels take float32 and bfloat16, not ", dtype_name(dtype)));
+}
+
+dnnl::memory::desc plain(const dims& shape, tag format, dnnl::memory::data_type dt) {
+  return dnnl::memory::desc(shape, dt, format);
 }
 
 dnnl::primitive_attr scratch_attr() {
@@ -195,7 +201,7 @@ void run(const DnnlStep& step, const std::vector<const void*>& buffers,
     const StepArg* arg;
     dnnl::memory want, user;
     OpReq req;
-    float* target;
+    void* target;
   };
   std::vector<Pending> outputs;
   // Keeps the reordered inputs taken from the cache alive until the primitive ran.
@@ -222,7 +228,7 @@ void run(const DnnlStep& step, const std::vector<const void*>& buffers,
     dnnl::memory user(a.user, engine, direct ? given : take(a.user.get_size()));
     dnnl::memory want = a.to_user ? dnnl::memory(a.want, engine, take(a.want.get_size())) : user;
     exec_args[a.arg] = want;
-    outputs.push_back({&a, want, user, req[i], static_cast<float*>(given)});
+    outputs.push_back({&a, want, user, req[i], given});
   }
   step.primitive.execute(stream, exec_args);
   for (Pending& out : outputs) {
@@ -231,12 +237,18 @@ void run(const DnnlStep& step, const std::vector<const void*>& buffers,
   stream.wait();
   for (const Pending& out : outputs) {
     if (out.req != OpReq::kAdd) continue;
-    const auto* sum = static_cast<const float*>(out.user.get_data_handle());
-    const int64_t n = static_cast<int64_t>(out.arg->user.get_size() / sizeof(float));
-    float* target = out.target;
-    parallel_for(n, 32768, [&](int64_t begin, int64_t end) {
-      for (int64_t k = begin; k < end; ++k) target[k] += sum[k];
-    });
+    auto add = [&](auto* target) {
+      using T = std::remove_pointer_t<decltype(target)>;
+      const auto* sum = static_cast<const T*>(out.user.get_data_handle());
+      const int64_t n = static_cast<int64_t>(out.arg->user.get_size() / sizeof(T));
+      parallel_for(n, 32768, [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) target[k] = T(float(target[k]) + float(sum[k]));
+      });
+    };
+    if (out.arg->user.data_type() == dnnl::memory::data_type::bf16)
+      add(static_cast<bf16_t*>(out.target));
+    else
+      add(static_cast<float*>(out.target));
   }
 }
 

@@ -35,10 +35,16 @@ const dnnl::engine& cpu_engine();
 // (budget / workers) was slower in every measurement (docs/benchmarks.md).
 int dnnl_threads();
 
-// A plain float32 memory descriptor.
-dnnl::memory::desc plain(const dims& shape, tag format);
-inline dnnl::memory::desc any(const dims& shape) {
-  return dnnl::memory::desc(shape, dnnl::memory::data_type::f32, tag::any);
+// oneDNN's data type of float32 and bfloat16 arrays (the types its training
+// kernels take here).
+dnnl::memory::data_type dnnl_type(DType dtype);
+
+// A plain memory descriptor, float32 unless told.
+dnnl::memory::desc plain(const dims& shape, tag format,
+                         dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
+inline dnnl::memory::desc any(const dims& shape,
+                              dnnl::memory::data_type dt = dnnl::memory::data_type::f32) {
+  return dnnl::memory::desc(shape, dt, tag::any);
 }
 
 // Primitive attributes shared by every step: user-managed scratchpad.

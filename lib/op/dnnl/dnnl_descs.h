@@ -72,10 +72,13 @@ struct ConvDescs {
   tag activation_tag = tag::any;
   // Winograd where it wins and the switch allows it, else direct.
   dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct;
+  // Every array's type: float32, or bfloat16 (float32 sums inside oneDNN).
+  dnnl::memory::data_type dt = dnnl::memory::data_type::f32;
 
   // `keeps_weights`: for inference, where the weights are transformed once
   // and kept (winograd_wins_keeping_weights).
-  explicit ConvDescs(const ConvGeom& g, bool keeps_weights = false) {
+  explicit ConvDescs(const ConvGeom& g, bool keeps_weights = false, DType dtype = DType::kFloat32)
+      : dt(dnnl_type(dtype)) {
     if (dnnl_winograd_enabled() && dnnl_winograd_available() &&
         (keeps_weights ? winograd_wins_keeping_weights(g) : winograd_wins(g)))
       algorithm = dnnl::algorithm::convolution_winograd;
@@ -106,16 +109,24 @@ struct ConvDescs {
 
   // An activation (src or dst shape) in that layout.
   dnnl::memory::desc activation(const dims& shape) const {
-    return activation_tag == tag::any ? any(shape) : plain(shape, activation_tag);
+    return activation_tag == tag::any ? any(shape, dt) : plain(shape, activation_tag, dt);
   }
 
   dnnl::convolution_forward::desc forward_desc(bool with_bias) const {
     constexpr auto pass = dnnl::prop_kind::forward_training;
     if (with_bias)
-      return {pass,    algorithm, activation(src), any(weights), any(bias), activation(dst),
-              strides, dilates,   pad_l,           pad_r};
-    return {pass,    algorithm, activation(src), any(weights), activation(dst),
-            strides, dilates,   pad_l,           pad_r};
+      return {pass,
+              algorithm,
+              activation(src),
+              any(weights, dt),
+              any(bias, dt),
+              activation(dst),
+              strides,
+              dilates,
+              pad_l,
+              pad_r};
+    return {pass,  algorithm, activation(src), any(weights, dt), activation(dst), strides, dilates,
+            pad_l, pad_r};
   }
   dnnl::convolution_forward::primitive_desc forward_pd(bool with_bias) const {
     return {forward_desc(with_bias), scratch_attr(), cpu_engine()};
@@ -161,8 +172,8 @@ struct PoolDescs {
   dnnl::algorithm kind;
 
   explicit PoolDescs(const PoolSpec& s)
-      : src(plain({s.batch, s.channels, s.height, s.width}, tag::nchw)),
-        dst(plain({s.batch, s.channels, s.out_height, s.out_width}, tag::nchw)),
+      : src(plain({s.batch, s.channels, s.height, s.width}, tag::nchw, dnnl_type(s.dtype))),
+        dst(plain({s.batch, s.channels, s.out_height, s.out_width}, tag::nchw, dnnl_type(s.dtype))),
         kind(pool_algorithm(s)) {
     const PoolWindowDims w = pool_window_dims(s);
     strides.assign(w.strides.begin(), w.strides.end());

@@ -16,10 +16,10 @@ using prop = dnnl::prop_kind;
 struct FcDescs {
   dnnl::memory::desc src, weights, bias, dst;
   explicit FcDescs(const FcGeom& g)
-      : src(plain({g.rows, g.features}, tag::nc)),
-        weights(plain({g.hidden, g.features}, tag::oi)),
-        bias(plain({g.hidden}, tag::x)),
-        dst(plain({g.rows, g.hidden}, tag::nc)) {}
+      : src(plain({g.rows, g.features}, tag::nc, dnnl_type(g.dtype))),
+        weights(plain({g.hidden, g.features}, tag::oi, dnnl_type(g.dtype))),
+        bias(plain({g.hidden}, tag::x, dnnl_type(g.dtype))),
+        dst(plain({g.rows, g.hidden}, tag::nc, dnnl_type(g.dtype))) {}
 
   dnnl::inner_product_forward::primitive_desc forward_pd(bool with_bias) const {
     auto desc =
@@ -40,13 +40,13 @@ struct FcDescs {
 };
 
 std::string geom_key(const char* pass, const FcGeom& g) {
-  return make_key(pass, g.rows, g.features, g.hidden);
+  return make_key(pass, g.rows, g.features, g.hidden, static_cast<int>(g.dtype));
 }
 
 }  // namespace
 
-void fc_forward(const FcGeom& g, const float* x, const float* w, const float* bias, float* y,
-                OpReq req, const OpResources& res, std::optional<ContentStamp> w_stamp) {
+void fc_forward(const FcGeom& g, const void* x, const void* w, const void* bias, void* y, OpReq req,
+                const OpResources& res, std::optional<ContentStamp> w_stamp) {
   if (req == OpReq::kNull) return;
   const bool with_bias = bias != nullptr;
   // A stamp comes with weights that stay as they are (inference).
@@ -68,8 +68,8 @@ void fc_forward(const FcGeom& g, const float* x, const float* w, const float* bi
     run(*step, {x, w, y}, {OpReq::kNull, OpReq::kNull, req}, res, {std::nullopt, w_stamp});
 }
 
-void fc_backward(const FcGeom& g, const float* x, const float* w, const float* dy, float* dx,
-                 OpReq dx_req, float* dw, OpReq dw_req, float* db, OpReq db_req,
+void fc_backward(const FcGeom& g, const void* x, const void* w, const void* dy, void* dx,
+                 OpReq dx_req, void* dw, OpReq dw_req, void* db, OpReq db_req,
                  const OpResources& res) {
   if (dx_req != OpReq::kNull) {
     auto step = cached_step(geom_key("fc_bwd_data", g), [&] {

@@ -1,5 +1,6 @@
-// oneDNN inner-product kernels for FullyConnected, float32: X (rows, k),
-// W (hidden, k), Y (rows, hidden), all row-major.
+// oneDNN inner-product kernels for FullyConnected: X (rows, k), W (hidden, k),
+// Y (rows, hidden), all row-major, every array in the geometry's dtype
+// (float32, or bfloat16 with float32 accumulation inside oneDNN).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@ namespace mx::op::dnnl_impl {
 
 struct FcGeom {
   int64_t rows = 0, features = 0, hidden = 0;
+  DType dtype = DType::kFloat32;
 };
 
 // oneDNN's inner product costs ~0.1 ms a call more than the OpenBLAS GEMM
@@ -23,13 +25,12 @@ inline bool fc_worth_it(const FcGeom& g) { return g.hidden >= 32; }
 
 // y (req) = x w^T + bias (bias may be null). With `w_stamp` (inference) the
 // weights are reordered once per content, not per call.
-void fc_forward(const FcGeom& g, const float* x, const float* w, const float* bias, float* y,
-                OpReq req, const OpResources& res,
-                std::optional<ContentStamp> w_stamp = std::nullopt);
+void fc_forward(const FcGeom& g, const void* x, const void* w, const void* bias, void* y, OpReq req,
+                const OpResources& res, std::optional<ContentStamp> w_stamp = std::nullopt);
 
 // dx (dx_req) = dy w; dw (dw_req) = dy^T x; db (db_req; may be null) = column sums of dy.
-void fc_backward(const FcGeom& g, const float* x, const float* w, const float* dy, float* dx,
-                 OpReq dx_req, float* dw, OpReq dw_req, float* db, OpReq db_req,
+void fc_backward(const FcGeom& g, const void* x, const void* w, const void* dy, void* dx,
+                 OpReq dx_req, void* dw, OpReq dw_req, void* db, OpReq db_req,
                  const OpResources& res);
 
 }  // namespace mx::op::dnnl_impl

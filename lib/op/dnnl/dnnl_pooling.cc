@@ -15,7 +15,7 @@ std::string spec_key(const char* pass, const PoolSpec& s) {
   const Window2d& w = s.win;
   return make_key(pass, s.batch, s.channels, s.height, s.width, s.out_height, s.out_width,
                   w.kernel[0], w.kernel[1], w.stride[0], w.stride[1], w.pad[0], w.pad[1], s.max,
-                  s.include_pad);
+                  s.include_pad, static_cast<int>(s.dtype));
 }
 
 // Buffers of the repeated forward pass of a max-pooling backward.
@@ -54,7 +54,7 @@ bool pool_supported(const PoolSpec& s) {
   return true;
 }
 
-bool pool_forward(const PoolSpec& s, const float* x, float* y, OpReq req, const OpResources& res) {
+bool pool_forward(const PoolSpec& s, const void* x, void* y, OpReq req, const OpResources& res) {
   if (!pool_supported(s)) return false;
   if (req == OpReq::kNull) return true;
   auto step = cached_step(spec_key("pool_fwd", s), [&] {
@@ -67,7 +67,7 @@ bool pool_forward(const PoolSpec& s, const float* x, float* y, OpReq req, const 
   return true;
 }
 
-bool pool_backward(const PoolSpec& s, const float* x, const float* dy, float* dx, OpReq req,
+bool pool_backward(const PoolSpec& s, const void* x, const void* dy, void* dx, OpReq req,
                    const OpResources& res) {
   if (!pool_supported(s)) return false;
   if (req == OpReq::kNull) return true;

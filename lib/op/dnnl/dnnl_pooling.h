@@ -1,6 +1,6 @@
 // oneDNN kernels for max and average Pooling (NCHW; 1-D as height 1),
-// float32. Each returns false when oneDNN's rules differ from MXNet's for
-// the case (the caller then runs the reference kernel).
+// float32 or bfloat16 (PoolSpec::dtype). Each returns false when oneDNN's rules differ from MXNet's
+// for the case (the caller then runs the reference kernel).
 #pragma once
 
 #include <array>
@@ -14,7 +14,8 @@ struct PoolSpec {
   int64_t batch = 0, channels = 0, height = 1, width = 1, out_height = 1, out_width = 1;
   Window2d win;
   bool max = true;
-  bool include_pad = true;  // average: divide by the window clipped to data + padding
+  bool include_pad = true;        // average: divide by the window clipped to data + padding
+  DType dtype = DType::kFloat32;  // of x, y and their gradients
 };
 
 // Strides, kernel and padding as oneDNN takes them: the right padding
@@ -26,11 +27,11 @@ PoolWindowDims pool_window_dims(const PoolSpec& s);
 // True when oneDNN computes the case as MXNet does (see dnnl_pooling.cc).
 bool pool_supported(const PoolSpec& s);
 
-bool pool_forward(const PoolSpec& s, const float* x, float* y, OpReq req, const OpResources& res);
+bool pool_forward(const PoolSpec& s, const void* x, void* y, OpReq req, const OpResources& res);
 
 // dx (req) from x and dy. Max pooling runs the forward pass again for the
 // positions of the maxima (its workspace), which mx does not keep.
-bool pool_backward(const PoolSpec& s, const float* x, const float* dy, float* dx, OpReq req,
+bool pool_backward(const PoolSpec& s, const void* x, const void* dy, void* dx, OpReq req,
                    const OpResources& res);
 
 }  // namespace mx::op::dnnl_impl

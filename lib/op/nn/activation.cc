@@ -72,6 +72,12 @@ void relu_gradient(const float* g, const float* y, float* dst, int64_t n) {
 
 void register_activation_ops(OpRegistry& r) {
   r.add<ActivationParam>("Activation")
+      .amp(
+          [](const ActivationParam& p) {
+            // MXNet's CONDITIONAL_FP32_FUNCS keep softrelu in float32.
+            return p.act_type == ActType::kSoftRelu ? AmpClass::kFloat32 : AmpClass::kFollow;
+          },
+          "follow (softrelu: float32)")
       .describe("Applies an activation function element-wise.")
       .inputs({"data"})
       .infer_shape([](const ActivationParam&, ShapeVector& in, ShapeVector&, ShapeVector& out) {
@@ -95,7 +101,7 @@ void register_activation_ops(OpRegistry& r) {
         return layer;
       })
       .forward_cpu([](const ActivationParam& p, const ForwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "Activation", [&](auto tag) {
+        dispatch_real_bf16(c.inputs[0].dtype, "Activation", [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* x = c.inputs[0].ptr<T>();
           T* y = c.outputs[0].ptr<T>();
@@ -107,14 +113,25 @@ void register_activation_ops(OpRegistry& r) {
               return;
             }
           }
+          if constexpr (std::is_same_v<T, bf16_t>) {
+            // The float32 vector kernels on blocks widened from bfloat16.
+            if (vmath::UnaryFn f = vector_kernel(p.act_type)) {
+              map_blocks_bf16(y, n, c.req[0], [=](int64_t begin, int64_t len, float* dst) {
+                for (int64_t i = 0; i < len; ++i) dst[i] = x[begin + i];
+                f(dst, dst, len);
+              });
+              return;
+            }
+          }
           with_act_type(p.act_type, [&](auto act) {
-            map_index(y, n, c.req[0], [=](int64_t i) { return activate(act(), x[i]); });
+            map_index(y, n, c.req[0],
+                      [=](int64_t i) { return T(activate<ActCompute<T>>(act(), x[i])); });
           });
         });
       })
       .backward_cpu([](const ActivationParam& p, const BackwardCall& c) {
         if (c.req[0] == OpReq::kNull) return;
-        dispatch_real(c.out_grads[0].dtype, "Activation", [&](auto tag) {
+        dispatch_real_bf16(c.out_grads[0].dtype, "Activation", [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* g = c.out_grads[0].ptr<T>();
           const T* y = c.outputs[0].ptr<T>();
@@ -139,7 +156,9 @@ void register_activation_ops(OpRegistry& r) {
             }
           }
           with_act_type(p.act_type, [&](auto act) {
-            map_index(gx, n, c.req[0], [=](int64_t i) { return g[i] * derivative(act(), y[i]); });
+            using C = ActCompute<T>;
+            map_index(gx, n, c.req[0],
+                      [=](int64_t i) { return T(C(g[i]) * derivative<C>(act(), y[i])); });
           });
         });
       })

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
+#include "base/bfloat16.h"
 #include "op/nn/nn_math.h"
 #include "op/tensor_ref.h"
 
@@ -43,6 +45,10 @@ MX_HOST_DEVICE inline T derivative(ActType t, T y) {
   return T(0);
 }
 
+// The type a functor computes T in: float for bfloat16 storage.
+template <typename T>
+using ActCompute = std::conditional_t<std::is_same_v<T, bf16_t>, float, T>;
+
 // y[i] (req) activate(x[i]); in place (y == x) each element is read first.
 template <typename T>
 struct ActivationForward {
@@ -50,7 +56,9 @@ struct ActivationForward {
   const T* x;
   T* y;
   OpReq req;
-  MX_HOST_DEVICE void operator()(int64_t i) const { assign(y + i, req, activate(act, x[i])); }
+  MX_HOST_DEVICE void operator()(int64_t i) const {
+    assign(y + i, req, T(activate<ActCompute<T>>(act, x[i])));
+  }
 };
 
 // dx[i] (req) g[i] * derivative(y[i]); dx may be g itself.
@@ -62,7 +70,8 @@ struct ActivationBackward {
   T* dx;
   OpReq req;
   MX_HOST_DEVICE void operator()(int64_t i) const {
-    assign(dx + i, req, g[i] * derivative(act, y[i]));
+    using C = ActCompute<T>;
+    assign(dx + i, req, T(C(g[i]) * derivative<C>(act, y[i])));
   }
 };
 

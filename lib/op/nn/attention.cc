@@ -304,6 +304,7 @@ double attention_flops(AttentionKind kind, int heads, const ShapeVector& in) {
 void add_interleaved(OpRegistry& r, const char* name, AttentionKind kind,
                      std::vector<std::string> inputs, const char* what) {
   auto op = r.add<InterleavedMatMulParam>(name)
+                .amp(AmpClass::kFloat32)
                 .describe(what)
                 .inputs(inputs)
                 .infer_shape([kind](const InterleavedMatMulParam& p, ShapeVector& in, ShapeVector&,
@@ -376,6 +377,7 @@ void add_div_sqrt_dim(OpRegistry& r) {
     });
   };
   auto op = r.add<NoParams>(kName)
+                .amp(AmpClass::kFloat32)
                 .describe("data / sqrt(data.shape[-1]): scales attention queries.")
                 .inputs({"data"})
                 .infer_shape([](const NoParams&, ShapeVector& in, ShapeVector&, ShapeVector& out) {

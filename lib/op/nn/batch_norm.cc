@@ -245,6 +245,7 @@ void batch_norm_backward_gpu(const BatchNormParam& p, const BackwardCall& c) {
 
 void register_batch_norm_ops(OpRegistry& r) {
   r.add<BatchNormParam>("BatchNorm")
+      .amp(AmpClass::kFloat32)
       .describe("Batch normalization over all axes but the channel axis, with moving statistics.")
       .inputs({"data", "gamma", "beta"})
       .aux({"moving_mean", "moving_var"})

@@ -289,6 +289,41 @@ T* grad_of(const BackwardCall& c, size_t i) {
   return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].ptr<T>();
 }
 
+// bfloat16 runs on oneDNN alone (float32 sums inside; no emulation):
+// mixed-precision training checks for it before it binds (train/precision.h).
+[[noreturn]] void bf16_needs_dnnl() {
+  throw Error(
+      "Convolution: bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)");
+}
+
+void convolution_forward_bf16(const ConvolutionParam& p, const ForwardCall& c) {
+#if MX_USE_DNNL
+  const ConvGeom g = convolution_geom(p, c.inputs[0].shape, c.outputs[0].shape);
+  if (dnnl_enabled() &&
+      dnnl_impl::conv_forward(g, c.inputs[0].data, c.inputs[1].data,
+                              p.no_bias ? nullptr : c.inputs[2].data, c.outputs[0].data, c.req[0],
+                              c.resources, std::nullopt, DType::kBFloat16))
+    return;
+#endif
+  bf16_needs_dnnl();
+}
+
+void convolution_backward_bf16(const ConvolutionParam& p, const BackwardCall& c) {
+#if MX_USE_DNNL
+  const ConvGeom g = convolution_geom(p, c.inputs[0].shape, c.out_grads[0].shape);
+  auto grad = [&](size_t i) { return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].data; };
+  const void* dy = c.out_grads[0].data;
+  if (dnnl_enabled() &&
+      dnnl_impl::conv_backward_weights(
+          g, c.inputs[0].data, dy, grad(1), c.req[1], p.no_bias ? nullptr : grad(2),
+          p.no_bias ? OpReq::kNull : c.req[2], c.resources, DType::kBFloat16) &&
+      dnnl_impl::conv_backward_data(g, dy, c.inputs[1].data, grad(0), c.req[0], c.resources,
+                                    DType::kBFloat16))
+    return;
+#endif
+  bf16_needs_dnnl();
+}
+
 template <typename T>
 void convolution_forward(const ConvolutionParam& p, const ForwardCall& c) {
   const ConvGeom g = convolution_geom(p, c.inputs[0].shape, c.outputs[0].shape);
@@ -480,7 +515,7 @@ double deconvolution_flops(const DeconvolutionParam&, const ShapeVector& in, con
 }  // namespace
 
 void register_convolution_ops(OpRegistry& r) {
-  auto convolution = r.add<ConvolutionParam>("Convolution");
+  auto convolution = r.add<ConvolutionParam>("Convolution").amp(AmpClass::kLowPrecision);
   convolution
       .describe("1-D or 2-D convolution (NCW/NCHW) with groups, stride, dilation and padding.")
       .inputs([](const ConvolutionParam& p) { return data_weight_bias(p.no_bias); })
@@ -499,15 +534,18 @@ void register_convolution_ops(OpRegistry& r) {
         return layer;
       })
       .forward_cpu([](const ConvolutionParam& p, const ForwardCall& c) {
+        if (c.inputs[0].dtype == DType::kBFloat16) return convolution_forward_bf16(p, c);
         dispatch_real(c.inputs[0].dtype, "Convolution",
                       [&](auto tag) { convolution_forward<typename decltype(tag)::type>(p, c); });
       })
       .backward_cpu([](const ConvolutionParam& p, const BackwardCall& c) {
+        if (c.inputs[0].dtype == DType::kBFloat16) return convolution_backward_bf16(p, c);
         dispatch_real(c.inputs[0].dtype, "Convolution",
                       [&](auto tag) { convolution_backward<typename decltype(tag)::type>(p, c); });
       });
 
-  auto deconvolution = r.add<DeconvolutionParam>("Deconvolution");
+  auto deconvolution =
+      r.add<DeconvolutionParam>("Deconvolution").amp(AmpClass::kFloat32);  // as MXNet's lists
   deconvolution
       .describe("1-D or 2-D transposed convolution (the gradient of Convolution as a layer).")
       .inputs([](const DeconvolutionParam& p) { return data_weight_bias(p.no_bias); })

@@ -200,6 +200,7 @@ void dropout_backward_gpu(const DropoutParam&, const BackwardCall& c) {
 
 void register_dropout_ops(OpRegistry& r) {
   r.add<DropoutParam>("Dropout")
+      .amp(AmpClass::kFloat32)
       .describe("Randomly zeroes elements with probability p in training and rescales the rest.")
       .inputs({"data"})
       .outputs({"output", "mask"})

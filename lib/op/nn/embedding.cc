@@ -75,8 +75,8 @@ template <typename Fn>
 void dispatch_index(const TensorRef& t, Fn&& fn) {
   dispatch_dtype(t.dtype, [&](auto tag) {
     using I = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<I, half_t>)
-      throw Error("Embedding: float16 indices are not supported");
+    if constexpr (is_half_like_v<I>)
+      throw Error("Embedding: float16 and bfloat16 indices are not supported");
     else
       fn(t.ptr<I>());
   });
@@ -134,6 +134,7 @@ void embedding_backward(const EmbeddingParam& p, const BackwardCall& c) {
 
 void register_embedding_ops(OpRegistry& r) {
   auto embedding = r.add<EmbeddingParam>("Embedding")
+                       .amp(AmpClass::kFloat32)
                        .describe("Maps integer indices to rows of a learned weight matrix.")
                        .inputs({"data", "weight"})
                        .infer_shape(infer_embedding)

@@ -97,6 +97,42 @@ void forward(const FullyConnectedParam& p, const ForwardCall& c) {
   gemm(false, true, rows, h, k, T(1), x, k, w, k, beta, y, h);
 }
 
+// bfloat16 runs on oneDNN alone (float32 sums inside; no emulation):
+// mixed-precision training checks for it before it binds (train/precision.h).
+[[noreturn]] void bf16_needs_dnnl() {
+  throw Error(
+      "FullyConnected: bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)");
+}
+
+void forward_bf16(const FullyConnectedParam& p, const ForwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+#if MX_USE_DNNL
+  if (dnnl_enabled()) {
+    auto [rows, k] = input_matrix(p, c.inputs[0].shape);
+    dnnl_impl::fc_forward({rows, k, p.num_hidden, DType::kBFloat16}, c.inputs[0].data,
+                          c.inputs[1].data, p.no_bias ? nullptr : c.inputs[2].data,
+                          c.outputs[0].data, c.req[0], c.resources);
+    return;
+  }
+#endif
+  bf16_needs_dnnl();
+}
+
+void backward_bf16(const FullyConnectedParam& p, const BackwardCall& c) {
+#if MX_USE_DNNL
+  if (dnnl_enabled()) {
+    auto [rows, k] = input_matrix(p, c.inputs[0].shape);
+    auto grad = [&](size_t i) { return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].data; };
+    dnnl_impl::fc_backward({rows, k, p.num_hidden, DType::kBFloat16}, c.inputs[0].data,
+                           c.inputs[1].data, c.out_grads[0].data, grad(0), c.req[0], grad(1),
+                           c.req[1], p.no_bias ? nullptr : grad(2),
+                           p.no_bias ? OpReq::kNull : c.req[2], c.resources);
+    return;
+  }
+#endif
+  bf16_needs_dnnl();
+}
+
 template <typename T>
 void backward(const FullyConnectedParam& p, const BackwardCall& c) {
   auto [rows, k] = input_matrix(p, c.inputs[0].shape);
@@ -168,6 +204,7 @@ void backward_gpu(const FullyConnectedParam& p, const BackwardCall& c) {
 void register_fully_connected(OpRegistry& r) {
   auto fc =
       r.add<FullyConnectedParam>("FullyConnected")
+          .amp(AmpClass::kLowPrecision)
           .describe("Fully connected layer: output = data * weight^T + bias.")
           .inputs([](const FullyConnectedParam& p) {
             return p.no_bias ? std::vector<std::string>{"data", "weight"}
@@ -181,10 +218,12 @@ void register_fully_connected(OpRegistry& r) {
             return 2.0 * known_elements(out[0]) * static_cast<double>(in[1][1]);
           })
           .forward_cpu([](const FullyConnectedParam& p, const ForwardCall& c) {
+            if (c.inputs[0].dtype == DType::kBFloat16) return forward_bf16(p, c);
             dispatch_real(c.inputs[0].dtype, "FullyConnected",
                           [&](auto tag) { forward<typename decltype(tag)::type>(p, c); });
           })
           .backward_cpu([](const FullyConnectedParam& p, const BackwardCall& c) {
+            if (c.inputs[0].dtype == DType::kBFloat16) return backward_bf16(p, c);
             dispatch_real(c.inputs[0].dtype, "FullyConnected",
                           [&](auto tag) { backward<typename decltype(tag)::type>(p, c); });
           });

@@ -433,6 +433,7 @@ void layer_norm_backward_gpu(const LayerNormParam& p, const BackwardCall& c) {
 
 void register_layer_norm_ops(OpRegistry& r) {
   r.add<LayerNormParam>("LayerNorm")
+      .amp(AmpClass::kFloat32)
       .describe(
           "Layer normalization: each vector along `axis` minus its mean, divided by "
           "sqrt(biased variance + eps), times gamma plus beta. Hidden outputs mean and std (the "

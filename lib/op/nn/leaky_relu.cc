@@ -250,6 +250,7 @@ void leaky_backward_gpu(const LeakyReLUParam& p, const BackwardCall& c) {
 
 void register_leaky_relu_ops(OpRegistry& r) {
   r.add<LeakyReLUParam>("LeakyReLU")
+      .amp(AmpClass::kFloat32)
       .describe("Leaky, parametric (prelu), elu, selu and gelu rectified activations.")
       .inputs(input_names)
       .infer_shape(infer_leaky_relu)

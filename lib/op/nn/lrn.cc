@@ -166,7 +166,7 @@ LrnKernelGeom lrn_kernel_geom(const AttrMap& attrs, const Shape& data) {
 }
 
 void register_lrn_ops(OpRegistry& r) {
-  auto lrn = r.add<LRNParam>("LRN");
+  auto lrn = r.add<LRNParam>("LRN").amp(AmpClass::kFloat32);
   lrn.describe("Local response normalization across channels of NCHW data.")
       .inputs({"data"})
       .outputs({"output", "tmp_norm"})

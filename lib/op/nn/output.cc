@@ -291,6 +291,7 @@ void regression_backward(Regression kind, [[maybe_unused]] const char* name,
 
 void add_regression(OpRegistry& r, const char* name, Regression kind, const char* what) {
   r.add<RegressionOutputParam>(name)
+      .amp(AmpClass::kFloat32)
       .describe(what)
       .inputs({"data", "label"})
       .infer_shape(infer_regression)
@@ -334,6 +335,7 @@ void add_regression(OpRegistry& r, const char* name, Regression kind, const char
 
 void register_output_ops(OpRegistry& r) {
   r.add<SoftmaxOutputParam>("SoftmaxOutput")
+      .amp(AmpClass::kFloat32)
       .alias("Softmax")
       .describe(
           "Softmax in the forward pass; the gradient of cross entropy with the labels in "

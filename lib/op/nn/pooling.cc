@@ -199,12 +199,14 @@ void pool_plane(const PoolingParam& p, const PoolGeom& g, const T* x, T* y, OpRe
         for (int64_t h = win.h0; h < win.h1; ++h)
           for (int64_t w = win.w0; w < win.w1; ++w) value = std::max(value, x[h * g.width + w]);
       } else {
-        T sum = 0;
+        // bfloat16 sums in float, rounded once.
+        using Acc = std::conditional_t<is_half_like_v<T>, float, T>;
+        Acc sum = 0;
         for (int64_t h = win.h0; h < win.h1; ++h)
           for (int64_t w = win.w0; w < win.w1; ++w) sum += x[h * g.width + w];
         // An empty window (only padding) averages to 0, as in MXNet.
-        value = p.pool_type == PoolType::kSum ? sum
-                : win.divisor > 0             ? sum / static_cast<T>(win.divisor)
+        value = p.pool_type == PoolType::kSum ? T(sum)
+                : win.divisor > 0             ? T(sum / static_cast<Acc>(win.divisor))
                                               : T(0);
       }
       assign(y + ph * g.out_width + pw, req, value);
@@ -232,7 +234,7 @@ void unpool_plane(const PoolingParam& p, const PoolGeom& g, const T* x, const T*
       } else {
         T share = dy[o];
         if (p.pool_type == PoolType::kAvg)
-          share = win.divisor > 0 ? share / static_cast<T>(win.divisor) : T(0);
+          share = win.divisor > 0 ? T(share / static_cast<T>(win.divisor)) : T(0);
         for (int64_t h = win.h0; h < win.h1; ++h)
           for (int64_t w = win.w0; w < win.w1; ++w) dx[h * g.width + w] += share;
       }
@@ -242,7 +244,7 @@ void unpool_plane(const PoolingParam& p, const PoolGeom& g, const T* x, const T*
 
 // The case as oneDNN sees it; sum pooling stays with the reference kernel.
 std::optional<dnnl_impl::PoolSpec> dnnl_spec(const PoolingParam& p, const PoolGeom& g,
-                                             const Shape& data) {
+                                             const Shape& data, DType dtype = DType::kFloat32) {
   if (p.pool_type == PoolType::kSum) return std::nullopt;
   dnnl_impl::PoolSpec s;
   s.batch = data[0];
@@ -254,6 +256,7 @@ std::optional<dnnl_impl::PoolSpec> dnnl_spec(const PoolingParam& p, const PoolGe
   s.win = g.win;
   s.max = p.pool_type == PoolType::kMax;
   s.include_pad = p.count_include_pad.value_or(true);
+  s.dtype = dtype;
   return s;
 }
 
@@ -271,9 +274,10 @@ void pooling_forward(const PoolingParam& p, const ForwardCall& c) {
   const T* x = c.inputs[0].ptr<T>();
   T* y = c.outputs[0].ptr<T>();
 #if MX_USE_DNNL
-  if constexpr (std::is_same_v<T, float>)
-    if (dnnl_enabled())
-      if (auto spec = dnnl_spec(p, g, xs);
+  // bfloat16 where the CPU has the instructions (else the reference kernel).
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16_t>)
+    if (dnnl_enabled() && (std::is_same_v<T, float> || dnnl_bf16_available()))
+      if (auto spec = dnnl_spec(p, g, xs, dtype_of<T>);
           spec && dnnl_impl::pool_forward(*spec, x, y, c.req[0], c.resources))
         return;
 #endif
@@ -294,9 +298,10 @@ void pooling_backward(const PoolingParam& p, const BackwardCall& c) {
   const T* dy = c.out_grads[0].ptr<T>();
   T* dx = c.in_grads[0].ptr<T>();
 #if MX_USE_DNNL
-  if constexpr (std::is_same_v<T, float>)
-    if (dnnl_enabled())
-      if (auto spec = dnnl_spec(p, g, xs);
+  // bfloat16 where the CPU has the instructions (else the reference kernel).
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16_t>)
+    if (dnnl_enabled() && (std::is_same_v<T, float> || dnnl_bf16_available()))
+      if (auto spec = dnnl_spec(p, g, xs, dtype_of<T>);
           spec && dnnl_impl::pool_backward(*spec, x, dy, dx, c.req[0], c.resources))
         return;
 #endif
@@ -345,7 +350,7 @@ PoolKernelGeom pooling_kernel_geom(const AttrMap& attrs, const Shape& data) {
 }
 
 void register_pooling_ops(OpRegistry& r) {
-  auto pooling = r.add<PoolingParam>("Pooling");
+  auto pooling = r.add<PoolingParam>("Pooling").amp(AmpClass::kFollow);
   pooling.describe("1-D or 2-D max, average or sum pooling, optionally over the whole plane.")
       .inputs({"data"})
       .infer_shape(infer_pooling)
@@ -360,12 +365,12 @@ void register_pooling_ops(OpRegistry& r) {
         return layer;
       })
       .forward_cpu([](const PoolingParam& p, const ForwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "Pooling",
-                      [&](auto tag) { pooling_forward<typename decltype(tag)::type>(p, c); });
+        dispatch_real_bf16(c.inputs[0].dtype, "Pooling",
+                           [&](auto tag) { pooling_forward<typename decltype(tag)::type>(p, c); });
       })
       .backward_cpu([](const PoolingParam& p, const BackwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "Pooling",
-                      [&](auto tag) { pooling_backward<typename decltype(tag)::type>(p, c); });
+        dispatch_real_bf16(c.inputs[0].dtype, "Pooling",
+                           [&](auto tag) { pooling_backward<typename decltype(tag)::type>(p, c); });
       });
 #if MX_USE_CUDA
   pooling

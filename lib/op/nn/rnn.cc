@@ -178,6 +178,7 @@ void rnn_backward(const RnnParam& p, const BackwardCall& c) {
 void register_rnn_ops(OpRegistry& r) {
   auto rnn_op =
       r.add<RnnParam>("RNN")
+          .amp(AmpClass::kFloat32)
           .describe(
               "Recurrent layers over TNC data with MXNet's flat parameter vector: vanilla "
               "(rnn_relu, rnn_tanh), LSTM (gates i, f, g, o) or GRU (r, z, n, reset after the "

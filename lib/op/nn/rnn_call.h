@@ -36,8 +36,8 @@ template <typename T, typename Ops>
 void convert_lengths(Ops& ops, const TensorRef& lengths, int32_t* out, int64_t steps) {
   dispatch_dtype(lengths.dtype, [&](auto tag) {
     using L = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<L, half_t>)
-      throw InputError("RNN: float16 sequence lengths are not supported");
+    if constexpr (is_half_like_v<L>)
+      throw InputError("RNN: float16 and bfloat16 sequence lengths are not supported");
     else
       ops.grid(1, lengths.size(), ToLengths<L>{lengths.ptr<L>(), out, steps});
   });
@@ -109,7 +109,7 @@ void run_backward(const RnnParam& p, const BackwardCall& c, Ops& ops) {
     if (c.req.back() == OpReq::kWrite || c.req.back() == OpReq::kInplace)
       dispatch_dtype(dlengths.dtype, [&](auto tag) {
         using L = typename decltype(tag)::type;
-        if constexpr (!std::is_same_v<L, half_t>)  // refused in the forward pass
+        if constexpr (!is_half_like_v<L>)  // refused in the forward pass
           ops.grid(1, dlengths.size(), Fill<L>{dlengths.ptr<L>(), dlengths.size(), L(0)});
       });
   }

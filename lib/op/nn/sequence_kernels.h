@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "base/dtype.h"
 #include "op/tensor/tensor_kernels.h"
@@ -34,6 +35,14 @@ MX_HOST_DEVICE inline float half_bits_to_float(uint16_t h) {
   return (h & 0x8000) != 0 ? -v : v;
 }
 
+// A bfloat16 value from its bits: the upper half of a float32 (host and device).
+MX_HOST_DEVICE inline float bf16_bits_to_float(uint16_t b) {
+  const uint32_t f = static_cast<uint32_t>(b) << 16;
+  float v;
+  memcpy(&v, &f, sizeof v);
+  return v;
+}
+
 // The optional sequence_length input, one value per batch entry.
 struct SequenceLengths {
   const void* data = nullptr;  // null: every sequence is full length
@@ -48,6 +57,7 @@ struct SequenceLengths {
       case DType::kInt8: return static_cast<const int8_t*>(data)[b];
       case DType::kInt32: return static_cast<const int32_t*>(data)[b];
       case DType::kInt64: return static_cast<double>(static_cast<const int64_t*>(data)[b]);
+      case DType::kBFloat16: return bf16_bits_to_float(static_cast<const uint16_t*>(data)[b]);
     }
     return 0;
   }

@@ -293,6 +293,7 @@ void add_sequence_op(OpRegistry& r, const char* name, SequenceOp op, const char*
                      std::function<float(const P&)> value_of,
                      std::function<void(const P&, ShapeVector&, ShapeVector&)> infer) {
   auto b = r.add<P>(name)
+               .amp(AmpClass::kFloat32)
                .describe(what)
                .inputs([](const P& p) { return sequence_inputs(p); })
                .infer_shape([infer](const P& p, ShapeVector& in, ShapeVector&, ShapeVector& out) {

@@ -113,6 +113,7 @@ void dispatch_io(DType in, DType out, const char* op, Fn&& fn) {
 
 void add(OpRegistry& r, const char* name, bool log, const char* what) {
   r.add<SoftmaxParam>(name)
+      .amp(AmpClass::kFloat32)
       .describe(what)
       .inputs([log](const SoftmaxParam& p) {
         if (p.with_length() && !log) return std::vector<std::string>{"data", "length"};

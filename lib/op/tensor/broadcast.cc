@@ -179,7 +179,7 @@ void add_backward(OpBuilder<NoParams>& b, const char* name, Kind kind) {
 
 void add(OpRegistry& r, const char* name, Kind kind, const char* what,
          const char* alias = nullptr) {
-  auto b = r.add<NoParams>(name);
+  auto b = r.add<NoParams>(name).amp(AmpClass::kFloat32);
   if (alias != nullptr) b.alias(alias);
   b.describe(what)
       .inputs({"lhs", "rhs"})

@@ -6,6 +6,7 @@
 
 #include "op/infer_util.h"
 #include "op/registry.h"
+#include "op/tensor/cast_values.h"
 #include "op/tensor/tensor_kernels.h"
 #include "op/tensor/tensor_util.h"
 #if MX_USE_CUDA
@@ -21,6 +22,8 @@ struct CastParam : Params<CastParam> {
     d.field("dtype", &CastParam::dtype).describe("The element type of the output.");
   }
 };
+
+}  // namespace
 
 void cast_values(const TensorRef& src, const TensorRef& dst, OpReq req) {
   if (req == OpReq::kNull) return;
@@ -38,10 +41,9 @@ void cast_values(const TensorRef& src, const TensorRef& dst, OpReq req) {
   });
 }
 
-}  // namespace
-
 void register_cast_op(OpRegistry& r) {
   auto cast = r.add<CastParam>("Cast")
+                  .amp(AmpClass::kFloat32)
                   .alias("cast")
                   .describe("Converts the elements to another type.")
                   .inputs({"data"})

@@ -156,6 +156,7 @@ void register_concat(OpRegistry& r) {
   // into its flat parameter vector: MXNet lets its one input of unknown size
   // follow from the output, which Concat here always does.
   auto concat = r.add<ConcatParam>("Concat")
+                    .amp(AmpClass::kFollow)
                     .alias("concat")
                     .alias("_rnn_param_concat")
                     .describe(
@@ -230,6 +231,7 @@ void register_concat(OpRegistry& r) {
 void register_slice_channel(OpRegistry& r) {
   auto slice_channel =
       r.add<SliceChannelParam>("SliceChannel")
+          .amp(AmpClass::kFloat32)
           .alias("split")
           .describe("Splits the input along an axis into num_outputs equal parts.")
           .inputs({"data"})

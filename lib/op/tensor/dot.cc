@@ -248,6 +248,7 @@ void products_backward_gpu(const char* op, const DotParam& p, const ProductDims&
 void register_dot_ops(OpRegistry& r) {
   auto dot =
       r.add<DotParam>("dot")
+          .amp(AmpClass::kFloat32)
           .describe(
               "Matrix product; N-D inputs contract the last axis of lhs with the first of rhs.")
           .inputs({"lhs", "rhs"})
@@ -265,6 +266,7 @@ void register_dot_ops(OpRegistry& r) {
 
   auto batch_dot =
       r.add<DotParam>("batch_dot")
+          .amp(AmpClass::kFloat32)
           .describe("Matrix products of the last two axes, one per index of the leading axes.")
           .inputs({"lhs", "rhs"})
           .infer_shape(infer_batch_dot)

@@ -41,7 +41,7 @@ void binary_backward(OpBuilder<NoParams>& b, const char* name, Binary kind) {
   const bool uses_inputs = kind == Binary::kMul || kind == Binary::kDiv;
   b.backward_uses(uses_inputs, false)
       .backward_cpu([kind, name, uses_inputs](const NoParams&, const BackwardCall& c) {
-        dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+        dispatch_real_bf16(c.out_grads[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* a = uses_inputs ? c.inputs[0].ptr<T>() : nullptr;
           const T* bv = uses_inputs ? c.inputs[1].ptr<T>() : nullptr;
@@ -82,6 +82,7 @@ void register_binary(OpRegistry& r, const char* name, Binary kind, const char* w
   auto b = r.add<NoParams>(name);
   if (alias != nullptr) b.alias(alias);
   b.describe(what)
+      .amp(AmpClass::kWidest)
       .inputs({"lhs", "rhs"})
       .infer_shape(same_shape)
       .inplace({{0, 0}, {1, 0}})
@@ -91,7 +92,7 @@ void register_binary(OpRegistry& r, const char* name, Binary kind, const char* w
         return residual_addition(in[0], in[1]);
       })
       .forward_cpu([kind, name](const NoParams&, const ForwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
+        dispatch_real_bf16(c.inputs[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;
           with_binary(kind, [&](auto k) {
             run_elements(
@@ -133,7 +134,7 @@ struct ScalarParam : Params<ScalarParam> {
 void scalar_backward(OpBuilder<ScalarParam>& b, const char* name, WithScalar kind) {
   b.backward_cpu([kind, name](const ScalarParam& p, const BackwardCall& c) {
     if (c.req[0] == OpReq::kNull) return;
-    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+    dispatch_real_bf16(c.out_grads[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       run_elements(c.in_grads[0].size(), c.req[0],
                    ScalarBackwardKernel<T>{kind, static_cast<T>(p.scalar), c.out_grads[0].ptr<T>(),
@@ -161,13 +162,14 @@ void register_scalar(OpRegistry& r, const char* name, WithScalar kind, const cha
   auto b = r.add<ScalarParam>(name);
   if (alias != nullptr) b.alias(alias);
   b.describe(what)
+      .amp(AmpClass::kFloat32)  // MXNet's FP32_FUNCS list every scalar operator
       .inputs({"data"})
       .infer_shape([](const ScalarParam&, ShapeVector& in, ShapeVector&, ShapeVector& out) {
         infer_same_shape(in, out);
       })
       .inplace({{0, 0}})
       .forward_cpu([kind, name](const ScalarParam& p, const ForwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
+        dispatch_real_bf16(c.inputs[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;
           run_elements(c.outputs[0].size(), c.req[0],
                        ScalarForwardKernel<T>{kind, static_cast<T>(p.scalar), c.inputs[0].ptr<T>(),
@@ -207,7 +209,7 @@ vmath::UnaryFn vector_kernel(Unary kind) {
 void unary_backward(OpBuilder<NoParams>& b, const char* name, Unary kind) {
   b.backward_cpu([kind, name](const NoParams&, const BackwardCall& c) {
     if (c.req[0] == OpReq::kNull) return;
-    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+    dispatch_real_bf16(c.out_grads[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       run_elements(c.in_grads[0].size(), c.req[0],
                    UnaryBackwardKernel<T>{kind, c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
@@ -227,16 +229,30 @@ void unary_backward(OpBuilder<NoParams>& b, const char* name, Unary kind) {
 #endif
 }
 
+// MXNet's BF16_FP32_FUNCS (relu, tanh, sqrt, square, abs) run in either
+// precision; the rest are its FP32_FUNCS.
+AmpClass unary_amp_class(Unary kind) {
+  switch (kind) {
+    case Unary::kRelu:
+    case Unary::kTanh:
+    case Unary::kSqrt:
+    case Unary::kSquare:
+    case Unary::kAbs: return AmpClass::kFollow;
+    default: return AmpClass::kFloat32;
+  }
+}
+
 void register_unary(OpRegistry& r, const char* name, Unary kind, const char* what,
                     std::vector<const char*> aliases = {}) {
   auto b = r.add<NoParams>(name);
   for (const char* a : aliases) b.alias(a);
   b.describe(what)
+      .amp(unary_amp_class(kind))
       .inputs({"data"})
       .infer_shape(same_shape)
       .inplace({{0, 0}})
       .forward_cpu([kind, name](const NoParams&, const ForwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
+        dispatch_real_bf16(c.inputs[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* x = c.inputs[0].ptr<T>();
           if constexpr (std::is_same_v<T, float>) {
@@ -289,6 +305,7 @@ void register_add_n(OpRegistry& r) {
   add_n.alias("add_n")
       .alias("_sum")
       .describe("Adds all inputs element-wise.")
+      .amp(AmpClass::kWidest)
       .inputs([](const AddNParam& p) {
         std::vector<std::string> names;
         for (int i = 0; i < p.num_args; ++i) names.push_back("arg" + std::to_string(i));
@@ -299,20 +316,22 @@ void register_add_n(OpRegistry& r) {
       })
       .inplace({{0, 0}})
       .forward_cpu([](const AddNParam&, const ForwardCall& c) {
-        dispatch_real(c.outputs[0].dtype, "ElementWiseSum", [&](auto tag) {
+        dispatch_real_bf16(c.outputs[0].dtype, "ElementWiseSum", [&](auto tag) {
           using T = typename decltype(tag)::type;
           std::vector<const T*> xs;
           for (const auto& in : c.inputs) xs.push_back(in.ptr<T>());
+          // bfloat16 sums in float, rounded once.
+          using Acc = std::conditional_t<is_half_like_v<T>, float, T>;
           map_index(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0], [&](int64_t i) {
-            T s = 0;
+            Acc s = 0;
             for (const T* x : xs) s += x[i];
-            return s;
+            return static_cast<T>(s);
           });
         });
       })
       .backward_uses(false, false)
       .backward_cpu([](const AddNParam&, const BackwardCall& c) {
-        dispatch_real(c.out_grads[0].dtype, "ElementWiseSum", [&](auto tag) {
+        dispatch_real_bf16(c.out_grads[0].dtype, "ElementWiseSum", [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T* g = c.out_grads[0].ptr<T>();
           for (size_t k = 0; k < c.in_grads.size(); ++k)
@@ -346,13 +365,14 @@ void register_add_n(OpRegistry& r) {
 void register_clip(OpRegistry& r) {
   auto clip = r.add<ClipParam>("clip");
   clip.describe("Clips values to [a_min, a_max].")
+      .amp(AmpClass::kFollow)
       .inputs({"data"})
       .infer_shape([](const ClipParam&, ShapeVector& in, ShapeVector&, ShapeVector& out) {
         infer_same_shape(in, out);
       })
       .inplace({{0, 0}})
       .forward_cpu([](const ClipParam& p, const ForwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "clip", [&](auto tag) {
+        dispatch_real_bf16(c.inputs[0].dtype, "clip", [&](auto tag) {
           using T = typename decltype(tag)::type;
           run_elements(c.outputs[0].size(), c.req[0],
                        ClipForwardKernel<T>{static_cast<T>(p.a_min), static_cast<T>(p.a_max),
@@ -362,7 +382,7 @@ void register_clip(OpRegistry& r) {
       .backward_uses(true, false)
       .backward_cpu([](const ClipParam& p, const BackwardCall& c) {
         if (c.req[0] == OpReq::kNull) return;
-        dispatch_real(c.out_grads[0].dtype, "clip", [&](auto tag) {
+        dispatch_real_bf16(c.out_grads[0].dtype, "clip", [&](auto tag) {
           using T = typename decltype(tag)::type;
           run_elements(c.in_grads[0].size(), c.req[0],
                        ClipBackwardKernel<T>{static_cast<T>(p.a_min), static_cast<T>(p.a_max),
@@ -399,12 +419,13 @@ void register_block_grad(OpRegistry& r) {
   auto block_grad = r.add<NoParams>("BlockGrad");
   block_grad.alias("stop_gradient")
       .describe("Passes the input through and stops the gradient.")
+      .amp(AmpClass::kFloat32)
       .inputs({"data"})
       .stops_gradient()
       .infer_shape(same_shape)
       .inplace({{0, 0}})
       .forward_cpu([](const NoParams&, const ForwardCall& c) {
-        dispatch_real(c.inputs[0].dtype, "BlockGrad", [&](auto tag) {
+        dispatch_real_bf16(c.inputs[0].dtype, "BlockGrad", [&](auto tag) {
           using T = typename decltype(tag)::type;
           run_elements(c.outputs[0].size(), c.req[0],
                        CopyKernel<T>{c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(), c.req[0]});
@@ -427,11 +448,12 @@ void register_fill_like(OpRegistry& r) {
     auto like = r.add<NoParams>(name);
     like.describe(value == 0.0 ? "An array of zeros shaped like the input."
                                : "An array of ones shaped like the input.")
+        .amp(AmpClass::kFloat32)
         .inputs({"data"})
         .stops_gradient()
         .infer_shape(same_shape)
         .forward_cpu([value = value, name = name](const NoParams&, const ForwardCall& c) {
-          dispatch_real(c.outputs[0].dtype, name, [&](auto tag) {
+          dispatch_real_bf16(c.outputs[0].dtype, name, [&](auto tag) {
             using T = typename decltype(tag)::type;
             run_elements(c.outputs[0].size(), c.req[0],
                          FillKernel<T>{static_cast<T>(value), c.outputs[0].ptr<T>(), c.req[0]});
@@ -508,11 +530,14 @@ void write_zero_gradients(const BackwardCall& c, [[maybe_unused]] DeviceKind dev
     const OpReq req = c.req[k];
     if (req == OpReq::kNull || req == OpReq::kAdd) continue;
     const TensorRef& grad = c.in_grads[k];
-    dispatch_real(grad.dtype, op, [&](auto tag) {
+    dispatch_real_bf16(grad.dtype, op, [&](auto tag) {
       using T = typename decltype(tag)::type;
 #if MX_USE_CUDA
       if (device == DeviceKind::kGPU) {
-        cuda::fill_gpu<T>(op, T(0), grad.ptr<T>(), grad.size(), req, c.rctx.stream);
+        if constexpr (std::is_same_v<T, bf16_t>)
+          throw Error(str(op, ": bfloat16 on the GPU is not supported"));
+        else
+          cuda::fill_gpu<T>(op, T(0), grad.ptr<T>(), grad.size(), req, c.rctx.stream);
         return;
       }
 #endif

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/bfloat16.h"
 #include "base/host_device.h"
 #include "op/tensor_ref.h"
 
@@ -238,6 +239,11 @@ MX_HOST_DEVICE inline T unary_derivative(Unary kind, T x, T y) {
 // so an output may share an input's memory (kInplace).
 
 // out[i] (req) a[i] K b[i].
+// The type the functors compute T in: float for bfloat16 storage (each value
+// read once, rounded once when stored); T otherwise.
+template <typename T>
+using ElemCompute = std::conditional_t<std::is_same_v<T, bf16_t>, float, T>;
+
 template <Binary K, typename T>
 struct BinaryForwardKernel {
   const T* a;
@@ -245,7 +251,8 @@ struct BinaryForwardKernel {
   T* out;
   OpReq req;
   MX_HOST_DEVICE void operator()(int64_t i) const {
-    assign(out + i, req, binary_forward<K>(a[i], b[i]));
+    using C = ElemCompute<T>;
+    assign(out + i, req, T(binary_forward<K>(C(a[i]), C(b[i]))));
   }
 };
 
@@ -260,9 +267,10 @@ struct BinaryBackwardKernel {
   int side;
   MX_HOST_DEVICE void operator()(int64_t i) const {
     constexpr bool kReads = K == Binary::kMul || K == Binary::kDiv;
-    const T av = kReads ? a[i] : T(0);
-    const T bv = kReads ? b[i] : T(0);
-    assign(grad + i, req, binary_grad<K>(side, g[i], av, bv));
+    using C = ElemCompute<T>;
+    const C av = kReads ? C(a[i]) : C(0);
+    const C bv = kReads ? C(b[i]) : C(0);
+    assign(grad + i, req, T(binary_grad<K>(side, C(g[i]), av, bv)));
   }
 };
 
@@ -274,7 +282,8 @@ struct ScalarForwardKernel {
   T* out;
   OpReq req;
   MX_HOST_DEVICE void operator()(int64_t i) const {
-    assign(out + i, req, scalar_forward(kind, x[i], s));
+    using C = ElemCompute<T>;
+    assign(out + i, req, T(scalar_forward(kind, C(x[i]), C(s))));
   }
 };
 
@@ -288,7 +297,8 @@ struct ScalarBackwardKernel {
   T* grad;
   OpReq req;
   MX_HOST_DEVICE void operator()(int64_t i) const {
-    assign(grad + i, req, g[i] * scalar_derivative(kind, x[i], y[i], s));
+    using C = ElemCompute<T>;
+    assign(grad + i, req, T(C(g[i]) * scalar_derivative(kind, C(x[i]), C(y[i]), C(s))));
   }
 };
 
@@ -299,7 +309,8 @@ struct UnaryForwardKernel {
   T* out;
   OpReq req;
   MX_HOST_DEVICE void operator()(int64_t i) const {
-    assign(out + i, req, unary_forward(kind, x[i]));
+    using C = ElemCompute<T>;
+    assign(out + i, req, T(unary_forward(kind, C(x[i]))));
   }
 };
 
@@ -312,7 +323,8 @@ struct UnaryBackwardKernel {
   T* grad;
   OpReq req;
   MX_HOST_DEVICE void operator()(int64_t i) const {
-    assign(grad + i, req, g[i] * unary_derivative(kind, x[i], y[i]));
+    using C = ElemCompute<T>;
+    assign(grad + i, req, T(C(g[i]) * unary_derivative(kind, C(x[i]), C(y[i]))));
   }
 };
 

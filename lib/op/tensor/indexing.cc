@@ -64,7 +64,7 @@ void infer_one_hot(const OneHotParam& p, ShapeVector& in, ShapeVector&, ShapeVec
 
 template <typename T>
 T value_as(double v) {
-  if constexpr (std::is_same_v<T, half_t>)
+  if constexpr (is_half_like_v<T>)
     return T(static_cast<float>(v));
   else
     return static_cast<T>(v);
@@ -72,7 +72,7 @@ T value_as(double v) {
 
 template <typename I>
 double as_double(I v) {
-  if constexpr (std::is_same_v<I, half_t>)
+  if constexpr (is_half_like_v<I>)
     return static_cast<double>(static_cast<float>(v));
   else
     return static_cast<double>(v);
@@ -380,6 +380,7 @@ void where_backward_cpu(const NoParams&, const BackwardCall& c) {
 void add_one_hot(OpRegistry& r) {
   auto one_hot =
       r.add<OneHotParam>("one_hot")
+          .amp(AmpClass::kFloat32)
           .describe("One-hot vectors of length depth for the given indices.")
           .inputs({"indices"})
           .infer_shape(infer_one_hot)
@@ -424,6 +425,7 @@ void add_one_hot(OpRegistry& r) {
 
 void add_take_gather_where(OpRegistry& r) {
   auto take = r.add<TakeParam>("take")
+                  .amp(AmpClass::kFloat32)
                   .describe(
                       "Elements along an axis at the given indices: the output's shape is the "
                       "input's with that axis replaced by the indices' shape. The indices get "
@@ -439,6 +441,7 @@ void add_take_gather_where(OpRegistry& r) {
 
   auto gather_nd =
       r.add<NoParams>("gather_nd")
+          .amp(AmpClass::kFloat32)
           .describe(
               "Elements (or blocks) of data at coordinates: indices (m, ...) give, for each "
               "position, indices into data's first m axes (negative ones count from the end; "
@@ -456,6 +459,7 @@ void add_take_gather_where(OpRegistry& r) {
 
   auto where =
       r.add<NoParams>("where")
+          .amp(AmpClass::kFloat32)
           .describe(
               "Elements of x where the condition is nonzero (NaN included), of y elsewhere. The "
               "condition has x's shape, or is 1-D and chooses whole rows (x's first axis); its "

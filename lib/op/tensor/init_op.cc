@@ -67,7 +67,7 @@ void fill_cpu(const TensorRef& out, double value, OpReq req) {
 }
 
 void add_fill(OpRegistry& r, const char* name, double value, const char* what) {
-  auto b = r.add<InitParam>(name);
+  auto b = r.add<InitParam>(name).amp(AmpClass::kFloat32);
   b.describe(what)
       .inputs(std::vector<std::string>{})
       .infer_shape(infer_init)
@@ -213,6 +213,7 @@ void register_init_ops(OpRegistry& r) {
 
   auto arange =
       r.add<ArangeParam>("_arange")
+          .amp(AmpClass::kFloat32)
           .alias("arange")
           .describe(
               "Evenly spaced values start, start + step, ... below stop, each repeated repeat "
@@ -230,6 +231,7 @@ void register_init_ops(OpRegistry& r) {
 
   auto arange_like =
       r.add<ArangeLikeParam>("_contrib_arange_like")
+          .amp(AmpClass::kFloat32)
           .describe(
               "Evenly spaced values start, start + step, ... (each repeated repeat times) in the "
               "input's shape and dtype, or as long as one of its axes. The input's values are "

@@ -396,9 +396,12 @@ std::vector<int> inverse_permutation(const std::vector<int>& perm) {
 
 }  // namespace
 
+// Flatten and Reshape copy bytes whatever their type, so they follow their
+// input (MXNet's lists keep them in float32, at the cost of a cast pair).
 void register_matrix_ops(OpRegistry& r) {
   auto flatten =
       r.add<NoParams>("Flatten")
+          .amp(AmpClass::kFollow)
           .alias("flatten")
           .describe("Flattens all axes but the first: (d1, d2, ..., dk) -> (d1, d2 * ... * dk).")
           .inputs({"data"})
@@ -410,6 +413,7 @@ void register_matrix_ops(OpRegistry& r) {
 
   auto reshape =
       r.add<ReshapeParam>("Reshape")
+          .amp(AmpClass::kFollow)
           .alias("reshape")
           .describe("Gives the input a new shape with the same number of elements.")
           .inputs({"data"})
@@ -421,6 +425,7 @@ void register_matrix_ops(OpRegistry& r) {
 
   auto transpose =
       r.add<TransposeParam>("transpose")
+          .amp(AmpClass::kFloat32)
           .describe("Permutes the axes of the input (reverses them when axes is empty).")
           .inputs({"data"})
           .infer_shape(infer_transpose)
@@ -437,6 +442,7 @@ void register_matrix_ops(OpRegistry& r) {
 
   auto expand_dims =
       r.add<ExpandDimsParam>("expand_dims")
+          .amp(AmpClass::kFloat32)
           .describe("Inserts an axis of size 1 at position axis.")
           .inputs({"data"})
           .infer_shape(infer_expand_dims)
@@ -447,6 +453,7 @@ void register_matrix_ops(OpRegistry& r) {
 
   auto slice_axis =
       r.add<SliceAxisParam>("slice_axis")
+          .amp(AmpClass::kFloat32)
           .describe("Takes the elements [begin, end) along one axis.")
           .inputs({"data"})
           .infer_shape(infer_slice_axis)

@@ -246,6 +246,7 @@ void topk_backward_gpu(const TopKParam& p, const BackwardCall& c) {
 void register_ordering_ops(OpRegistry& r) {
   auto topk =
       r.add<TopKParam>("topk")
+          .amp(AmpClass::kFloat32)
           .describe(
               "The k first elements along an axis, largest first (smallest with is_ascend): "
               "values, indices (in dtype), a 0/1 mask, or values and indices. Ties go to the "

@@ -173,7 +173,7 @@ void reduce_backward_gpu(const char* name, Reduction kind, const ReduceParam& p,
 void add_reduction(OpRegistry& r, const char* name, Reduction kind, const char* what,
                    const char* alias) {
   const bool extremum = kind == Reduction::kMax || kind == Reduction::kMin;
-  auto b = r.add<ReduceParam>(name);
+  auto b = r.add<ReduceParam>(name).amp(AmpClass::kFloat32);
   if (alias != nullptr) b.alias(alias);
   b.describe(what)
       .inputs({"data"})
@@ -301,7 +301,7 @@ void norm_backward_gpu(const NormParam& p, const BackwardCall& c) {
 #endif
 
 void add_norm(OpRegistry& r) {
-  auto b = r.add<NormParam>("norm");
+  auto b = r.add<NormParam>("norm").amp(AmpClass::kFloat32);
   b.describe(
        "The norm of order 1 or 2 over the given axes. Its gradient is sign(x) (order 1) or "
        "x / norm (order 2), 0 where the norm is 0 (MXNet 1.9.1 gives NaN there).")
@@ -372,7 +372,7 @@ bool is_nan(T v) {
 
 template <typename T>
 T index_as(int64_t i) {
-  if constexpr (std::is_same_v<T, half_t>)
+  if constexpr (is_half_like_v<T>)
     return T(static_cast<float>(i));
   else
     return static_cast<T>(i);
@@ -426,7 +426,7 @@ void register_reduce_ops(OpRegistry& r) {
   add_norm(r);
 
   // MXNet defines no gradient for argmax.
-  auto argmax = r.add<ArgmaxParam>("argmax");
+  auto argmax = r.add<ArgmaxParam>("argmax").amp(AmpClass::kFloat32);
   argmax.describe("Indices of the largest values along an axis (in the input's type).")
       .inputs({"data"})
       .infer_shape(infer_argmax)

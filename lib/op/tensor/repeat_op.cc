@@ -318,7 +318,7 @@ template <typename P>
 OpBuilder<P> add_repeat_op(OpRegistry& r, const char* name,
                            RepeatView (*view)(const P&, const ShapeVector& in_shapes,
                                               const Shape& out_shape)) {
-  auto b = r.add<P>(name);
+  auto b = r.add<P>(name).amp(AmpClass::kFloat32);
   b.backward_uses(false, false)
       .forward_cpu([view](const P& p, const ForwardCall& c) {
         gather_cpu(view(p, {c.inputs[0].shape}, c.outputs[0].shape), c);

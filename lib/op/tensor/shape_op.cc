@@ -228,6 +228,7 @@ void stack_backward_gpu(const StackParam& p, const BackwardCall& c) {
 void register_shape_ops(OpRegistry& r) {
   auto swap_axis =
       r.add<SwapAxisParam>("SwapAxis")
+          .amp(AmpClass::kFloat32)
           .alias("swapaxes")
           .describe("Interchanges two axes of the input.")
           .inputs({"data"})
@@ -244,6 +245,7 @@ void register_shape_ops(OpRegistry& r) {
 
   auto squeeze =
       r.add<SqueezeParam>("squeeze")
+          .amp(AmpClass::kFloat32)
           .describe(
               "Removes axes of size 1 (the listed ones, or all); at least one axis remains, "
               "as in MXNet.")
@@ -259,6 +261,7 @@ void register_shape_ops(OpRegistry& r) {
           });
 
   auto stack = r.add<StackParam>("stack")
+                   .amp(AmpClass::kFloat32)
                    .describe("Joins arrays of one shape along a new axis.")
                    .inputs([](const StackParam& p) { return arg_names(p.num_args); })
                    .infer_shape(infer_stack)

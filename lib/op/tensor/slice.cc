@@ -172,6 +172,7 @@ void slice_backward_gpu(const SliceParam& p, const BackwardCall& c) {
 
 void register_slice_ops(OpRegistry& r) {
   auto slice = r.add<SliceParam>("slice")
+                   .amp(AmpClass::kFloat32)
                    .alias("crop")
                    .describe(
                        "Takes begin:end:step of each of the leading len(begin) axes (NumPy's "

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/bfloat16.h"
 #include "base/error.h"
 #include "base/half.h"
 #include "base/host_device.h"
@@ -18,7 +19,7 @@
 
 namespace mx::op::kernels {
 
-// float16 conversions; every other type is not a half.
+// float16 and bfloat16 conversions; every other type is not a half.
 template <typename T>
 struct HalfOps {
   static constexpr bool kIsHalf = false;
@@ -28,6 +29,13 @@ struct HalfOps<half_t> {
   static constexpr bool kIsHalf = true;
   static float to_float(half_t v) { return static_cast<float>(v); }
   static half_t from_float(float v) { return half_t(v); }
+};
+// bfloat16 goes through float the same way (kIsHalf: a 16-bit float type).
+template <>
+struct HalfOps<bf16_t> {
+  static constexpr bool kIsHalf = true;
+  static float to_float(bf16_t v) { return static_cast<float>(v); }
+  static bf16_t from_float(float v) { return bf16_t(v); }
 };
 
 // One value converted as Cast does (MXNet's static_cast on x86): float16

@@ -1,0 +1,219 @@
+// Mixed precision at the operator level: amp_cast and amp_multicast (gradients,
+// MXNet 1.9.1's values and type rules), and every operator that runs in
+// bfloat16 under the AMP pass against its float32 self within stated bounds.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "base/strings.h"
+#include "op/dnnl/dnnl_switch.h"
+#include "op/invoke.h"
+#include "op/registry.h"
+#include "op_harness.h"
+
+using namespace mx;
+using namespace mx::test;
+using op::AttrMap;
+using op::DTypeVector;
+using op::OpReq;
+
+TEST_CASE("reference: amp_cast and amp_multicast against MXNet 1.9.1") {
+  auto cases = load_reference_cases("amp");
+  CHECK(cases.size() >= 7);
+  // MXNet's cast to bfloat16 without oneDNN truncates; oneDNN's (MXNet's
+  // fast path, PyTorch's) and mx's round to nearest even: one bfloat16 step
+  // (2^-8 relative) apart at most.
+  for (const auto& c : cases)
+    check_reference(c, c.id.find("bf16") != std::string::npos ? 1.0 / 128 : 1e-4, 1e-5);
+}
+
+TEST_CASE("gradients: amp_cast and amp_multicast pass float64 through") {
+  check_gradient("amp_cast", {{"dtype", "bfloat16"}}, {Shape{3, 4}});
+  check_gradient("amp_multicast", {{"num_outputs", "2"}}, {Shape{2, 3}, Shape{2, 3}});
+}
+
+namespace {
+
+std::vector<std::optional<DType>> multicast_types(std::vector<DType> in, bool narrow) {
+  op::OpInstance op("amp_multicast", {{"num_outputs", std::to_string(in.size())},
+                                      {"cast_narrow", narrow ? "1" : "0"}});
+  DTypeVector ins(in.begin(), in.end()), aux, out(in.size());
+  op.infer_type(ins, aux, out);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("amp_multicast decides types as MXNet's AMPMultiCastType") {
+  const DType f32 = DType::kFloat32, f16 = DType::kFloat16, bf16 = DType::kBFloat16;
+  using V = std::vector<std::optional<DType>>;
+  CHECK(multicast_types({f16, f32}, false) == V{f32, f32});
+  CHECK(multicast_types({f16, f32}, true) == V{f16, f16});
+  CHECK(multicast_types({bf16, f32}, true) == V{bf16, bf16});
+  // Without float32 among them, input 0's type wins (as MXNet 1.9.1 does).
+  CHECK(multicast_types({bf16, f16}, false) == V{bf16, bf16});
+  CHECK(multicast_types({f16, bf16}, false) == V{f16, f16});
+  CHECK(multicast_types({DType::kInt32, f16, f32}, false) == V{DType::kInt32, f32, f32});
+  op::OpInstance cast("amp_cast", {{"dtype", "bfloat16"}});
+  for (auto [in, want] :
+       {std::pair{f32, bf16}, std::pair{f16, bf16}, std::pair{DType::kFloat64, DType::kFloat64},
+        std::pair{DType::kInt64, DType::kInt64}}) {
+    DTypeVector ins{in}, aux, out(1);
+    cast.infer_type(ins, aux, out);
+    CHECK(out[0] == want);
+  }
+}
+
+// ---- each operator in bfloat16 against float32 ---------------------------------
+
+namespace {
+
+NDArray random_f32(const Shape& shape, std::mt19937_64& rng, double low, double high) {
+  std::uniform_real_distribution<double> u(low, high);
+  std::vector<float> v(static_cast<size_t>(shape.size()));
+  for (auto& x : v) x = static_cast<float>(u(rng));
+  return NDArray::from_vector<float>(shape, v);
+}
+
+NDArray cast_to(const NDArray& a, DType dtype) {
+  return op::invoke("amp_cast", {a}, {{"dtype", dtype_name(dtype)}})[0];
+}
+
+// The largest |a - b| over the largest |b| (at least 1e-3: a scale, not a divisor of 0).
+double relative_error(const NDArray& a, const NDArray& b) {
+  auto x = cast_to(a, DType::kFloat32).to_vector<float>();
+  auto y = cast_to(b, DType::kFloat32).to_vector<float>();
+  REQUIRE(x.size() == y.size());
+  double worst = 0, scale = 1e-3;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = std::abs(static_cast<double>(x[i]) - y[i]);
+    if (!std::isfinite(d)) return INFINITY;  // a NaN or infinity fails
+    worst = std::max(worst, d);
+    scale = std::max(scale, std::abs(static_cast<double>(y[i])));
+  }
+  return worst / scale;
+}
+
+struct Pass {
+  std::vector<NDArray> outputs, grads;
+};
+
+// Forward and backward (head gradients `heads`) with every input in `dtype`.
+Pass run_in(const std::string& name, const AttrMap& attrs, const std::vector<NDArray>& inputs,
+            const std::vector<NDArray>& heads, DType dtype) {
+  op::OpInstance op(name, attrs);
+  std::vector<NDArray> in, head;
+  for (const auto& x : inputs) in.push_back(cast_to(x, dtype));
+  for (const auto& g : heads) head.push_back(cast_to(g, dtype));
+  Pass p;
+  p.outputs = op::invoke(op, in, {}, true);
+  std::vector<OpReq> req;
+  for (const auto& x : in) {
+    p.grads.push_back(NDArray::zeros(x.shape(), Context::cpu(), x.dtype()));
+    req.push_back(OpReq::kWrite);
+  }
+  const size_t visible = static_cast<size_t>(op.num_visible_outputs());
+  std::vector<NDArray> visible_heads(head.begin(), head.begin() + static_cast<long>(visible));
+  op::invoke_backward(op, visible_heads, in, p.outputs, {}, p.grads, req);
+  return p;
+}
+
+struct LowCase {
+  std::string op;
+  AttrMap attrs;
+  std::vector<Shape> inputs;
+  double low = -1.0;  // inputs drawn from [low, 1]
+};
+
+// The bounds: bfloat16 keeps 8 significant bits (relative rounding 2^-9),
+// and oneDNN sums its products in float32, so outputs and gradients stay
+// within 2% of their scale (the rounding of the inputs dominates).
+constexpr double kBound = 2e-2;
+
+void check_low_precision(const LowCase& c) {
+  CAPTURE(c.op);
+  std::mt19937_64 rng(11);
+  std::vector<NDArray> inputs;
+  for (const Shape& s : c.inputs) inputs.push_back(random_f32(s, rng, c.low, 1.0));
+  std::vector<NDArray> heads;
+  for (const auto& y : op::invoke(c.op, inputs, c.attrs))
+    heads.push_back(random_f32(y.shape(), rng, -1, 1));
+  const Pass f32 = run_in(c.op, c.attrs, inputs, heads, DType::kFloat32);
+  const Pass bf16 = run_in(c.op, c.attrs, inputs, heads, DType::kBFloat16);
+  for (size_t k = 0; k < f32.outputs.size(); ++k) {
+    CHECK(bf16.outputs[k].dtype() == DType::kBFloat16);
+    CHECK(relative_error(bf16.outputs[k], f32.outputs[k]) <= kBound);
+  }
+  for (size_t k = 0; k < f32.grads.size(); ++k)
+    CHECK(relative_error(bf16.grads[k], f32.grads[k]) <= kBound);
+}
+
+std::vector<LowCase> low_precision_cases() {
+  const Shape img{2, 8, 6, 6};
+  return {
+      {"Convolution",
+       {{"kernel", "(3, 3)"}, {"num_filter", "16"}, {"pad", "(1, 1)"}},
+       {img, Shape{16, 8, 3, 3}, Shape{16}}},
+      {"Convolution",
+       {{"kernel", "(5, 5)"}, {"num_filter", "20"}, {"no_bias", "True"}},
+       {Shape{4, 1, 12, 12}, Shape{20, 1, 5, 5}}},
+      {"FullyConnected", {{"num_hidden", "10"}}, {Shape{4, 50}, Shape{10, 50}, Shape{10}}},
+      {"Activation", {{"act_type", "relu"}}, {img}},
+      {"Activation", {{"act_type", "tanh"}}, {img}},
+      {"Activation", {{"act_type", "sigmoid"}}, {img}},
+      {"Activation", {{"act_type", "softsign"}}, {img}},
+      {"Pooling", {{"kernel", "(2, 2)"}, {"stride", "(2, 2)"}, {"pool_type", "max"}}, {img}},
+      {"Pooling", {{"kernel", "(3, 3)"}, {"pool_type", "avg"}, {"global_pool", "True"}}, {img}},
+      {"Flatten", {}, {img}},
+      {"Reshape", {{"shape", "(2, -1)"}}, {img}},
+      {"Concat", {{"num_args", "2"}, {"dim", "1"}}, {img, img}},
+      {"elemwise_add", {}, {img, img}},
+      {"elemwise_sub", {}, {img, img}},
+      {"elemwise_mul", {}, {img, img}},
+      {"elemwise_div", {}, {img, img}, 0.5},
+      {"sqrt", {}, {img}, 0.1},
+      {"ElementWiseSum", {{"num_args", "3"}}, {img, img, img}},
+      {"relu", {}, {img}},
+      {"tanh", {}, {img}},
+      {"abs", {}, {img}},
+      {"square", {}, {img}},
+      {"clip", {{"a_min", "-0.5"}, {"a_max", "0.5"}}, {img}},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("low precision: each operator in bfloat16 against float32") {
+  if (!op::dnnl_bf16_available()) {
+    MESSAGE("this CPU has no bfloat16 instructions: Convolution and FullyConnected skipped");
+  }
+  for (const LowCase& c : low_precision_cases()) {
+    const op::AmpClass amp =
+        op::OpRegistry::get().find(c.op).amp_class(op::OpInstance(c.op, c.attrs).params());
+    CHECK(amp != op::AmpClass::kFloat32);
+    if (amp == op::AmpClass::kLowPrecision && !op::dnnl_bf16_available()) continue;
+    check_low_precision(c);
+    // The element-wise ones again on the reference kernels (Pooling has both).
+    if (amp != op::AmpClass::kLowPrecision) {
+      op::ScopedDnnl reference(false);
+      check_low_precision(c);
+    }
+  }
+}
+
+TEST_CASE("every operator that may run in bfloat16 has a low-precision case") {
+  std::set<std::string> covered;
+  for (const LowCase& c : low_precision_cases()) covered.insert(c.op);
+  for (const op::OpDef* def : op::OpRegistry::get().list()) {
+    REQUIRE(def->amp_class);
+    if (def->name == "amp_cast" || def->name == "amp_multicast") continue;
+    // The comparisons and logical operators give 0 or 1: nothing to round.
+    if (def->name[0] == '_') continue;
+    if (def->amp_text == op::amp_class_name(op::AmpClass::kFloat32)) continue;
+    INFO(def->name, " runs in bfloat16 under the AMP pass but has no low-precision case");
+    CHECK(covered.count(def->name) == 1);
+  }
+}
