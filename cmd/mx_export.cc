@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     }
     std::vector<int64_t> dims;
     if (input_shape.empty()) dims.push_back(1);  // one example plus the batch axis
-    dims.insert(dims.end(), example.begin(), example.end());
+    for (int64_t d : example) dims.push_back(d);
     mx::onnx::ExportOptions options;
     options.opset = opset;
     options.dynamic_batch = !fixed_batch && input_shape.empty();
