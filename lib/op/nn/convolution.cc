@@ -296,7 +296,8 @@ T* grad_of(const BackwardCall& c, size_t i) {
       "Convolution: bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)");
 }
 
-void convolution_forward_bf16(const ConvolutionParam& p, const ForwardCall& c) {
+void convolution_forward_bf16([[maybe_unused]] const ConvolutionParam& p,
+                              [[maybe_unused]] const ForwardCall& c) {
 #if MX_USE_DNNL
   const ConvGeom g = convolution_geom(p, c.inputs[0].shape, c.outputs[0].shape);
   if (dnnl_enabled() &&
@@ -308,7 +309,8 @@ void convolution_forward_bf16(const ConvolutionParam& p, const ForwardCall& c) {
   bf16_needs_dnnl();
 }
 
-void convolution_backward_bf16(const ConvolutionParam& p, const BackwardCall& c) {
+void convolution_backward_bf16([[maybe_unused]] const ConvolutionParam& p,
+                               [[maybe_unused]] const BackwardCall& c) {
 #if MX_USE_DNNL
   const ConvGeom g = convolution_geom(p, c.inputs[0].shape, c.out_grads[0].shape);
   auto grad = [&](size_t i) { return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].data; };

@@ -104,7 +104,8 @@ void forward(const FullyConnectedParam& p, const ForwardCall& c) {
       "FullyConnected: bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)");
 }
 
-void forward_bf16(const FullyConnectedParam& p, const ForwardCall& c) {
+void forward_bf16([[maybe_unused]] const FullyConnectedParam& p,
+                  [[maybe_unused]] const ForwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
 #if MX_USE_DNNL
   if (dnnl_enabled()) {
@@ -118,7 +119,8 @@ void forward_bf16(const FullyConnectedParam& p, const ForwardCall& c) {
   bf16_needs_dnnl();
 }
 
-void backward_bf16(const FullyConnectedParam& p, const BackwardCall& c) {
+void backward_bf16([[maybe_unused]] const FullyConnectedParam& p,
+                   [[maybe_unused]] const BackwardCall& c) {
 #if MX_USE_DNNL
   if (dnnl_enabled()) {
     auto [rows, k] = input_matrix(p, c.inputs[0].shape);
