@@ -1,6 +1,7 @@
 #include "base/gpu.h"
 
 #include "base/error.h"
+#include "base/gpu_timer.h"
 
 #if MX_USE_CUDA
 #include <cuda_runtime.h>
@@ -99,6 +100,44 @@ void StreamEvent::synchronize() const {
   check(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)), "cudaEventSynchronize");
 }
 
+StreamTimer::StreamTimer(int device) {
+  int previous = 0;
+  check(cudaGetDevice(&previous), "cudaGetDevice");
+  check(cudaSetDevice(device), "cudaSetDevice");
+  cudaEvent_t a = nullptr, b = nullptr;
+  const cudaError_t err_a = cudaEventCreate(&a);
+  const cudaError_t err_b = cudaEventCreate(&b);
+  start_ = a;
+  stop_ = b;
+  cudaSetDevice(previous);
+  check(err_a, "cudaEventCreate");
+  check(err_b, "cudaEventCreate");
+}
+
+StreamTimer::~StreamTimer() {
+  if (start_ != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(start_));
+  if (stop_ != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(stop_));
+}
+
+void StreamTimer::start(void* stream) {
+  check(cudaEventRecord(static_cast<cudaEvent_t>(start_), static_cast<cudaStream_t>(stream)),
+        "cudaEventRecord");
+}
+
+void StreamTimer::stop(void* stream) {
+  check(cudaEventRecord(static_cast<cudaEvent_t>(stop_), static_cast<cudaStream_t>(stream)),
+        "cudaEventRecord");
+}
+
+double StreamTimer::elapsed_ms() const {
+  check(cudaEventSynchronize(static_cast<cudaEvent_t>(stop_)), "cudaEventSynchronize");
+  float ms = 0;
+  check(
+      cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_), static_cast<cudaEvent_t>(stop_)),
+      "cudaEventElapsedTime");
+  return ms;
+}
+
 void copy(void* dst, const void* src, size_t bytes, CopyKind kind, void* stream) {
   cudaMemcpyKind k = kind == CopyKind::kHostToDevice   ? cudaMemcpyHostToDevice
                      : kind == CopyKind::kDeviceToHost ? cudaMemcpyDeviceToHost
@@ -128,6 +167,11 @@ StreamEvent::StreamEvent(void* stream, int device) : stream_(stream), device_(de
 StreamEvent::~StreamEvent() { (void)event_; }  // never created without CUDA
 void StreamEvent::enqueue_wait(void*) const { no_cuda(device_); }
 void StreamEvent::synchronize() const { no_cuda(device_); }
+StreamTimer::StreamTimer(int device) { no_cuda(device); }
+StreamTimer::~StreamTimer() { (void)start_, (void)stop_; }  // never created without CUDA
+void StreamTimer::start(void*) {}
+void StreamTimer::stop(void*) {}
+double StreamTimer::elapsed_ms() const { return 0; }
 #endif
 
 }  // namespace mx::gpu

@@ -1,7 +1,8 @@
 // GPU time between two points of a stream's work (a pair of CUDA events
 // with timing): what the kernels queued between start() and stop() took on
 // the GPU, without the host's launch and synchronization costs. Used by the
-// executor's per-layer profile on a GPU.
+// executor's per-layer profile on a GPU. Implemented in gpu.cc with the
+// other CUDA runtime wrappers.
 #pragma once
 
 namespace mx::gpu {
