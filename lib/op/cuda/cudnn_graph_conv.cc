@@ -181,8 +181,9 @@ std::vector<Desc> engine_configs(const Desc& graph, cudnnBackendHeurMode_t mode)
 
 // Whether an engine computes as mx promises for this request: float32 on
 // full-precision FMA (TF32 only under MX_GPU_TF32=1, never down-converted
-// inputs or reduced-precision sums), deterministic where asked, no kernel
-// compiled at run time (seconds at the first batch). Sets `index` to the
+// inputs or reduced-precision sums), no kernel compiled at run time (seconds
+// at the first batch). Deterministic runs never get here: their choice is the
+// legacy API's (cudnn_convolution.cc). Sets `index` to the
 // engine's global index.
 bool engine_allowed(const Desc& config, const GraphConvRequest& r, int64_t& index) {
   Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
@@ -207,7 +208,6 @@ bool engine_allowed(const Desc& config, const GraphConvRequest& r, int64_t& inde
     if (float32 && (note == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS ||
                     note == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION))
       return false;
-    if (note == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC && deterministic_algorithms()) return false;
   }
   std::array<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT> behaviours{};
   int64_t behaviour_count = 0;
@@ -312,6 +312,11 @@ std::shared_ptr<GraphConvPlan> fastest(const GraphConvRequest& r,
   return best;
 }
 
+// The passes the graph API is tried for: float32 and float16, ungrouped.
+bool graph_conv_eligible(const GraphConvRequest& r) {
+  return (r.dtype == DType::kFloat32 || r.dtype == DType::kFloat16) && r.shape.groups == 1;
+}
+
 }  // namespace
 
 GraphConvPlan::GraphConvPlan(cudnnBackendDescriptor_t plan, size_t workspace, int64_t engine)
@@ -341,10 +346,6 @@ cudnnStatus_t GraphConvPlan::execute(cudnnHandle_t handle, const void* x, const 
   if (status == CUDNN_STATUS_SUCCESS) status = cudnnBackendExecute(handle, plan_, pack);
   cudnnBackendDestroyDescriptor(pack);
   return status;
-}
-
-bool graph_conv_eligible(const GraphConvRequest& r) {
-  return (r.dtype == DType::kFloat32 || r.dtype == DType::kFloat16) && r.shape.groups == 1;
 }
 
 std::shared_ptr<const GraphConvPlan> find_graph_conv_plan(const GraphConvRequest& r,

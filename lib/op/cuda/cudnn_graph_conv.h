@@ -6,8 +6,7 @@
 // (docs/gpu.md, "Where the time goes"). A pass is one operation graph; its
 // engine configurations come from cuDNN's heuristics, filtered by what mx
 // allows (no TF32 or down-converted inputs for float32 unless MX_GPU_TF32=1,
-// deterministic engines under MX_GPU_DETERMINISTIC=1, no runtime-compiled
-// kernels), and the fastest is measured on scratch buffers, as cudnnFind does.
+// no runtime-compiled kernels), and the fastest is measured on scratch buffers, as cudnnFind does.
 // The convolution then takes whichever of the two APIs' choices measured
 // faster for the pass.
 // Only compiled with MX_USE_CUDA.
@@ -63,9 +62,6 @@ struct GraphConvRequest {
   int device = 0;
   const char* op = "Convolution";
 };
-
-// Whether the graph API is tried at all: float32 and float16, ungrouped.
-bool graph_conv_eligible(const GraphConvRequest& r);
 
 // The fastest qualifying plan, measured on `stream` with scratch buffers of
 // its own (the stream is waited for before it returns); nullptr when cuDNN's

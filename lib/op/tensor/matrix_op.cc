@@ -394,6 +394,42 @@ std::vector<int> inverse_permutation(const std::vector<int>& perm) {
   return inverse;
 }
 
+// slice_axis on the CPU: the slice's blocks copied out, and back into a
+// gradient that is zero elsewhere.
+void slice_axis_forward(const SliceAxisParam& p, const ForwardCall& c) {
+  const Shape& shape = c.inputs[0].shape;
+  const int axis = normalize_axis(p.axis, shape);
+  const AxisSplit s = split_at(shape, axis);
+  // Not a structured binding: clang 14 cannot capture those in the lambda below.
+  const auto range = slice_range(p, s.size);
+  const int64_t begin = range.first, end = range.second;
+  dispatch_dtype(c.inputs[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    copy_blocks(c.outputs[0].ptr<T>(), (end - begin) * s.inner,
+                c.inputs[0].ptr<T>() + begin * s.inner, s.size * s.inner, s.outer,
+                (end - begin) * s.inner, c.req[0]);
+  });
+}
+
+void slice_axis_backward(const SliceAxisParam& p, const BackwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  const Shape& shape = c.in_grads[0].shape;
+  const int axis = normalize_axis(p.axis, shape);
+  const AxisSplit s = split_at(shape, axis);
+  // Not a structured binding: clang 14 cannot capture those in the lambda below.
+  const auto range = slice_range(p, s.size);
+  const int64_t begin = range.first, end = range.second;
+  dispatch_dtype(c.in_grads[0].dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* grad = c.in_grads[0].ptr<T>();
+    // Outside the slice the gradient is zero (kept as is when adding).
+    if (c.req[0] != OpReq::kAdd) std::fill(grad, grad + shape.size(), T(0.0f));
+    copy_blocks(grad + begin * s.inner, s.size * s.inner, c.out_grads[0].ptr<T>(),
+                (end - begin) * s.inner, s.outer, (end - begin) * s.inner,
+                c.req[0] == OpReq::kAdd ? OpReq::kAdd : OpReq::kWrite);
+  });
+}
+
 }  // namespace
 
 // Flatten and Reshape copy bytes whatever their type, so they follow their
@@ -451,45 +487,14 @@ void register_matrix_ops(OpRegistry& r) {
           .forward_cpu([](const ExpandDimsParam&, const ForwardCall& c) { copy_forward(c); })
           .backward_cpu([](const ExpandDimsParam&, const BackwardCall& c) { copy_backward(c); });
 
-  auto slice_axis =
-      r.add<SliceAxisParam>("slice_axis")
-          .amp(AmpClass::kFloat32)
-          .describe("Takes the elements [begin, end) along one axis.")
-          .inputs({"data"})
-          .infer_shape(infer_slice_axis)
-          .backward_uses(false, false)
-          .forward_cpu([](const SliceAxisParam& p, const ForwardCall& c) {
-            const Shape& shape = c.inputs[0].shape;
-            const int axis = normalize_axis(p.axis, shape);
-            const AxisSplit s = split_at(shape, axis);
-            // Not a structured binding: clang 14 cannot capture those in the lambda below.
-            const auto range = slice_range(p, s.size);
-            const int64_t begin = range.first, end = range.second;
-            dispatch_dtype(c.inputs[0].dtype, [&](auto tag) {
-              using T = typename decltype(tag)::type;
-              copy_blocks(c.outputs[0].ptr<T>(), (end - begin) * s.inner,
-                          c.inputs[0].ptr<T>() + begin * s.inner, s.size * s.inner, s.outer,
-                          (end - begin) * s.inner, c.req[0]);
-            });
-          })
-          .backward_cpu([](const SliceAxisParam& p, const BackwardCall& c) {
-            if (c.req[0] == OpReq::kNull) return;
-            const Shape& shape = c.in_grads[0].shape;
-            const int axis = normalize_axis(p.axis, shape);
-            const AxisSplit s = split_at(shape, axis);
-            // Not a structured binding: clang 14 cannot capture those in the lambda below.
-            const auto range = slice_range(p, s.size);
-            const int64_t begin = range.first, end = range.second;
-            dispatch_dtype(c.in_grads[0].dtype, [&](auto tag) {
-              using T = typename decltype(tag)::type;
-              T* grad = c.in_grads[0].ptr<T>();
-              // Outside the slice the gradient is zero (kept as is when adding).
-              if (c.req[0] != OpReq::kAdd) std::fill(grad, grad + shape.size(), T(0.0f));
-              copy_blocks(grad + begin * s.inner, s.size * s.inner, c.out_grads[0].ptr<T>(),
-                          (end - begin) * s.inner, s.outer, (end - begin) * s.inner,
-                          c.req[0] == OpReq::kAdd ? OpReq::kAdd : OpReq::kWrite);
-            });
-          });
+  auto slice_axis = r.add<SliceAxisParam>("slice_axis")
+                        .amp(AmpClass::kFloat32)
+                        .describe("Takes the elements [begin, end) along one axis.")
+                        .inputs({"data"})
+                        .infer_shape(infer_slice_axis)
+                        .backward_uses(false, false)
+                        .forward_cpu(slice_axis_forward)
+                        .backward_cpu(slice_axis_backward);
 
 #if MX_USE_CUDA
   flatten.forward(DeviceKind::kGPU,
