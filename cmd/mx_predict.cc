@@ -20,21 +20,6 @@
 
 using namespace mx;
 
-namespace {
-
-// "r,g,b" of --mean and --std; nothing for an empty text.
-std::optional<std::array<float, 3>> parse_rgb(const std::string& text, const char* what) {
-  if (text.empty()) return std::nullopt;
-  auto parts = split(text, ',');
-  if (parts.size() != 3)
-    throw InputError(std::string(what) + " needs three comma-separated values r,g,b");
-  std::array<float, 3> values{};
-  for (size_t i = 0; i < 3; ++i) values[i] = std::stof(parts[i]);
-  return values;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{
       "Predict with a checkpoint (mx's or MXNet 1.x's) on images, a .rec file or IDX files",
@@ -94,8 +79,8 @@ int main(int argc, char** argv) {
       ->default_str("20");
 
   return run_program(app, argc, argv, [&] {
-    preprocess.mean = parse_rgb(mean_text, "--mean");
-    preprocess.std = parse_rgb(std_text, "--std");
+    preprocess.mean = train::parse_rgb(mean_text, "--mean");
+    preprocess.std = train::parse_rgb(std_text, "--std");
     if (app.count("--scale")) preprocess.scale = scale;
     if (app.count("--benchmark") && benchmark <= 0) benchmark = 20;
     const Context ctx = Context::parse(device);

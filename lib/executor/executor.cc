@@ -84,11 +84,12 @@ void log_fusion(const graph::IndexedGraph& g) {
     if (auto s = op::fused_inference_summary(*node.op)) {
       MX_LOG(kDebug) << node.name << ": " << s->layers << " layers as " << s->primitives
                      << " oneDNN primitives: " << s->convolutions << " convolutions ("
-                     << s->winograd_convolutions << " Winograd), " << s->folded_batch_norms
-                     << " BatchNorms folded into them, " << s->fused_activations
-                     << " activations and " << s->fused_additions << " additions fused, "
-                     << s->reorders << " reorders, workspace " << s->workspace_bytes / (1 << 20)
-                     << " MiB" << (s->bfloat16 ? ", in bfloat16" : "");
+                     << s->winograd_convolutions << " Winograd, " << s->int8_convolutions
+                     << " int8), " << s->folded_batch_norms << " BatchNorms folded into them, "
+                     << s->fused_activations << " activations and " << s->fused_additions
+                     << " additions fused, " << s->reorders << " reorders, workspace "
+                     << s->workspace_bytes / (1 << 20) << " MiB"
+                     << (s->bfloat16 ? ", in bfloat16" : "");
     }
   }
 }
@@ -175,6 +176,26 @@ std::unique_ptr<Executor> Executor::simple_bind(const graph::Symbol& symbol,
 }
 
 Executor::~Executor() = default;
+
+op::FusedGraphStats Executor::fused_stats() const {
+  op::FusedGraphStats sum;
+  for (uint32_t n = 0; n < graph_->num_nodes(); ++n) {
+    const graph::Node& node = graph_->node(n);
+    if (node.is_variable()) continue;
+    if (auto s = op::fused_inference_summary(*node.op)) {
+      sum.primitives += s->primitives;
+      sum.convolutions += s->convolutions;
+      sum.winograd_convolutions += s->winograd_convolutions;
+      sum.int8_convolutions += s->int8_convolutions;
+      sum.folded_batch_norms += s->folded_batch_norms;
+      sum.fused_activations += s->fused_activations;
+      sum.fused_additions += s->fused_additions;
+      sum.reorders += s->reorders;
+      sum.workspace_bytes += s->workspace_bytes;
+    }
+  }
+  return sum;
+}
 
 std::unique_ptr<Executor> Executor::reshape(const graph::ShapeMap& input_shapes) const {
   if (recorded_) throw Error("reshape: an executor of a recorded forward pass cannot be reshaped");

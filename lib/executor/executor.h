@@ -15,6 +15,7 @@
 #include "graph/plan_memory.h"
 #include "graph/symbol.h"
 #include "ndarray/ndarray.h"
+#include "op/inference_layer.h"
 #include "op/invoke.h"
 
 namespace mx {
@@ -117,6 +118,8 @@ class Executor {
   MemoryReport memory_report() const { return report_; }
   // Nodes the inference fusion made (0 when it did not run or found nothing).
   int fused_nodes() const { return fused_nodes_; }
+  // What those nodes made, summed over them.
+  op::FusedGraphStats fused_stats() const;
 
   // Runs forward(train) and backward `iterations` times, one step at a time
   // with a wait after each, and returns the mean milliseconds of every step

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "graph/quantize_marks.h"
 #include "op/fused_inference_op.h"
 
 namespace mx::graph {
@@ -148,9 +149,11 @@ class Fuser {
       op::FusedLayer layer{region.layers[i], {}, node.name};
       for (const NodeEntry& e : node.inputs)
         layer.inputs.push_back(value_of_entry.at(g_.entry_id(e)));
+      layer.int8 = layer.layer.kind == op::LayerKind::kConvolution && marked_int8(node);
       value_of_entry[g_.entry_id(region.nodes[i], 0)] = desc.value_of_layer(i);
       desc.layers.push_back(std::move(layer));
     }
+    add_calibrated_ranges(desc, inputs, region);
     // Outputs: first outputs read outside the region or returned by the graph.
     std::map<uint32_t, int> uses_inside;
     for (uint32_t n : region.nodes)
@@ -174,6 +177,17 @@ class Fuser {
     for (size_t k = 0; k < output_entries.size(); ++k)
       entries_[output_entries[k]] = NodeEntry{node, static_cast<uint32_t>(k), 0};
     return true;
+  }
+
+  // The calibrated ranges of the values, when the region has an int8 layer.
+  void add_calibrated_ranges(op::FusedGraphDesc& desc, const std::vector<NodeEntry>& inputs,
+                             const Region& region) const {
+    if (std::none_of(desc.layers.begin(), desc.layers.end(),
+                     [](const op::FusedLayer& l) { return l.int8; }))
+      return;
+    for (const NodeEntry& e : inputs)
+      desc.ranges.push_back(e.index == 0 ? calibrated_range(*e.node) : std::nullopt);
+    for (uint32_t n : region.nodes) desc.ranges.push_back(calibrated_range(g_.node(n)));
   }
 
   void copy_node(uint32_t n) {

@@ -116,17 +116,11 @@ std::optional<FusedInferenceSummary> fused_inference_summary(const OpInstance& o
 #if MX_USE_DNNL
   if (&op.def() != &fused_def()) return std::nullopt;
   const FusedParams& f = fused(op.params());
-  const auto& s = f.graph->stats();
-  return FusedInferenceSummary{static_cast<int>(f.desc.layers.size()),
-                               s.primitives,
-                               s.convolutions,
-                               s.winograd_convolutions,
-                               s.folded_batch_norms,
-                               s.fused_activations,
-                               s.fused_additions,
-                               s.reorders,
-                               s.workspace_bytes,
-                               f.desc.bfloat16};
+  FusedInferenceSummary summary;
+  static_cast<FusedGraphStats&>(summary) = f.graph->stats();
+  summary.layers = static_cast<int>(f.desc.layers.size());
+  summary.bfloat16 = f.desc.bfloat16;
+  return summary;
 #else
   (void)op;
   return std::nullopt;

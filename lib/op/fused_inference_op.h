@@ -18,11 +18,8 @@ namespace mx::op {
 bool can_fuse_for_inference(const InferenceLayer& layer);
 
 // What a fused node made of its layers.
-struct FusedInferenceSummary {
-  int layers = 0, primitives = 0, convolutions = 0, winograd_convolutions = 0;
-  int folded_batch_norms = 0;
-  int fused_activations = 0, fused_additions = 0, reorders = 0;
-  size_t workspace_bytes = 0;
+struct FusedInferenceSummary : FusedGraphStats {
+  int layers = 0;
   bool bfloat16 = false;
 };
 

@@ -50,7 +50,28 @@ struct FusedLayer {
   InferenceLayer layer;
   std::vector<int> inputs;
   std::string name;  // the original node's, for messages and listings
+  // A convolution computed in int8: its input and weights quantized (the
+  // input by the calibrated range of its value, the weights per output
+  // channel by their largest magnitude), sums in int32 (graph/quantize_marks.h).
+  bool int8 = false;
 };
+// The range of a value's elements seen in calibration (graph/quantize_marks.h).
+struct ValueRange {
+  float min = 0, max = 0;
+};
+// What a fused graph made of its layers, for tests and listings.
+struct FusedGraphStats {
+  int primitives = 0;  // executed per run, reorders included
+  int convolutions = 0;
+  int winograd_convolutions = 0;  // of those, the ones oneDNN runs as Winograd
+  int int8_convolutions = 0;      // of those, the ones computed in int8
+  int folded_batch_norms = 0;     // into a convolution's weights
+  int fused_activations = 0;      // post-ops of convolutions and BatchNorms
+  int fused_additions = 0;        // convolutions' sum post-ops
+  int reorders = 0;            // data reorders per run (inputs, outputs, layout and type changes)
+  size_t workspace_bytes = 0;  // intermediate tensors and scratchpad
+};
+
 struct FusedGraphDesc {
   std::vector<Shape> inputs;
   std::vector<FusedLayer> layers;
@@ -60,9 +81,16 @@ struct FusedGraphDesc {
   // Activations and weights in bfloat16 inside the graph (products summed
   // in float32); inputs, outputs and parameters stay float32.
   bool bfloat16 = false;
+  // Per value (empty, or num_values() entries): its calibrated range, for
+  // the int8 layers' inputs and outputs.
+  std::vector<std::optional<ValueRange>> ranges;
 
   int num_values() const { return static_cast<int>(inputs.size() + layers.size()); }
   int value_of_layer(size_t layer) const { return static_cast<int>(inputs.size() + layer); }
+  std::optional<ValueRange> range_of(int value) const {
+    return static_cast<size_t>(value) < ranges.size() ? ranges[static_cast<size_t>(value)]
+                                                      : std::nullopt;
+  }
 };
 
 }  // namespace mx::op

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <tuple>
 
@@ -38,55 +39,30 @@ bool is_idx(const std::string& path) {
   return path.find("-idx") != std::string::npos || path.find(".idx3") != std::string::npos;
 }
 
-// Data, labels (or none) and input names of one batch.
-using Batch = std::tuple<NDArray, std::vector<int>, std::vector<std::string>>;
-
-// Runs `predictor` over the batches `next` gives.
-template <typename Next>
-std::vector<Prediction> run_batches(Predictor& predictor, int k, const OutputReading& reading,
-                                    PredictProgress& progress, Next next) {
-  std::vector<Prediction> rows;
-  while (auto batch = next()) {
-    auto& [data, labels, names] = *batch;
-    NDArray probs = predictor.predict(data);
-    auto values = probs.to_vector<float>();
-    const int64_t classes = probs.size() / probs.shape()[0];
-    for (size_t i = 0; i < names.size(); ++i) {
-      reading.apply(values.data() + static_cast<int64_t>(i) * classes, classes);
-      Prediction r;
-      r.input = names[i];
-      r.top = top_k(values.data() + static_cast<int64_t>(i) * classes, classes, k);
-      if (i < labels.size()) r.label = labels[i];
-      rows.push_back(r);
-    }
-    progress.batch_done(static_cast<int64_t>(names.size()));
-  }
-  return rows;
-}
-
 // The examples of a data iterator, named SOURCE#N, without its padding.
-std::vector<Prediction> predict_iter(Predictor& predictor, int k, const OutputReading& reading,
-                                     DataIter& iter, const std::string& source) {
-  uint64_t seen = 0;
-  PredictProgress progress(source, iter.batches_per_epoch());
-  return run_batches(predictor, k, reading, progress, [&]() -> std::optional<Batch> {
-    auto b = iter.next();
+InputBatches iterator_batches(std::shared_ptr<DataIter> iter, const std::string& source) {
+  InputBatches batches;
+  batches.source = source;
+  batches.count = iter->batches_per_epoch();
+  auto seen = std::make_shared<uint64_t>(0);
+  batches.next = [iter, seen, source]() -> std::optional<InputBatch> {
+    auto b = iter->next();
     if (!b) return std::nullopt;
     const int real = static_cast<int>(b->data.shape()[0]) - b->pad;
-    std::vector<int> labels;
+    InputBatch out;
     auto l = b->label.to_vector<float>();
     const int64_t width = b->label.size() / b->label.shape()[0];
-    std::vector<std::string> names;
     for (int i = 0; i < real; ++i) {
-      labels.push_back(static_cast<int>(l[static_cast<size_t>(i * width)]));
-      names.push_back(source + "#" + std::to_string(seen++));
+      out.labels.push_back(static_cast<int>(l[static_cast<size_t>(i * width)]));
+      out.names.push_back(source + "#" + std::to_string((*seen)++));
     }
-    return Batch{b->data, labels, names};
-  });
+    out.data = b->data;
+    return out;
+  };
+  return batches;
 }
 
-std::vector<Prediction> predict_rec(Predictor& predictor, const PredictInputs& in,
-                                    const Preprocess& pre, const OutputReading& reading) {
+InputBatches rec_batches(const PredictInputs& in, const Preprocess& pre) {
   const std::string& path = in.paths[0];
   if (!pre.example.is_known()) throw InputError("a .rec input needs --data-shape C,H,W");
   std::map<std::string, std::string> p{{"path_imgrec", path},
@@ -100,27 +76,26 @@ std::vector<Prediction> predict_rec(Predictor& predictor, const PredictInputs& i
                                        {"std_g", std::to_string(pre.std[1])},
                                        {"std_b", std::to_string(pre.std[2])},
                                        {"scale", std::to_string(pre.scale)}};
-  ImageRecordIter iter(ImageRecordIterParam::from_strings(p, "mx-predict"));
-  return predict_iter(predictor, in.top_k, reading, iter, path);
+  return iterator_batches(
+      std::make_shared<ImageRecordIter>(ImageRecordIterParam::from_strings(p, "mx-predict")), path);
 }
 
-std::vector<Prediction> predict_idx(Predictor& predictor, const PredictInputs& in,
-                                    const OutputReading& reading) {
+InputBatches idx_batches(const PredictInputs& in) {
   const std::string& path = in.paths[0];
   if (in.labels.empty())
     throw InputError("an IDX images file needs --labels (the IDX labels file)");
-  MNISTIter iter(MNISTIterParam::from_strings({{"image", path},
-                                               {"label", in.labels},
-                                               {"batch_size", std::to_string(in.batch_size)},
-                                               {"shuffle", "False"},
-                                               {"silent", "True"}},
-                                              "mx-predict"));
-  return predict_iter(predictor, in.top_k, reading, iter, path);
+  return iterator_batches(std::make_shared<MNISTIter>(MNISTIterParam::from_strings(
+                              {{"image", path},
+                               {"label", in.labels},
+                               {"batch_size", std::to_string(in.batch_size)},
+                               {"shuffle", "False"},
+                               {"silent", "True"}},
+                              "mx-predict")),
+                          path);
 }
 
 // Image files, decoded and center-cropped to the example shape.
-std::vector<Prediction> predict_images(Predictor& predictor, const PredictInputs& in,
-                                       const Preprocess& pre, const OutputReading& reading) {
+InputBatches image_batches(const PredictInputs& in, const Preprocess& pre) {
   const Shape& example = pre.example;
   if (example.ndim() != 3)
     throw InputError(
@@ -136,32 +111,35 @@ std::vector<Prediction> predict_images(Predictor& predictor, const PredictInputs
     cfg.std[c] = pre.std[static_cast<size_t>(c)];
   }
   cfg.scale = pre.scale;
-  ImageAugmenter augmenter(cfg);
-  Rng rng(0);
-  size_t next_input = 0;
-  const size_t example_size = static_cast<size_t>(example.size());
+  auto augmenter = std::make_shared<ImageAugmenter>(cfg);
+  auto rng = std::make_shared<Rng>(0);
+  auto next_input = std::make_shared<size_t>(0);
   const size_t batch = static_cast<size_t>(in.batch_size);
-  PredictProgress progress("images", static_cast<int64_t>((in.paths.size() + batch - 1) / batch));
-  return run_batches(predictor, in.top_k, reading, progress, [&]() -> std::optional<Batch> {
-    if (next_input >= in.paths.size()) return std::nullopt;
-    const size_t n =
-        std::min<size_t>(static_cast<size_t>(in.batch_size), in.paths.size() - next_input);
+  InputBatches batches;
+  batches.source = "images";
+  batches.count = static_cast<int64_t>((in.paths.size() + batch - 1) / batch);
+  batches.next = [=, paths = in.paths]() -> std::optional<InputBatch> {
+    if (*next_input >= paths.size()) return std::nullopt;
+    const size_t n = std::min(batch, paths.size() - *next_input);
+    const size_t example_size = static_cast<size_t>(example.size());
     std::vector<float> values(n * example_size);
-    std::vector<std::string> names;
+    InputBatch out;
     for (size_t i = 0; i < n; ++i) {
-      const std::string& path = in.paths[next_input + i];
+      const std::string& path = paths[*next_input + i];
       std::ifstream file(path, std::ios::binary);
       if (!file) throw InputError("cannot open image '" + path + "'");
       std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-      if (!augmenter.decode_into(bytes, rng, values.data() + i * example_size))
+      if (!augmenter->decode_into(bytes, *rng, values.data() + i * example_size))
         throw InputError("'" + path + "' is not an image OpenCV can decode");
-      names.push_back(path);
+      out.names.push_back(path);
     }
-    next_input += n;
+    *next_input += n;
     std::vector<int64_t> dims{static_cast<int64_t>(n)};
     dims.insert(dims.end(), example.begin(), example.end());
-    return Batch{NDArray::from_vector<float>(Shape(dims), std::move(values)), {}, names};
-  });
+    out.data = NDArray::from_vector<float>(Shape(dims), std::move(values));
+    return out;
+  };
+  return batches;
 }
 
 }  // namespace
@@ -241,15 +219,53 @@ Preprocess resolve_preprocess(const PreprocessOptions& given, const Predictor& p
   return p;
 }
 
-std::vector<Prediction> predict_inputs(Predictor& predictor, const PredictInputs& inputs,
-                                       const Preprocess& preprocess, const OutputReading& reading) {
+std::optional<std::array<float, 3>> parse_rgb(const std::string& text, const char* option) {
+  if (text.empty()) return std::nullopt;
+  auto parts = split(text, ',');
+  std::array<float, 3> values{};
+  try {
+    if (parts.size() != 3) throw std::invalid_argument("count");
+    for (size_t i = 0; i < 3; ++i) {
+      size_t used = 0;
+      values[i] = std::stof(parts[i], &used);
+      if (used != parts[i].size()) throw std::invalid_argument("trailing");
+    }
+  } catch (const std::exception&) {
+    throw InputError(std::string(option) + " needs three comma-separated numbers r,g,b, not '" +
+                     text + "'");
+  }
+  return values;
+}
+
+InputBatches read_input_batches(const PredictInputs& inputs, const Preprocess& preprocess) {
   if (inputs.paths.empty())
     throw InputError("give inputs: image files, a .rec file or an IDX images file");
-  if (inputs.paths.size() == 1 && is_rec(inputs.paths[0]))
-    return predict_rec(predictor, inputs, preprocess, reading);
-  if (inputs.paths.size() == 1 && is_idx(inputs.paths[0]))
-    return predict_idx(predictor, inputs, reading);
-  return predict_images(predictor, inputs, preprocess, reading);
+  if (inputs.paths.size() == 1 && is_rec(inputs.paths[0])) return rec_batches(inputs, preprocess);
+  if (inputs.paths.size() == 1 && is_idx(inputs.paths[0])) return idx_batches(inputs);
+  return image_batches(inputs, preprocess);
+}
+
+std::vector<Prediction> predict_inputs(Predictor& predictor, const PredictInputs& inputs,
+                                       const Preprocess& preprocess, const OutputReading& reading) {
+  InputBatches batches = read_input_batches(inputs, preprocess);
+  PredictProgress progress(batches.source, batches.count);
+  std::vector<Prediction> rows;
+  while (auto batch = batches.next()) {
+    NDArray probs = predictor.predict(batch->data);
+    auto values = probs.to_vector<float>();
+    const int64_t classes = probs.size() / probs.shape()[0];
+    for (size_t i = 0; i < batch->names.size(); ++i) {
+      float* row = values.data() + static_cast<int64_t>(i) * classes;
+      reading.apply(row, classes);
+      Prediction r;
+      r.input = batch->names[i];
+      r.top = top_k(row, classes, inputs.top_k);
+      if (i < batch->labels.size()) r.label = batch->labels[i];
+      rows.push_back(r);
+    }
+    progress.batch_done(static_cast<int64_t>(batch->names.size()));
+  }
+  return rows;
 }
 
 }  // namespace mx::train

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,6 +32,10 @@ struct Preprocess {
   float scale = 1;
   int resize = -1;
 };
+
+// "r,g,b" of --mean and --std; nothing for an empty text. InputError naming
+// `option` for anything but three numbers.
+std::optional<std::array<float, 3>> parse_rgb(const std::string& text, const char* option);
 
 // Throws InputError for an unparsable shape.
 Preprocess resolve_preprocess(const PreprocessOptions& given, const Predictor& predictor);
@@ -72,6 +77,25 @@ struct Prediction {
   std::vector<std::pair<int, float>> top;  // (class, probability or score), highest first
   std::optional<int> label;                // when the input carries one
 };
+
+// One batch of inputs: the data, the labels (when the inputs carry them)
+// and each example's name.
+struct InputBatch {
+  NDArray data;
+  std::vector<int> labels;
+  std::vector<std::string> names;
+};
+// The batches of a set of inputs: `next` gives them in order, then nullopt.
+struct InputBatches {
+  std::function<std::optional<InputBatch>()> next;
+  std::optional<int64_t> count;  // batches, when known
+  std::string source;            // the file, or "images"
+};
+
+// The inputs read and preprocessed in batches of inputs.batch_size. Throws
+// InputError for missing inputs or an unknown example shape, and (from
+// `next`) for an image that cannot be read.
+InputBatches read_input_batches(const PredictInputs& inputs, const Preprocess& preprocess);
 
 // Throws InputError for missing inputs, an unknown example shape, or an
 // image that cannot be read.

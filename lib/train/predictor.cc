@@ -3,8 +3,10 @@
 #include <filesystem>
 
 #include "base/error.h"
+#include "base/logging.h"
 #include "base/strings.h"
 #include "engine/engine.h"
+#include "graph/quantize_marks.h"
 #include "ndarray/params_io.h"
 #include "op/dnnl/dnnl_switch.h"
 #include "train/carried_states.h"
@@ -70,6 +72,30 @@ Predictor::Predictor(const std::string& model, std::optional<int> epoch, Context
   } else {
     load_checkpoint(model, epoch);
   }
+  int8_layers_ =
+      graph::check_quantization_marks(symbol_, onnx_path_.empty() ? paths_.symbol() : onnx_path_);
+  if (int8_layers_ > 0) warn_about_int8();
+}
+
+// int8 layers run in int8 where oneDNN runs them, and say so where they cannot.
+void Predictor::warn_about_int8() const {
+  const std::string what = str(int8_layers_, " int8 layers");
+  if (ctx_.kind() != DeviceKind::kCPU) {
+    MX_LOG(kWarning) << what << " run in float32: int8 runs on the CPU only";
+    return;
+  }
+  if (!op::dnnl_enabled()) {
+    MX_LOG(kWarning) << what
+                     << " run in float32: int8 needs oneDNN (this build has none, or MX_DNNL=0)";
+    return;
+  }
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("avx512vnni")) {
+    MX_LOG(kWarning) << what
+                     << ": this CPU has no VNNI instructions (AVX512-VNNI), so oneDNN's int8 "
+                        "kernels run correctly but slower, perhaps slower than float32";
+  }
+#endif
 }
 
 void Predictor::load_checkpoint(const std::string& model, std::optional<int> epoch) {
@@ -126,13 +152,21 @@ std::optional<std::string> Predictor::run_config() const {
 }
 
 void Predictor::bind(const Shape& data_shape) {
+  // The executor of the last shape goes first: with both alive, peak memory
+  // would hold two sets of prepared weights and workspaces.
+  exe_.reset();
+  exe_ = make_executor(symbol_, data_shape, true);
+}
+
+std::unique_ptr<Executor> Predictor::make_executor(const graph::Symbol& symbol,
+                                                   const Shape& data_shape, bool fuse) const {
   BindOptions options;
   options.ctx = ctx_;
   options.for_training = false;
-  options.fuse_inference = true;
-  options.bfloat16_inference = precision_ == InferencePrecision::kBFloat16;
-  auto inferred = symbol_.infer_shape({{data_name_, data_shape}});
-  const auto args = symbol_.list_arguments();
+  options.fuse_inference = fuse;
+  options.bfloat16_inference = fuse && precision_ == InferencePrecision::kBFloat16;
+  auto inferred = symbol.infer_shape({{data_name_, data_shape}});
+  const auto args = symbol.list_arguments();
   std::map<std::string, NDArray> arrays, aux;
   std::vector<std::string> problems;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -151,7 +185,7 @@ void Predictor::bind(const Shape& data_shape) {
       problems.push_back(name + " is missing from the checkpoint");
     }
   }
-  const auto aux_names = symbol_.list_auxiliary_states();
+  const auto aux_names = symbol.list_auxiliary_states();
   for (size_t i = 0; i < aux_names.size(); ++i) {
     auto it = params_.find(aux_names[i]);
     if (it == params_.end())
@@ -163,11 +197,7 @@ void Predictor::bind(const Shape& data_shape) {
     throw InputError((onnx_path_.empty() ? paths_.params() + " does not match " + paths_.symbol()
                                          : onnx_path_ + " does not fit its own graph") +
                      ": " + join(problems, "; "));
-  // The executor of the last shape goes first: with both alive, peak memory
-  // would hold two sets of prepared weights and workspaces.
-  exe_.reset();
-  exe_ =
-      std::make_unique<Executor>(symbol_, arrays, std::map<std::string, NDArray>{}, aux, options);
+  return std::make_unique<Executor>(symbol, arrays, std::map<std::string, NDArray>{}, aux, options);
 }
 
 NDArray Predictor::predict(const NDArray& batch) {
@@ -176,6 +206,31 @@ NDArray Predictor::predict(const NDArray& batch) {
   batch.copy_to(input);
   exe_->forward(false);
   return exe_->outputs()[0].copy();
+}
+
+const std::vector<NDArray>& Predictor::predict_all(const NDArray& batch) {
+  predict(batch);
+  return exe_->outputs();
+}
+
+std::vector<NDArray> Predictor::internal_values(const NDArray& batch,
+                                                const std::vector<graph::NodeEntry>& entries) {
+  if (!values_exe_ || !(values_entries_ == entries) ||
+      values_exe_->arg_dict().at(data_name_).shape() != batch.shape()) {
+    values_exe_.reset();
+    values_exe_ = make_executor(graph::Symbol(entries), batch.shape(), false);
+    values_entries_ = entries;
+  }
+  NDArray input = values_exe_->arg_dict().at(data_name_);
+  batch.copy_to(input);
+  values_exe_->forward(false);
+  return values_exe_->outputs();
+}
+
+void Predictor::use_symbol(graph::Symbol symbol) {
+  symbol_ = std::move(symbol);
+  exe_.reset();
+  values_exe_.reset();
 }
 
 }  // namespace mx::train

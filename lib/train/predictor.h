@@ -34,6 +34,17 @@ class Predictor {
   // Class probabilities (or whatever the first output is), one row per
   // example of `batch` (shape (N, ...) matching the network's input).
   NDArray predict(const NDArray& batch);
+  // Every output of the network for `batch` (predict gives the first).
+  const std::vector<NDArray>& predict_all(const NDArray& batch);
+
+  // The values of `entries` (outputs of nodes of symbol()) for `batch`,
+  // computed layer by layer in float32: what calibration observes.
+  std::vector<NDArray> internal_values(const NDArray& batch,
+                                       const std::vector<graph::NodeEntry>& entries);
+
+  // Runs `symbol` (the same network, e.g. marked for int8 by mx-quantize)
+  // over the same parameters from now on.
+  void use_symbol(graph::Symbol symbol);
 
   const graph::Symbol& symbol() const { return symbol_; }
   // The file the weights come from: the checkpoint's .params, or the .onnx.
@@ -48,11 +59,16 @@ class Predictor {
   // One example's shape as the model file states it (ONNX models state their
   // input's shape; checkpoints do not): unknown rank when it does not.
   const Shape& stated_example_shape() const { return stated_example_; }
+  // Layers the model marks to run in int8 (graph/quantize_marks.h).
+  int int8_layers() const { return int8_layers_; }
 
  private:
   void load_checkpoint(const std::string& model, std::optional<int> epoch);
   void load_onnx(const std::string& path);
   void bind(const Shape& data_shape);
+  void warn_about_int8() const;
+  std::unique_ptr<Executor> make_executor(const graph::Symbol& symbol, const Shape& data_shape,
+                                          bool fuse) const;
 
   CheckpointPaths paths_;
   std::string onnx_path_;  // set for an ONNX model
@@ -62,8 +78,11 @@ class Predictor {
   std::string data_name_ = "data";
   Context ctx_;
   InferencePrecision precision_;
+  int int8_layers_ = 0;
   std::map<std::string, NDArray> params_;  // arg: and aux: arrays from the file
   std::unique_ptr<Executor> exe_;
+  std::unique_ptr<Executor> values_exe_;  // internal_values' executor and its heads
+  std::vector<graph::NodeEntry> values_entries_;
 };
 
 }  // namespace mx::train

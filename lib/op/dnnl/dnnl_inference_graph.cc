@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <optional>
@@ -22,6 +23,7 @@ namespace {
 
 using prop = dnnl::prop_kind;
 using md = dnnl::memory::desc;
+using dt = dnnl::memory::data_type;
 
 constexpr size_t kAlign = 64;
 size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
@@ -40,6 +42,36 @@ dims dims_of(const Shape& s) {
   dims d;
   for (int i = 0; i < s.ndim(); ++i) d.push_back(s[i]);
   return d;
+}
+
+bool is_int8(dt t) { return t == dt::u8 || t == dt::s8; }
+
+// `d` holding elements of type `t` (same dimensions and layout).
+md with_type(const md& d, dt t) {
+  md out = d;
+  out.data.data_type = static_cast<dnnl_data_type_t>(t);
+  return out;
+}
+
+// How a value of calibrated range `r` is held in int8: unsigned when it
+// has no negative elements (and `may_be_unsigned`), else signed and
+// symmetric, as MXNet's quantize_v2 does. Stored = real * scale.
+struct Int8Form {
+  dt type;
+  float scale;
+};
+Int8Form int8_form(const ValueRange& r, bool may_be_unsigned = true) {
+  if (may_be_unsigned && r.min >= 0) return {dt::u8, r.max > 0 ? 255.0f / r.max : 1.0f};
+  const float magnitude = std::max(std::fabs(r.min), std::fabs(r.max));
+  return {dt::s8, magnitude > 0 ? 127.0f / magnitude : 1.0f};
+}
+
+// A reorder from `from` to `to` that multiplies by `scale` (a change of
+// int8 scale, a quantization or a dequantization).
+dnnl::reorder scaled_reorder(const md& from, const md& to, float scale) {
+  dnnl::primitive_attr attr;
+  if (scale != 1.0f) attr.set_output_scales(0, {scale});
+  return dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to, attr));
 }
 
 // Bytes that stay 64-byte aligned and live across runs (prepared weights).
@@ -65,8 +97,9 @@ struct DnnlInferenceGraph::Impl {
   // plain layout) or an intermediate in the workspace.
   struct Value {
     md desc;
-    int input = -1;  // the graph input it is
-    int slot = -1;   // workspace slot, once planned
+    float scale = 1;  // int8 values: stored = real * scale
+    int input = -1;   // the graph input it is
+    int slot = -1;    // workspace slot, once planned
     int last_use = -1;
   };
   // Where an argument of a primitive lives at run time.
@@ -99,6 +132,16 @@ struct DnnlInferenceGraph::Impl {
     AlignedBuffer reordered;
     std::vector<float> folded, folded_bias;
     const void *weights_at = nullptr, *bias_at = nullptr;
+    // int8: the input's and output's scales (1 for a float output), and per
+    // output channel the weights' scale, the bias in int32 units and the
+    // output scale the primitive applies to its int32 sums.
+    bool int8 = false;
+    float in_scale = 1, out_scale = 1;
+    std::vector<float> weight_scales, scaled_bias, output_scales;
+    // oneDNN (2.x) takes int8 output scales only as constants of the
+    // primitive: it is made again, in the planned layouts, when they change.
+    int exec = -1;
+    std::function<dnnl::convolution_forward::primitive_desc(const std::vector<float>&)> with_scales;
   };
   struct BatchNormState {
     int gamma, beta;
@@ -123,7 +166,9 @@ struct DnnlInferenceGraph::Impl {
   tag activation_tag = tag::any;
 
   FusionPlan plan;
-  std::vector<std::tuple<int, md, int>> reordered_values;  // (value, layout, copy)
+  std::vector<std::tuple<int, md, float, int>> reordered_values;  // (value, layout, scale, copy)
+  std::vector<std::vector<int>> readers;  // per value: the layers that read it
+  std::vector<int> owner;                 // per layer: the convolution that absorbs it, or -1
 
   explicit Impl(const FusedGraphDesc& d) : desc(d), plan(desc) {
     const int n = d.num_values();
@@ -136,6 +181,14 @@ struct DnnlInferenceGraph::Impl {
     }
     for (size_t l = 0; l < d.layers.size(); ++l)
       shapes[static_cast<size_t>(d.value_of_layer(l))] = output_shape(d.layers[l]);
+    readers.resize(static_cast<size_t>(n));
+    owner.assign(d.layers.size(), -1);
+    for (size_t l = 0; l < d.layers.size(); ++l) {
+      for (int v : d.layers[l].inputs)
+        readers[static_cast<size_t>(v)].push_back(static_cast<int>(l));
+      for (int p : plan.of(static_cast<int>(l)).post_ops)
+        owner[static_cast<size_t>(p)] = static_cast<int>(l);
+    }
     activation_tag = preferred_activation_tag();
     for (size_t l = 0; l < d.layers.size(); ++l) emit_turn(static_cast<int>(l));
     plan_workspace();
@@ -143,25 +196,31 @@ struct DnnlInferenceGraph::Impl {
 
   // A tensor of the graph's compute type (bfloat16 or float32, as the desc
   // says), in layout `format` (`any`: oneDNN's choice).
-  md computed(const dims& shape, tag format) const {
-    return md(shape, desc.bfloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32,
-              format);
-  }
+  dt compute_type() const { return desc.bfloat16 ? dt::bf16 : dt::f32; }
+  md computed(const dims& shape, tag format) const { return md(shape, compute_type(), format); }
+
+  // The element types of a convolution: the compute type, or for an int8
+  // layer int8 input and weights and an int8 or float output.
+  struct ConvTypes {
+    dt src, weights, dst;
+    float src_scale = 1, dst_scale = 1;
+  };
 
   // A convolution's descriptors, for inference: Winograd as ConvDescs
-  // chose it, in float32 only (oneDNN has no bfloat16 Winograd kernel).
-  ConvDescs conv_descs(const ConvGeom& g) const {
+  // chose it, in float32 only (oneDNN has no bfloat16 or int8 Winograd kernel).
+  ConvDescs conv_descs(const ConvGeom& g, bool int8) const {
     ConvDescs cd(g, /*keeps_weights=*/true);
-    if (desc.bfloat16) cd.algorithm = dnnl::algorithm::convolution_direct;
+    if (desc.bfloat16 || int8) cd.algorithm = dnnl::algorithm::convolution_direct;
     return cd;
   }
 
   // The convolution from `src` to `dst`, weights in oneDNN's layout, bias as given.
   dnnl::convolution_forward::primitive_desc conv_pd(const ConvDescs& c, const md& src,
                                                     const md& dst, bool with_bias,
-                                                    const dnnl::primitive_attr& attr) const {
+                                                    const dnnl::primitive_attr& attr,
+                                                    dt weights_type) const {
     using pd_t = dnnl::convolution_forward::primitive_desc;
-    const md weights = computed(c.weights, tag::any);
+    const md weights(c.weights, weights_type, tag::any);
     if (with_bias)
       return pd_t({prop::forward_inference, c.algorithm, src, weights, plain(c.bias, tag::x), dst,
                    c.strides, c.dilates, c.pad_l, c.pad_r},
@@ -198,16 +257,18 @@ struct DnnlInferenceGraph::Impl {
     for (const FusedLayer& f : desc.layers) {
       if (f.layer.kind != LayerKind::kConvolution) continue;
       const ConvGeom& g = f.layer.conv;
-      const ConvDescs cd = conv_descs(g);
+      const ConvDescs cd = conv_descs(g, f.int8);
+      // An int8 layer asked with the types most of them have (unsigned after a ReLU).
+      const dt data = f.int8 ? dt::u8 : compute_type();
       const auto pd = within_winograd_budget(cd, [&](const ConvDescs& c) {
-        return conv_pd(c, computed(c.src, tag::any), computed(c.dst, tag::any), f.layer.conv_bias,
-                       scratch_attr());
+        return conv_pd(c, md(c.src, data, tag::any), md(c.dst, data, tag::any), f.layer.conv_bias,
+                       scratch_attr(), f.int8 ? dt::s8 : compute_type());
       });
       const double votes = is_winograd(pd) ? 4 : 1;
       const double flops = static_cast<double>(g.batch * g.filters * g.out_plane()) *
                            static_cast<double>(g.group_rows()) * votes;
       for (size_t c = 0; c < std::size(candidates); ++c)
-        if (pd.src_desc() == computed(cd.src, candidates[c])) weight[c] += flops;
+        if (pd.src_desc() == md(cd.src, data, candidates[c])) weight[c] += flops;
     }
     size_t best = 0;
     for (size_t c = 1; c < std::size(candidates); ++c)
@@ -215,8 +276,8 @@ struct DnnlInferenceGraph::Impl {
     return weight[best] > 0 ? candidates[best] : tag::any;
   }
 
-  int add_value(const md& layout) {
-    values.push_back({layout, -1, -1, -1});
+  int add_value(const md& layout, float scale = 1) {
+    values.push_back({layout, scale, -1, -1, -1});
     return static_cast<int>(values.size()) - 1;
   }
 
@@ -228,16 +289,23 @@ struct DnnlInferenceGraph::Impl {
     return execs.back();
   }
 
-  // v in layout `want`: v itself, or a copy reordered once and shared by
-  // every layer that wants that layout.
-  int as_layout(int v, const md& want) {
-    if (values[static_cast<size_t>(v)].desc == want) return v;
-    for (const auto& [source, layout, copy] : reordered_values)
-      if (source == v && layout == want) return copy;
-    const int copy = add_value(want);
+  // v in layout and type `want` (at `scale` when int8): v itself, or a
+  // copy reordered once and shared by every layer that wants it so.
+  int as_layout(int v, const md& want, float scale = 1) {
+    const Value& from = values[static_cast<size_t>(v)];
+    if (from.desc == want && (from.scale == scale || !is_int8(want.data_type()))) return v;
+    for (const auto& [source, layout, s, copy] : reordered_values)
+      if (source == v && layout == want && s == scale) return copy;
+    const int copy = add_value(want, is_int8(want.data_type()) ? scale : 1);
     add_reorder(v, copy);
-    reordered_values.emplace_back(v, want, copy);
+    reordered_values.emplace_back(v, want, scale, copy);
     return copy;
+  }
+
+  // v in the compute type (an int8 value dequantized), in its layout.
+  int as_computed(int v) {
+    const md& d = values[static_cast<size_t>(v)].desc;
+    return is_int8(d.data_type()) ? as_layout(v, with_type(d, compute_type())) : v;
   }
 
   void add_reorder(int from, int to) {
@@ -247,8 +315,10 @@ struct DnnlInferenceGraph::Impl {
     // an empty layout: a planning bug, not bad input.
     MX_CHECK(a.dims() == b.dims(), "fused inference graph: value ", from,
              " is read before it is made");
-    Exec& e =
-        add_exec(dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), a, cpu_engine(), b)), 0);
+    Exec& e = add_exec(
+        scaled_reorder(
+            a, b, values[static_cast<size_t>(to)].scale / values[static_cast<size_t>(from)].scale),
+        0);
     e.args = {{DNNL_ARG_FROM, Source::kValue, from, a}, {DNNL_ARG_TO, Source::kValue, to, b}};
     e.reads = {from};
     e.writes = {to};
@@ -261,8 +331,7 @@ struct DnnlInferenceGraph::Impl {
       if (desc.outputs[k] != v) continue;
       const md& from = values[static_cast<size_t>(v)].desc;
       const md to = plain(dims_of(shapes[static_cast<size_t>(v)]), tag::nchw);
-      Exec& e = add_exec(
-          dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to)), 0);
+      Exec& e = add_exec(scaled_reorder(from, to, 1 / values[static_cast<size_t>(v)].scale), 0);
       e.args = {{DNNL_ARG_FROM, Source::kValue, v, from},
                 {DNNL_ARG_TO, Source::kOutput, static_cast<int>(k), to}};
       e.reads = {v};
@@ -294,30 +363,120 @@ struct DnnlInferenceGraph::Impl {
     }
   }
 
+  bool is_output(int v) const {
+    return std::find(desc.outputs.begin(), desc.outputs.end(), v) != desc.outputs.end();
+  }
+
+  // Whether value v is worth keeping in int8: an int8 convolution reads it
+  // (as its input or its addition's addend), or a pooling layer whose
+  // output is.
+  bool read_in_int8(int v) const {
+    for (int r : readers[static_cast<size_t>(v)]) {
+      const FusedLayer& reader = layer(r);
+      switch (reader.layer.kind) {
+        case LayerKind::kConvolution:
+          if (reader.int8 && reader.inputs[0] == v) return true;
+          break;
+        case LayerKind::kPooling:
+          if (read_in_int8(value_of(r))) return true;
+          break;
+        case LayerKind::kAdd: {
+          const int conv = owner[static_cast<size_t>(r)];
+          if (conv >= 0 && layer(conv).int8) return true;
+          break;
+        }
+        default: break;
+      }
+    }
+    return false;
+  }
+
+  // The types of convolution l, whose primitive makes value `out`. An int8
+  // layer takes its input as int8 (quantized by its calibrated range when it
+  // is not int8 already) and makes int8 when the value has a range, is read
+  // in int8 and is not handed back, and its activations are ReLUs (which
+  // commute with the output scale).
+  ConvTypes conv_types(int l, int out) const {
+    ConvTypes t{compute_type(), compute_type(), compute_type()};
+    if (!layer(l).int8) return t;
+    t.weights = dt::s8;
+    const int data = data_of(l);
+    const Value& in = values[static_cast<size_t>(data)];
+    if (is_int8(in.desc.data_type())) {
+      t.src = in.desc.data_type();
+      t.src_scale = in.scale;
+    } else {
+      const auto range = desc.range_of(data);
+      if (!range)
+        throw Error("fused inference graph: the input of int8 layer '" + layer(l).name +
+                    "' has no calibrated range");
+      const Int8Form form = int8_form(*range);
+      t.src = form.type;
+      t.src_scale = form.scale;
+    }
+    const LayerFusion& f = plan.of(l);
+    const auto range = desc.range_of(out);
+    if (!range || is_output(out) || !read_in_int8(out)) return t;
+    for (int p : f.post_ops)
+      if (layer(p).layer.kind == LayerKind::kActivation &&
+          layer(p).layer.activation != LayerActivation::kRelu)
+        return t;
+    // The addition's addend is read in the output's type: a signed addend
+    // needs a signed output.
+    bool signed_addend = false;
+    if (f.addend >= 0) {
+      const auto addend = desc.range_of(f.addend);
+      signed_addend = !addend || addend->min < 0 ||
+                      values[static_cast<size_t>(f.addend)].desc.data_type() == dt::s8;
+    }
+    const Int8Form form = int8_form(*range, !signed_addend);
+    t.dst = form.type;
+    t.dst_scale = form.scale;
+    return t;
+  }
+
   void emit_convolution(int l, int out) {
     const LayerFusion& f = plan.of(l);
     const InferenceLayer& spec = layer(l).layer;
-    const ConvDescs cd = conv_descs(spec.conv);
+    const bool int8 = layer(l).int8;
+    const ConvDescs cd = conv_descs(spec.conv, int8);
     const bool fold = f.fold_batch_norm >= 0;
     const bool with_bias = spec.conv_bias || fold;
-    dnnl::post_ops post;
+    const ConvTypes types = conv_types(l, out);
     int sum_value = -1;
     for (int p : f.post_ops) {
-      const FusedLayer& n = layer(p);
-      if (n.layer.kind == LayerKind::kAdd) {
+      if (layer(p).layer.kind == LayerKind::kAdd) {
         sum_value = f.addend;
-        post.append_sum(1.0f);
         ++stats.fused_additions;
       } else {
-        post.append_eltwise(1.0f, eltwise_algorithm(n.layer.activation), 0.0f, 0.0f);
         ++stats.fused_activations;
       }
     }
-    dnnl::primitive_attr attr = scratch_attr();
-    attr.set_post_ops(post);
-    const dnnl::convolution_forward::primitive_desc pd = convolution_pd(l, cd, with_bias, attr);
-    const int src = as_layout(data_of(l), pd.src_desc());
+    // Until the weights are known (prepare_weights), int8 output scales of 1.
+    const std::vector<float> unit_scales(static_cast<size_t>(spec.conv.filters), 1.0f);
+    auto attributes = [&](float sum_scale) {
+      return conv_attributes(l, sum_scale, int8 ? &unit_scales : nullptr);
+    };
+    // The addend is added where it is when it dies here in the output's
+    // layout and type and is not the convolution's own input (y = conv(x) +
+    // x); else it is copied into the output first, at the output's scale.
+    const float inplace_scale =
+        sum_value >= 0 ? types.dst_scale / values[static_cast<size_t>(sum_value)].scale : 1.0f;
+    float sum_scale = inplace_scale;
+    auto pd = convolution_pd(l, cd, types, with_bias, attributes(sum_scale));
+    const int src = as_layout(data_of(l), pd.src_desc(), types.src_scale);
+    const int turn = f.last;
+    int inplace_from = -1;
+    if (sum_value >= 0) {
+      if (sum_value != src && plan.dies_at(sum_value, turn) &&
+          values[static_cast<size_t>(sum_value)].desc == pd.dst_desc())
+        inplace_from = sum_value;
+      else if (inplace_scale != 1.0f)
+        pd = convolution_pd(l, cd, types, with_bias, attributes(sum_scale = 1.0f));
+    }
     values[static_cast<size_t>(out)].desc = pd.dst_desc();
+    values[static_cast<size_t>(out)].scale = types.dst_scale;
+    if (sum_value >= 0 && inplace_from < 0) add_reorder(sum_value, out);
 
     ConvState state;
     state.weight = graph_input(l, 1);
@@ -325,7 +484,11 @@ struct DnnlInferenceGraph::Impl {
     state.filters = spec.conv.filters;
     state.plain_weights = plain(cd.weights, cd.weights_tag);
     state.weights = pd.weights_desc();
-    if (state.weights != state.plain_weights)
+    state.int8 = int8;
+    state.in_scale = types.src_scale;
+    state.out_scale = types.dst_scale;
+    // int8 weights are reordered with their scales, once these are known.
+    if (state.weights != state.plain_weights && !int8)
       state.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), state.plain_weights,
                                                                   cpu_engine(), state.weights));
     if (fold) {
@@ -345,42 +508,67 @@ struct DnnlInferenceGraph::Impl {
     convs.push_back(std::move(state));
     const int conv_index = static_cast<int>(convs.size()) - 1;
     ++stats.convolutions;
+    if (int8) ++stats.int8_convolutions;
     if (is_winograd(pd)) ++stats.winograd_convolutions;
 
-    const int turn = f.last;
-    int inplace_from = -1;
-    if (sum_value >= 0) {
-      // The sum post-op adds to what dst holds: take the addend's memory when
-      // it dies here in the same layout and is not the convolution's own
-      // input (y = conv(x) + x), else copy it in first.
-      if (sum_value != src && plan.dies_at(sum_value, turn) &&
-          values[static_cast<size_t>(sum_value)].desc == pd.dst_desc())
-        inplace_from = sum_value;
-      else
-        add_reorder(sum_value, out);
-    }
     Exec& e = add_exec(dnnl::convolution_forward(pd), pd.scratchpad_desc().get_size());
     e.args = {{DNNL_ARG_SRC, Source::kValue, src, pd.src_desc()},
               {DNNL_ARG_WEIGHTS, Source::kWeights, conv_index, pd.weights_desc()},
               {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
     if (with_bias) e.args.push_back({DNNL_ARG_BIAS, Source::kBias, conv_index, bias_desc});
+    if (int8) {
+      ConvState& c = convs.back();
+      c.exec = static_cast<int>(execs.size()) - 1;
+      c.with_scales = [this, l, cd, with_bias, sum_scale, src_desc = pd.src_desc(),
+                       weights_desc = pd.weights_desc(), bias_desc,
+                       dst_desc = pd.dst_desc()](const std::vector<float>& scales) {
+        using desc_t = dnnl::convolution_forward::desc;
+        const auto d = with_bias
+                           ? desc_t(prop::forward_inference, cd.algorithm, src_desc, weights_desc,
+                                    bias_desc, dst_desc, cd.strides, cd.dilates, cd.pad_l, cd.pad_r)
+                           : desc_t(prop::forward_inference, cd.algorithm, src_desc, weights_desc,
+                                    dst_desc, cd.strides, cd.dilates, cd.pad_l, cd.pad_r);
+        return dnnl::convolution_forward::primitive_desc(d, conv_attributes(l, sum_scale, &scales),
+                                                         cpu_engine());
+      };
+    }
     e.reads = {src};
     if (sum_value >= 0) e.reads.push_back(inplace_from >= 0 ? sum_value : out);
     e.writes = {out};
     e.inplace_from = inplace_from;
   }
 
+  // The post-ops of convolution l (its activations, and its addition with
+  // the addend's values times `sum_scale`), and per output channel the
+  // scales of an int8 convolution's output.
+  dnnl::primitive_attr conv_attributes(int l, float sum_scale,
+                                       const std::vector<float>* output_scales) const {
+    dnnl::post_ops post;
+    for (int p : plan.of(l).post_ops) {
+      const FusedLayer& n = layer(p);
+      if (n.layer.kind == LayerKind::kAdd)
+        post.append_sum(sum_scale);
+      else
+        post.append_eltwise(1.0f, eltwise_algorithm(n.layer.activation), 0.0f, 0.0f);
+    }
+    dnnl::primitive_attr attr = scratch_attr();
+    attr.set_post_ops(post);
+    if (output_scales != nullptr) attr.set_output_scales(1 << 1, *output_scales);
+    return attr;
+  }
+
   // The convolution in the graph's activation layout (its input as given
   // when that is a graph input), or in the layouts oneDNN picks when it has
   // no implementation for that.
   dnnl::convolution_forward::primitive_desc convolution_pd(int l, const ConvDescs& cd,
-                                                           bool with_bias,
+                                                           const ConvTypes& types, bool with_bias,
                                                            const dnnl::primitive_attr& attr) const {
     // Winograd where ConvDescs chose it and oneDNN takes it here
     // (within_winograd_budget), else the direct algorithm.
     auto make = [&](const md& src, const md& dst) {
-      return within_winograd_budget(
-          cd, [&](const ConvDescs& c) { return conv_pd(c, src, dst, with_bias, attr); });
+      return within_winograd_budget(cd, [&](const ConvDescs& c) {
+        return conv_pd(c, src, dst, with_bias, attr, types.weights);
+      });
     };
     // oneDNN's reference implementation is orders of magnitude slower than a
     // reorder: a layout only it takes is not worth keeping.
@@ -388,10 +576,11 @@ struct DnnlInferenceGraph::Impl {
       return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
     };
     if (activation_tag != tag::any) {
-      const md dst = computed(cd.dst, activation_tag);
+      const md dst(cd.dst, types.dst, activation_tag);
       // The input in the graph's layout, else (a graph input, or an image's
       // few channels) in the one oneDNN picks.
-      for (const md& src : {computed(cd.src, activation_tag), computed(cd.src, tag::any)}) {
+      for (const md& src :
+           {md(cd.src, types.src, activation_tag), md(cd.src, types.src, tag::any)}) {
         try {
           auto pd = make(src, dst);
           if (fast(pd) && (values[static_cast<size_t>(data_of(l))].input < 0 ||
@@ -402,13 +591,13 @@ struct DnnlInferenceGraph::Impl {
         }
       }
     }
-    return make(computed(cd.src, tag::any), computed(cd.dst, tag::any));
+    return make(md(cd.src, types.src, tag::any), md(cd.dst, types.dst, tag::any));
   }
 
   void emit_batch_norm(int l, int out) {
     const InferenceLayer& spec = layer(l).layer;
     const bool relu = !plan.of(l).post_ops.empty();
-    const int src = data_of(l);
+    const int src = as_computed(data_of(l));
     const md& layout = values[static_cast<size_t>(src)].desc;
     auto flags =
         dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale_shift;
@@ -421,7 +610,7 @@ struct DnnlInferenceGraph::Impl {
         cpu_engine());
     values[static_cast<size_t>(out)].desc = pd.dst_desc();
     BatchNormState state{graph_input(l, 1), graph_input(l, 2), spec.bn_fix_gamma, {}};
-    state.scale_shift.resize(2 * static_cast<size_t>(shapes[static_cast<size_t>(src)][1]));
+    state.scale_shift.resize(2 * static_cast<size_t>(shapes[static_cast<size_t>(data_of(l))][1]));
     batch_norms.push_back(std::move(state));
     Exec& e = add_exec(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc().get_size());
     e.args = {{DNNL_ARG_SRC, Source::kValue, src, layout},
@@ -432,7 +621,8 @@ struct DnnlInferenceGraph::Impl {
               {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
     e.reads = {src};
     e.writes = {out};
-    if (plan.dies_at(src, plan.of(l).last)) e.inplace_from = src;
+    // A dequantized copy may be written over too: plan_workspace checks it is its last read.
+    if (src != data_of(l) || plan.dies_at(src, plan.of(l).last)) e.inplace_from = src;
   }
 
   // A primitive of one input (src, read in its layout) and one output.
@@ -449,13 +639,13 @@ struct DnnlInferenceGraph::Impl {
   }
 
   void emit_activation(int l) {
-    const int src = data_of(l);
+    const int src = as_computed(data_of(l));
     dnnl::eltwise_forward::primitive_desc pd(
         {prop::forward_inference, eltwise_algorithm(layer(l).layer.activation),
          values[static_cast<size_t>(src)].desc, 0.0f, 0.0f},
         scratch_attr(), cpu_engine());
     Exec& e = add_unary(dnnl::eltwise_forward(pd), pd, src, value_of(l));
-    if (plan.dies_at(src, l)) e.inplace_from = src;
+    if (src != data_of(l) || plan.dies_at(src, l)) e.inplace_from = src;
   }
 
   void emit_pooling(int l) {
@@ -467,6 +657,8 @@ struct DnnlInferenceGraph::Impl {
         d.forward_desc(prop::forward_inference, from, md(d.dst.dims(), from.data_type(), tag::any)),
         scratch_attr(), cpu_engine());
     add_unary(dnnl::pooling_forward(pd), pd, src, value_of(l));
+    // Pooling keeps an int8 input's type and scale.
+    values[static_cast<size_t>(value_of(l))].scale = values[static_cast<size_t>(src)].scale;
   }
 
   void emit_add(int l) {
@@ -474,6 +666,9 @@ struct DnnlInferenceGraph::Impl {
     // Keep the layout of an intermediate (blocked) operand rather than a graph input's.
     if (values[static_cast<size_t>(a)].input >= 0 && values[static_cast<size_t>(b)].input < 0)
       std::swap(a, b);
+    const int a_value = a;
+    a = as_computed(a);
+    b = as_computed(b);
     const md layout = values[static_cast<size_t>(a)].desc;
     const int b_as_a = as_layout(b, layout);
     const int out = value_of(l);
@@ -486,7 +681,8 @@ struct DnnlInferenceGraph::Impl {
               {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
     e.reads = {a, b_as_a};
     e.writes = {out};
-    if (plan.dies_at(a, l)) e.inplace_from = a;
+    // A dequantized copy may be written over too: plan_workspace checks it is its last read.
+    if (a != a_value || plan.dies_at(a, l)) e.inplace_from = a;
   }
 
   // Slots of the workspace by liveness: a value's slot returns to the free
@@ -535,8 +731,9 @@ struct DnnlInferenceGraph::Impl {
   // Weights (and bias) of every convolution as its primitive takes them.
   void prepare_weights(const std::vector<TensorRef>& inputs, dnnl::stream& stream) {
     for (ConvState& c : convs) {
-      if (!c.fold) c.bias_at = c.bias >= 0 ? inputs[static_cast<size_t>(c.bias)].data : nullptr;
-      if (!c.fold && !c.reorder) {  // taken as the caller has them
+      if (!c.fold && !c.int8)
+        c.bias_at = c.bias >= 0 ? inputs[static_cast<size_t>(c.bias)].data : nullptr;
+      if (!c.fold && !c.reorder && !c.int8) {  // taken as the caller has them
         c.weights_at = inputs[static_cast<size_t>(c.weight)].data;
         continue;
       }
@@ -557,7 +754,15 @@ struct DnnlInferenceGraph::Impl {
         fold_batch_norm(c, inputs, weights);
         plain_weights = c.folded.data();
       }
-      if (c.reorder) {
+      if (c.int8) {
+        quantize_weights(c, static_cast<const float*>(plain_weights),
+                         c.fold ? c.folded_bias.data()
+                         : c.bias >= 0
+                             ? static_cast<const float*>(inputs[static_cast<size_t>(c.bias)].data)
+                             : nullptr,
+                         stream);
+        std::vector<float>().swap(c.folded);
+      } else if (c.reorder) {
         void* target = c.reordered.reserve(c.weights.get_size());
         dnnl::memory from(c.plain_weights, cpu_engine(), const_cast<void*>(plain_weights));
         dnnl::memory to(c.weights, cpu_engine(), target);
@@ -573,6 +778,47 @@ struct DnnlInferenceGraph::Impl {
       c.ready = all_stamped;
       c.stamps = std::move(stamps);
     }
+  }
+
+  // int8 weights: each output channel's float32 weights scaled so that
+  // their largest magnitude is 127 (MXNet's channel-wise quantization),
+  // rounded by oneDNN's reorder into the primitive's layout. The primitive
+  // adds the bias to its int32 sums and then applies the output scale, so
+  // the bias is given in the sums' units.
+  void quantize_weights(ConvState& c, const float* weights, const float* bias,
+                        dnnl::stream& stream) {
+    const size_t filters = static_cast<size_t>(c.filters);
+    const size_t per_filter = c.plain_weights.get_size() / sizeof(float) / filters;
+    c.weight_scales.resize(filters);
+    c.output_scales.resize(filters);
+    c.scaled_bias.assign(filters, 0.0f);
+    for (size_t o = 0; o < filters; ++o) {
+      float magnitude = 0;
+      for (size_t k = 0; k < per_filter; ++k)
+        magnitude = std::max(magnitude, std::fabs(weights[o * per_filter + k]));
+      const float scale = magnitude > 0 ? 127.0f / magnitude : 1.0f;
+      c.weight_scales[o] = scale;
+      c.output_scales[o] = c.out_scale / (c.in_scale * scale);
+      if (bias != nullptr) c.scaled_bias[o] = bias[o] * c.in_scale * scale;
+    }
+    // Scales per output channel: dimension 0 of (O, I, ...) weights, 0 and 1
+    // of grouped (G, O/G, I/G, ...) ones.
+    const int mask = c.plain_weights.dims().size() == 5 ? 3 : 1;
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(mask, c.weight_scales);
+    dnnl::reorder reorder(dnnl::reorder::primitive_desc(cpu_engine(), c.plain_weights, cpu_engine(),
+                                                        c.weights, attr));
+    void* target = c.reordered.reserve(c.weights.get_size());
+    dnnl::memory from(c.plain_weights, cpu_engine(), const_cast<float*>(weights));
+    dnnl::memory to(c.weights, cpu_engine(), target);
+    reorder.execute(stream, from, to);
+    c.weights_at = target;
+    c.bias_at = c.scaled_bias.data();
+    Exec& e = execs[static_cast<size_t>(c.exec)];
+    const auto pd = c.with_scales(c.output_scales);
+    MX_CHECK(pd.scratchpad_desc().get_size() <= e.scratchpad,
+             "fused inference graph: an int8 convolution needs more scratchpad than planned");
+    e.primitive = dnnl::convolution_forward(pd);
   }
 
   // BatchNorm(conv(x, w) + b) = conv(x, w * s) + (b - mean) * s + beta with

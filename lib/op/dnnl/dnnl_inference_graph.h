@@ -13,7 +13,12 @@
 //    layers and residual additions written in place,
 //  - computes in bfloat16 when asked (FusedGraphDesc::bfloat16): activations
 //    and reordered weights in bfloat16, sums, bias and BatchNorm statistics
-//    in float32; the graph's inputs and outputs stay float32.
+//    in float32; the graph's inputs and outputs stay float32,
+//  - computes the convolutions marked int8 (FusedLayer::int8) in int8: the
+//    input quantized by its calibrated range (or taken as the int8 that the
+//    layer before made), weights per output channel, int32 sums scaled once
+//    into an int8 output when the next int8 layer reads it (no float round
+//    trip between them), else into float32.
 // Weights are reordered (and folded) once per content of the arrays they
 // come from, as ContentStamp names it; arrays without a stamp are reordered
 // at every call.
@@ -43,17 +48,7 @@ class DnnlInferenceGraph {
   void run(const std::vector<TensorRef>& inputs, const std::vector<TensorRef>& outputs,
            const std::vector<OpReq>& req, const OpResources& resources);
 
-  // What was made, for tests and listings.
-  struct Stats {
-    int primitives = 0;  // executed per run, reorders included
-    int convolutions = 0;
-    int winograd_convolutions = 0;  // of those, the ones oneDNN runs as Winograd
-    int folded_batch_norms = 0;     // into a convolution's weights
-    int fused_activations = 0;      // post-ops of convolutions and BatchNorms
-    int fused_additions = 0;        // convolutions' sum post-ops
-    int reorders = 0;               // data reorders per run (inputs, outputs, layout changes)
-    size_t workspace_bytes = 0;     // intermediate tensors and scratchpad
-  };
+  using Stats = FusedGraphStats;
   const Stats& stats() const;
 
  private:

@@ -1,0 +1,287 @@
+#include "train/quantize_model.h"
+
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <set>
+
+#include "base/error.h"
+#include "base/file_util.h"
+#include "base/strings.h"
+#include "graph/quantize_marks.h"
+#include "ndarray/params_io.h"
+
+namespace mx::train {
+namespace fs = std::filesystem;
+namespace {
+
+using graph::Node;
+using graph::NodeEntry;
+using NodePtr = std::shared_ptr<Node>;
+
+// Operators whose outputs the fused inference graphs hold: the values to calibrate.
+bool fusable(const Node& node) {
+  return !node.is_variable() && node.op->def().inference_layer != nullptr;
+}
+
+// The node whose output the fused primitive of convolution `conv` makes:
+// along the chain of sole readers, the BatchNorm, activations and additions
+// it absorbs (op/fusion_plan.h).
+const Node* primitive_end(const Node* conv,
+                          const std::map<const Node*, std::vector<const Node*>>& readers,
+                          const std::set<const Node*>& heads) {
+  static const std::set<std::string> absorbed{"BatchNorm",     "Activation", "relu", "elemwise_add",
+                                              "broadcast_add", "_Plus",      "_plus"};
+  const Node* at = conv;
+  while (!heads.count(at)) {
+    auto it = readers.find(at);
+    if (it == readers.end() || it->second.size() != 1) break;
+    const Node* next = it->second.front();
+    if (!absorbed.count(next->op->def().name)) break;
+    at = next;
+  }
+  return at;
+}
+
+void check_out_directory(const std::string& out) {
+  if (fs::exists(out) && (!fs::is_directory(out) || !fs::is_empty(out)))
+    throw InputError(
+        out + " exists and is not an empty directory; give a new one for the quantized model");
+}
+
+// Runs `use` on at most `limit` batches of the calibration data.
+CalibrationBatches batches_of(const QuantizeOptions& o, const Preprocess& pre) {
+  return [&o, pre](const std::function<void(const NDArray&)>& use) {
+    InputBatches batches = read_input_batches(o.calibration, pre);
+    for (int n = 0; o.batches <= 0 || n < o.batches; ++n) {
+      auto batch = batches.next();
+      if (!batch) break;
+      use(batch->data);
+    }
+  };
+}
+
+double relative_error(double diff2, double ref2) { return ref2 > 0 ? std::sqrt(diff2 / ref2) : 0; }
+
+int argmax_row(const float* row, int64_t n) {
+  return static_cast<int>(std::max_element(row, row + n) - row);
+}
+
+void write_model(const QuantizeOptions& o, const Predictor& predictor, const graph::Symbol& marked,
+                 const QuantizeReport& report) {
+  fs::create_directories(o.out);
+  const std::string prefix = (fs::path(o.out) / "model").string();
+  const std::string json = marked.to_json();
+  write_file_atomically(prefix + "-symbol.json", [&](std::ostream& f) { f << json; });
+  NamedArrays list;
+  const auto aux = marked.list_auxiliary_states();
+  for (const auto& [name, array] : predictor.params()) {
+    const bool is_aux = std::find(aux.begin(), aux.end(), name) != aux.end();
+    list.names.push_back((is_aux ? "aux:" : "arg:") + name);
+    list.arrays.push_back(array);
+  }
+  save_params(prefix + "-0000.params", list);
+  // mx-predict reads a run's preprocessing from its config.
+  if (auto config = predictor.run_config())
+    fs::copy_file(*config, fs::path(o.out) / "config.yaml", fs::copy_options::overwrite_existing);
+  write_file_atomically((fs::path(o.out) / "quantize-report.json").string(),
+                        [&](std::ostream& f) { print_quantize_report(f, report, true); });
+}
+
+}  // namespace
+
+QuantizeReport quantize_model(const QuantizeOptions& o) {
+  check_out_directory(o.out);
+  Predictor reference(o.model, o.epoch, Context::cpu());
+  if (reference.int8_layers() > 0)
+    throw InputError(o.model + " is quantized already (" + std::to_string(reference.int8_layers()) +
+                     " int8 layers); quantize its float32 model");
+  const Preprocess pre = resolve_preprocess(o.preprocess, reference);
+  const graph::Symbol& net = reference.symbol();
+  const auto nodes = graph::topo_order(net.outputs());
+
+  std::map<std::string, NodePtr> by_name;
+  for (const auto& n : nodes) by_name[n->name] = n;
+  std::vector<std::string> layer_names;
+  for (const auto& n : nodes)
+    if (!n->is_variable()) layer_names.push_back(n->name);
+  for (const auto& name : o.exclude)
+    if (!by_name.count(name) || by_name[name]->is_variable())
+      throw InputError("--exclude: the model has no layer '" + name + "'" +
+                       did_you_mean(name, layer_names));
+
+  // The values to calibrate: the data and every output a fused graph holds.
+  std::vector<NodeEntry> values;
+  for (const auto& n : nodes)
+    if (fusable(*n) || n->name == reference.data_name()) values.push_back(NodeEntry{n, 0, 0});
+  std::vector<op::ValueRange> ranges;
+  try {
+    ranges = calibrate(reference, values, o.mode, batches_of(o, pre));
+  } catch (const InputError& e) {
+    throw InputError("calibration data " + join(o.calibration.paths, " ") + ": " + e.what());
+  }
+
+  // The marked copy of the network.
+  graph::Symbol marked = graph::Symbol::from_json(net.to_json(), o.model);
+  std::map<std::string, NodePtr> marked_nodes;
+  for (const auto& n : graph::topo_order(marked.outputs())) marked_nodes[n->name] = n;
+  std::map<std::string, op::ValueRange> range_of;
+  for (size_t v = 0; v < values.size(); ++v) {
+    graph::set_calibrated_range(*marked_nodes.at(values[v].node->name), ranges[v]);
+    range_of[values[v].node->name] = ranges[v];
+  }
+
+  QuantizeReport report;
+  report.model = o.model;
+  report.out = o.out;
+  report.mode = o.mode == CalibrationMode::kNaive ? "naive" : "entropy";
+  std::map<const Node*, std::vector<const Node*>> readers;
+  for (const auto& n : nodes)
+    for (const NodeEntry& e : n->inputs) readers[e.node.get()].push_back(n.get());
+  std::set<const Node*> heads;
+  for (const NodeEntry& e : net.outputs()) heads.insert(e.node.get());
+  std::vector<NodeEntry> ends;  // per int8 layer, the value its primitive makes
+  for (const auto& n : nodes) {
+    if (n->is_variable() || !graph::can_run_int8(n->op->def().name)) continue;
+    QuantizedLayer layer;
+    layer.name = n->name;
+    layer.op = n->op->def().name;
+    const NodeEntry& data = n->inputs.at(0);
+    const bool excluded = std::find(o.exclude.begin(), o.exclude.end(), n->name) != o.exclude.end();
+    if (excluded) {
+      layer.note = "excluded";
+    } else if (layer.op != "Convolution") {
+      layer.note = "no int8 kernel for " + layer.op + " yet";
+    } else if (!range_of.count(data.node->name) || data.index != 0) {
+      layer.note = "its input is not a value a fused graph holds";
+    } else {
+      layer.int8 = true;
+      layer.input = range_of.at(data.node->name);
+      const Node* end = primitive_end(n.get(), readers, heads);
+      layer.output = range_of.count(end->name) ? range_of.at(end->name) : op::ValueRange{};
+      marked_nodes.at(n->name)->attrs[graph::kQuantizeAttr] = "int8";
+      ends.push_back(NodeEntry{by_name.at(end->name), 0, 0});
+    }
+    report.layers.push_back(layer);
+  }
+
+  // int8 against float32 on the calibration data: the network's first
+  // output and each int8 primitive's output.
+  Predictor quantized(o.model, o.epoch, Context::cpu());
+  std::vector<NodeEntry> marked_heads{marked.outputs().front()};
+  std::vector<NodeEntry> reference_heads{net.outputs().front()};
+  for (const NodeEntry& e : ends) {
+    marked_heads.push_back(NodeEntry{marked_nodes.at(e.node->name), 0, 0});
+    reference_heads.push_back(e);
+  }
+  quantized.use_symbol(graph::Symbol(marked_heads));
+  std::vector<double> diff2(marked_heads.size(), 0), ref2(marked_heads.size(), 0);
+  int64_t agree = 0, right_float = 0, right_int8 = 0, labelled = 0;
+  InputBatches batches = read_input_batches(o.calibration, pre);
+  for (int b = 0; o.batches <= 0 || b < o.batches; ++b) {
+    auto batch = batches.next();
+    if (!batch) break;
+    const auto want = reference.internal_values(batch->data, reference_heads);
+    const auto got = quantized.predict_all(batch->data);
+    for (size_t h = 0; h < want.size(); ++h) {
+      const auto w = want[h].to_vector<float>();
+      const auto g = got[h].to_vector<float>();
+      for (size_t i = 0; i < w.size(); ++i) {
+        diff2[h] += (static_cast<double>(g[i]) - w[i]) * (static_cast<double>(g[i]) - w[i]);
+        ref2[h] += static_cast<double>(w[i]) * w[i];
+      }
+    }
+    const auto w = want[0].to_vector<float>();
+    const auto g = got[0].to_vector<float>();
+    const int64_t rows = want[0].shape()[0], width = want[0].size() / rows;
+    const auto real = static_cast<int64_t>(batch->names.size());
+    for (int64_t r = 0; r < real && r < rows; ++r) {
+      const int a = argmax_row(w.data() + r * width, width);
+      const int c = argmax_row(g.data() + r * width, width);
+      agree += a == c;
+      if (static_cast<size_t>(r) < batch->labels.size()) {
+        ++labelled;
+        right_float += a == batch->labels[static_cast<size_t>(r)];
+        right_int8 += c == batch->labels[static_cast<size_t>(r)];
+      }
+    }
+    report.examples += real;
+    ++report.batches;
+  }
+  report.output_error = relative_error(diff2[0], ref2[0]);
+  report.top1_agreement = report.examples > 0 ? static_cast<double>(agree) / report.examples : 0;
+  if (labelled > 0) {
+    report.accuracy_float32 = static_cast<double>(right_float) / labelled;
+    report.accuracy_int8 = static_cast<double>(right_int8) / labelled;
+  }
+  size_t measured = 1;
+  for (auto& layer : report.layers)
+    if (layer.int8) {
+      layer.error = relative_error(diff2[measured], ref2[measured]);
+      ++measured;
+    }
+  write_model(o, reference, marked, report);
+  return report;
+}
+
+void print_quantize_report(std::ostream& out, const QuantizeReport& r, bool json) {
+  if (json) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& l : r.layers) {
+      nlohmann::json j{{"name", l.name}, {"op", l.op}, {"precision", l.int8 ? "int8" : "float32"}};
+      if (l.int8) {
+        j["input_range"] = {l.input.min, l.input.max};
+        j["output_range"] = {l.output.min, l.output.max};
+        j["relative_error"] = l.error;
+      } else {
+        j["note"] = l.note;
+      }
+      layers.push_back(j);
+    }
+    nlohmann::json j{{"model", r.model},
+                     {"out", r.out},
+                     {"calibration", r.mode},
+                     {"batches", r.batches},
+                     {"examples", r.examples},
+                     {"layers", layers},
+                     {"output_relative_error", r.output_error},
+                     {"top1_agreement", r.top1_agreement}};
+    if (r.accuracy_float32) {
+      j["accuracy_float32"] = *r.accuracy_float32;
+      j["accuracy_int8"] = *r.accuracy_int8;
+    }
+    out << j.dump(2) << "\n";
+    return;
+  }
+  auto range = [](const op::ValueRange& v) {
+    std::ostringstream s;
+    s << std::setprecision(4) << "[" << v.min << ", " << v.max << "]";
+    return s.str();
+  };
+  out << r.model << " -> " << r.out << " (" << r.mode << " calibration, " << r.batches
+      << " batches, " << r.examples << " examples)\n";
+  out << std::left << std::setw(24) << "layer" << std::setw(16) << "operator" << std::setw(10)
+      << "precision" << std::setw(24) << "input range" << std::setw(24) << "output range"
+      << "error\n";
+  for (const auto& l : r.layers) {
+    out << std::setw(24) << l.name << std::setw(16) << l.op << std::setw(10)
+        << (l.int8 ? "int8" : "float32");
+    if (l.int8)
+      out << std::setw(24) << range(l.input) << std::setw(24) << range(l.output) << std::fixed
+          << std::setprecision(2) << 100 * l.error << "%" << std::defaultfloat << "\n";
+    else
+      out << "(" << l.note << ")\n";
+  }
+  out << std::fixed << std::setprecision(2) << "output: int8 against float32 relative error "
+      << 100 * r.output_error << "%, same top-1 class for " << 100 * r.top1_agreement << "% of "
+      << r.examples << " examples";
+  if (r.accuracy_float32)
+    out << "; accuracy " << 100 * *r.accuracy_int8 << "% (float32 " << 100 * *r.accuracy_float32
+        << "%)";
+  out << std::defaultfloat << "\n";
+}
+
+}  // namespace mx::train
