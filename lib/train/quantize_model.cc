@@ -1,5 +1,6 @@
 #include "train/quantize_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
@@ -263,14 +264,20 @@ void print_quantize_report(std::ostream& out, const QuantizeReport& r, bool json
   };
   out << r.model << " -> " << r.out << " (" << r.mode << " calibration, " << r.batches
       << " batches, " << r.examples << " examples)\n";
-  out << std::left << std::setw(24) << "layer" << std::setw(16) << "operator" << std::setw(10)
-      << "precision" << std::setw(24) << "input range" << std::setw(24) << "output range"
+  size_t name_width = 6, op_width = 9;
+  for (const auto& l : r.layers) {
+    name_width = std::max(name_width, l.name.size() + 2);
+    op_width = std::max(op_width, l.op.size() + 2);
+  }
+  const auto name_w = static_cast<int>(name_width), op_w = static_cast<int>(op_width);
+  out << std::left << std::setw(name_w) << "layer" << std::setw(op_w) << "operator" << std::setw(11)
+      << "precision" << std::setw(22) << "input range" << std::setw(22) << "output range"
       << "error\n";
   for (const auto& l : r.layers) {
-    out << std::setw(24) << l.name << std::setw(16) << l.op << std::setw(10)
+    out << std::setw(name_w) << l.name << std::setw(op_w) << l.op << std::setw(11)
         << (l.int8 ? "int8" : "float32");
     if (l.int8)
-      out << std::setw(24) << range(l.input) << std::setw(24) << range(l.output) << std::fixed
+      out << std::setw(22) << range(l.input) << std::setw(22) << range(l.output) << std::fixed
           << std::setprecision(2) << 100 * l.error << "%" << std::defaultfloat << "\n";
     else
       out << "(" << l.note << ")\n";

@@ -1,0 +1,75 @@
+# int8 as a user runs it: train the small LeNet, quantize it with
+# mx-quantize on its training images, predict with the int8 checkpoint on
+# the held-out images (the accuracy of float32 within a point), and the
+# refusals: an OUT that is not empty, a layer --exclude does not know, a bad
+# --mode, calibration images of the wrong shape, a model quantized already,
+# and an int8 mark without calibrated ranges. All exit 2.
+#   cmake -DBIN=<build>/cmd -DSOURCE=... -DWORK_DIR=... -P quantize.cmake
+set(FM /usr/share/datasets/fashion-mnist)
+
+include(${CMAKE_CURRENT_LIST_DIR}/run_program.cmake)
+
+require_fashion_mnist(${FM})
+set(W ${WORK_DIR})
+file(REMOVE_RECURSE ${W})
+file(MAKE_DIRECTORY ${W})
+run(0 out ${BIN}/mx-pack pack ${FM}/train-images-idx3-ubyte.gz ${W}/fm --limit 2000 --train-ratio 0.8 -q)
+set(WORK ${W})
+configure_file(${SOURCE}/tests/cli/lenet-small.yaml.in ${W}/lenet.yaml @ONLY)
+run(0 out ${BIN}/mx-train ${W}/lenet.yaml --run-dir ${W}/fp32)
+
+run(0 report ${BIN}/mx-quantize ${W}/fp32 ${W}/int8 --calibration ${W}/fm_train.rec --batches 8)
+expect("${report}" "conv1 +Convolution +int8 +\\[0, 0\\.99[0-9]*\\] +\\[-")
+expect("${report}" "fc1 +FullyConnected +float32 +\\(no int8 kernel")
+expect("${report}" "same top-1 class for [0-9.]+% of 256 examples")
+foreach(f model-symbol.json model-0000.params config.yaml quantize-report.json)
+  if(NOT EXISTS ${W}/int8/${f})
+    message(FATAL_ERROR "mx-quantize did not write ${f}")
+  endif()
+endforeach()
+file(READ ${W}/int8/model-symbol.json symbol)
+expect("${symbol}" "\"__quantize__\": \"int8\"")
+
+# The int8 checkpoint predicts as well as the float32 one, within a point.
+run(0 fp32_out ${BIN}/mx-predict -m ${W}/fp32 ${W}/fm_val.rec)
+run(0 int8_out ${BIN}/mx-predict -m ${W}/int8 ${W}/fm_val.rec)
+string(REGEX MATCH "accuracy 0\\.([0-9]+)" _ "${fp32_out}")
+set(fp32_acc ${CMAKE_MATCH_1})
+string(REGEX MATCH "accuracy 0\\.([0-9]+)" _ "${int8_out}")
+set(int8_acc ${CMAKE_MATCH_1})
+math(EXPR gap "${fp32_acc} - ${int8_acc}")
+message(STATUS "accuracy on 400 held-out images: float32 0.${fp32_acc}, int8 0.${int8_acc}")
+if(gap GREATER 100 OR gap LESS -100)
+  message(FATAL_ERROR "int8 accuracy 0.${int8_acc} is more than a point from float32's 0.${fp32_acc}")
+endif()
+
+# Entropy calibration, one layer excluded.
+run(0 report ${BIN}/mx-quantize ${W}/fp32 ${W}/int8-kl --calibration ${W}/fm_train.rec
+    --mode entropy --exclude fc2 --json)
+expect("${report}" "\"calibration\": \"entropy\"")
+expect("${report}" "\"note\": \"excluded\"")
+
+# Refusals.
+run(2 out ${BIN}/mx-quantize ${W}/fp32 ${W}/int8 --calibration ${W}/fm_train.rec)
+expect("${out}" "int8 exists and is not an empty directory")
+run(2 out ${BIN}/mx-quantize ${W}/fp32 ${W}/x1 --calibration ${W}/fm_train.rec --exclude conv9)
+expect("${out}" "--exclude: the model has no layer 'conv9' \\(did you mean 'conv1'\\?\\)")
+run(2 out ${BIN}/mx-quantize ${W}/fp32 ${W}/x2 --calibration ${W}/fm_train.rec --mode kl)
+expect("${out}" "--mode: 'kl' is not a calibration mode \\(naive or entropy\\)")
+run(2 out ${BIN}/mx-quantize ${W}/fp32 ${W}/x3 --calibration ${W}/fm_train.rec --data-shape 1,20,20)
+expect("${out}" "calibration data .*fm_train.rec")
+run(2 out ${BIN}/mx-quantize ${W}/int8 ${W}/x4 --calibration ${W}/fm_train.rec)
+expect("${out}" "is quantized already \\(1 int8 layers\\)")
+foreach(x x1 x2 x3 x4)
+  if(EXISTS ${W}/${x})
+    message(FATAL_ERROR "a refused mx-quantize left ${W}/${x} behind")
+  endif()
+endforeach()
+# An int8 mark whose input has no calibrated range.
+string(REGEX REPLACE "\"__min_calib_range__\": \"[^\"]*\",?" "" stripped "${symbol}")
+string(REGEX REPLACE "\"__max_calib_range__\": \"[^\"]*\",?" "" stripped "${stripped}")
+file(MAKE_DIRECTORY ${W}/bare)
+file(WRITE ${W}/bare/model-symbol.json "${stripped}")
+file(COPY ${W}/int8/model-0000.params ${W}/int8/config.yaml DESTINATION ${W}/bare)
+run(2 out ${BIN}/mx-predict -m ${W}/bare ${W}/fm_val.rec)
+expect("${out}" "model-symbol.json: layer 'conv1' is marked int8 but its input 'data' has no calibrated range")
