@@ -23,6 +23,13 @@ Rows:
               MXNet 1.9.1's bfloat16 AMP, and vs ONNX Runtime in float32 (it
               has no bfloat16 convolutions on the CPU); skipped on CPUs
               without bfloat16 instructions
+  resnet50-int8  MXNet Gluon's resnet50_v1 (random weights) quantized by
+              mx-quantize and, exported by mx-export, by ONNX Runtime's own
+              quantizer (QDQ, per-channel weights), both on the same 64
+              synthetic calibration images (int8_peer.py): mx-predict int8 vs
+              mx float32 and vs ONNX Runtime int8; below the table, each
+              int8 model's top-1 agreement and relative error against its
+              float32 model on 64 other images
 
 Usage (through scripts/bench/cpu_vs_peers.sh, which names the build):
   cpu_vs_peers.py --python PY [--mxnet-python PY] [--quick] [--rows a,b]
@@ -74,7 +81,9 @@ class Bench:
         self.mx_train = os.path.join(args.build, "cmd", "mx-train")
         self.mx_predict = os.path.join(args.build, "cmd", "mx-predict")
         self.mx_export = os.path.join(args.build, "cmd", "mx-export")
+        self.mx_quantize = os.path.join(args.build, "cmd", "mx-quantize")
         self.versions = {}
+        self.notes = []
         self.count = 0
 
     def run(self, argv):
@@ -184,6 +193,66 @@ class Bench:
         return rows
 
 
+    # --- ResNet-50 int8 inference ---------------------------------------------------------------
+    def resnet50_int8_rows(self):
+        title = "ResNet-50 v1 int8"
+        if not self.a.mxnet_python:
+            print(f"{title}: skipped (no --mxnet-python to make the model)", file=sys.stderr)
+            return []
+        folder = os.path.join(self.work, "resnet50_v1")
+        prefix, onnx = os.path.join(folder, "resnet50_v1-0000"), os.path.join(folder, "resnet50_v1.onnx")
+        peer = os.path.join(BENCH, "int8_peer.py")
+        self.run([self.a.mxnet_python, os.path.join(BENCH, "infer_peer.py"), "export-resnet50-v1", folder])
+        self.run([self.mx_export, prefix, onnx, "--data-shape", "3,224,224"])
+        calib, held_out = os.path.join(folder, "calib"), os.path.join(folder, "eval")
+        self.run([self.a.python, peer, "images", calib, 64, 1])
+        self.run([self.a.python, peer, "images", held_out, 64, 2])
+        pre = ["--data-shape", "3,224,224", "--mean", "123.68,116.78,103.94", "--std", "58.4,57.12,57.38"]
+        images = lambda d: sorted(os.path.join(d, f) for f in os.listdir(d))
+        mx_int8, ort_int8 = os.path.join(folder, "int8"), os.path.join(folder, "resnet50_v1-int8.onnx")
+        self.run([self.mx_quantize, prefix, mx_int8, "--calibration", *images(calib), *pre,
+                  "--batch-size", 16, "--batches", 4])
+        self.run([self.a.python, peer, "quantize-ort", onnx, ort_int8, "--images", calib])
+
+        outputs = []
+        for model in (prefix, mx_int8):
+            child = self.run([self.mx_predict, "-m", model, *pre, *images(held_out), "--json", "--raw",
+                              "--top-k", 1000])
+            outputs.append(os.path.join(self.work, f"outputs{len(outputs)}.json"))
+            with open(outputs[-1], "w") as f:
+                f.write(child.stdout)
+        agree = r"(top-1 agreement: .*)"
+        mx_agree = self.run([self.a.python, peer, "agree-mx", *outputs])
+        ort_agree = self.run([self.a.python, peer, "agree-ort", onnx, ort_int8, "--images", held_out])
+        self.notes.append(f"{title} against float32 on 64 held-out images (random weights): mx "
+                          f"{re.search(agree, mx_agree.stdout).group(1)}; ONNX Runtime "
+                          f"{re.search(agree, ort_agree.stdout).group(1)}")
+
+        runs, batch = (3 if self.a.quick else 20), 16
+        mx_argv = lambda model: [self.mx_predict, "-m", model, "--data-shape", "3,224,224", "--benchmark", runs,
+                                 "--batch-size", batch]
+        measured = {"mx int8": [], "mx float32": [], "ONNX Runtime int8": []}
+        for _ in range(self.a.repeats):
+            measured["mx int8"].append(self.run(mx_argv(mx_int8)))
+            measured["mx float32"].append(self.run(mx_argv(prefix)))
+            child = self.run([self.a.python, os.path.join(BENCH, "infer_peer.py"), "ort", ort_int8, "--batch",
+                              batch, "--runs", runs, "--threads", self.a.threads])
+            self.versions["ONNX Runtime"] = child.stdout.splitlines()[0]
+            measured["ONNX Runtime int8"].append(child)
+
+        def figures(children, pattern):
+            return [(c.number(pattern), c.max_rss_mib) for c in children]
+
+        latency, throughput = r"latency at batch 1: ([0-9.]+) ms", r"throughput at batch \d+: ([0-9.]+) samples/s"
+        rows = []
+        for what, pattern, unit, higher in [("inference, batch 1 latency", latency, "ms", False),
+                                            (f"inference, batch {batch} throughput", throughput, "samples/s", True)]:
+            for other in ("mx float32", "ONNX Runtime int8"):
+                rows.append(Row(f"{title} {what}", unit, other, figures(measured["mx int8"], pattern),
+                                figures(measured[other], pattern), higher_is_better=higher))
+        return rows
+
+
 class Row:
     def __init__(self, work, unit, peer, mx, peer_figures, higher_is_better):
         self.work, self.unit, self.peer = work, unit, peer
@@ -226,13 +295,14 @@ def main():
     p.add_argument("--quick", action="store_true",
                    help="check the whole run end to end: a twentieth of a LeNet epoch, 5 ResNet-18 batches, "
                         "3 ResNet-50 runs, 2 repeats (figures not for quoting)")
-    p.add_argument("--rows", default="lenet-tanh,lenet-relu,resnet18,resnet50,resnet50-bf16")
+    p.add_argument("--rows", default="lenet-tanh,lenet-relu,resnet18,resnet50,resnet50-bf16,resnet50-int8")
     a = p.parse_args()
     if a.repeats is None:
         a.repeats = 2 if a.quick else 5
     makers = {"lenet-tanh": lambda b: b.lenet_rows("tanh"), "lenet-relu": lambda b: b.lenet_rows("relu"),
               "resnet18": lambda b: b.resnet18_rows(), "resnet50": lambda b: b.resnet50_rows(),
-              "resnet50-bf16": lambda b: b.resnet50_rows(bfloat16=True)}
+              "resnet50-bf16": lambda b: b.resnet50_rows(bfloat16=True),
+              "resnet50-int8": lambda b: b.resnet50_int8_rows()}
     wanted = a.rows.split(",")
     for name in wanted:
         if name not in makers:
@@ -262,6 +332,8 @@ def main():
     print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |")
     for row in rows:
         print(row.markdown())
+    for note in bench.notes:
+        print(f"\n{note}")
     if failed:
         print(f"\nfailed rows: {', '.join(failed)}")
         sys.exit(1)

@@ -2,6 +2,7 @@
 """Inference peers of mx-predict --benchmark, one process per measurement.
 
     python infer_peer.py export-resnet50 DIR          # needs mxnet 1.9.1
+    python infer_peer.py export-resnet50-v1 DIR       # the same, resnet50_v1
     python infer_peer.py mxnet PREFIX-0000 [options]  # needs mxnet 1.9.1
     python infer_peer.py mxnet-bf16 PREFIX-0000 [...] # the same in bfloat16 (AMP)
     python infer_peer.py ort MODEL.onnx [options]     # needs onnxruntime
@@ -9,7 +10,9 @@
 export-resnet50 writes MXNet Gluon's model_zoo resnet50_v2 (random weights,
 Xavier; the weights do not change the timing) as DIR/resnet50_v2-symbol.json
 and DIR/resnet50_v2-0000.params, the MXNet 1.x checkpoint that mx-predict
-reads and mx-export turns into ONNX.
+reads and mx-export turns into ONNX. export-resnet50-v1 writes resnet50_v1
+(DIR/resnet50_v1-*): its BatchNorms and ReLUs follow the convolutions, the
+shape int8 inference fuses (the int8 row).
 
 mxnet and ort measure as mx-predict --benchmark does: an input of shape
 (batch, 3, 224, 224) filled with 0.5, one warm-up run, then the mean of RUNS
@@ -23,17 +26,17 @@ import time
 import warnings
 
 
-def export_resnet50(directory):
+def export_resnet50(directory, arch="v2"):
     import mxnet as mx
     from mxnet.gluon.model_zoo import vision
 
     mx.random.seed(1)
-    net = vision.resnet50_v2(pretrained=False)
+    net = (vision.resnet50_v1 if arch == "v1" else vision.resnet50_v2)(pretrained=False)
     net.initialize(mx.init.Xavier())
     net.hybridize()
     net(mx.nd.zeros((1, 3, 224, 224))).wait_to_read()
     os.makedirs(directory, exist_ok=True)
-    net.export(os.path.join(directory, "resnet50_v2"), epoch=0)
+    net.export(os.path.join(directory, f"resnet50_{arch}"), epoch=0)
 
 
 def mxnet_runner(prefix):
@@ -102,14 +105,14 @@ def seconds_per_batch(step, runs):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("mode", choices=["export-resnet50", "mxnet", "mxnet-bf16", "ort"])
+    p.add_argument("mode", choices=["export-resnet50", "export-resnet50-v1", "mxnet", "mxnet-bf16", "ort"])
     p.add_argument("model", help="output folder, MXNet PREFIX-NNNN or ONNX file")
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--threads", type=int, default=2)
     a = p.parse_args()
-    if a.mode == "export-resnet50":
-        export_resnet50(a.model)
+    if a.mode.startswith("export-resnet50"):
+        export_resnet50(a.model, "v1" if a.mode.endswith("v1") else "v2")
         return
     runners = {"mxnet": mxnet_runner, "mxnet-bf16": mxnet_bf16_runner,
                "ort": lambda model: ort_runner(model, a.threads)}
