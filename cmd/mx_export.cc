@@ -12,6 +12,7 @@
 #include "program.h"
 #include "train/config.h"
 #include "train/predictor.h"
+#include "train/process_threads.h"
 
 using namespace mx;
 
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   whole->excludes(app.get_option("--data-shape"));
   return run_program(app, argc, argv, [&] {
     // The same checkpoint resolution and input detection as mx-predict.
+    train::apply_process_threads(train::inference_threads(Context::cpu()));
     train::Predictor predictor(model, std::nullopt, Context::cpu());
     Shape example;
     if (!data_shape.empty()) example = Shape::parse(data_shape);

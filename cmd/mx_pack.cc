@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "yes", "no"}))
       ->capture_default_str();
   pack->add_option("-j,--threads,--num-thread", pack_args.threads,
-                   "encoding threads (default: the thread budget, MX_NUM_THREADS or the cores)");
+                   "encoding threads, and the thread budget (default: MX_NUM_THREADS or the "
+                   "cores)");
   pack->add_flag("--strict", pack_args.strict,
                  "stop at the first unreadable image instead of skipping and reporting it");
   pack->add_flag("-q,--quiet", pack_args.quiet, "no progress line");
@@ -154,15 +155,26 @@ int main(int argc, char** argv) {
     cmd->add_option("rec", rec, "the .rec file")->required();
     cmd->add_option("--idx", idx, "its index (default: REC with .idx, when present)");
     cmd->add_flag("--no-idx", no_idx, "do not check an index");
-    cmd->add_option("-j,--threads", inspect_threads, "threads (default: the thread budget)");
+    cmd->add_option("-j,--threads", inspect_threads,
+                    "threads, and the thread budget (default: MX_NUM_THREADS or the cores)");
     cmd->add_option("--show", limit, "list at most N problems of each kind")->capture_default_str();
   }
 
-  return mx::run_program(app, argc, argv, [&] {
-    if (*pack) mx::pack_dataset(pack_args, std::cout);
-    if (*list) mx::list_dataset(pack_args, std::cout);
-    if (*text) mx::pack_text(text_args, std::cout);
-    if (*inspect) mx::check_rec(std::cout, rec, idx, no_idx, false, inspect_threads, limit);
-    if (*verify) mx::check_rec(std::cout, rec, idx, no_idx, true, inspect_threads, limit);
-  });
+  // --threads sets the thread budget (MX_NUM_THREADS), which it wins over.
+  const auto command_line = [&] {
+    mx::CommandLineSettings settings;
+    const int threads = *pack ? pack_args.threads : inspect_threads;
+    if (threads > 0) settings["MX_NUM_THREADS"] = {"--threads", std::to_string(threads)};
+    return settings;
+  };
+  return mx::run_program(
+      app, argc, argv,
+      [&] {
+        if (*pack) mx::pack_dataset(pack_args, std::cout);
+        if (*list) mx::list_dataset(pack_args, std::cout);
+        if (*text) mx::pack_text(text_args, std::cout);
+        if (*inspect) mx::check_rec(std::cout, rec, idx, no_idx, false, inspect_threads, limit);
+        if (*verify) mx::check_rec(std::cout, rec, idx, no_idx, true, inspect_threads, limit);
+      },
+      command_line);
 }

@@ -16,6 +16,7 @@
 #include "program.h"
 #include "train/device_setup.h"
 #include "train/predict_report.h"
+#include "train/process_threads.h"
 #include "train/text_generator.h"
 
 using namespace mx;
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
     if (app.count("--benchmark") && benchmark <= 0) benchmark = 20;
     const Context ctx = Context::parse(device);
     train::check_devices({ctx}, "--device");
+    train::apply_process_threads(train::inference_threads(ctx));
     train::Predictor predictor(model, epoch >= 0 ? std::optional<int>(epoch) : std::nullopt, ctx,
                                train::parse_precision(precision, "--precision"));
     if (app.count("--generate")) {

@@ -10,6 +10,7 @@
 
 #include "base/strings.h"
 #include "program.h"
+#include "train/process_threads.h"
 #include "train/quantize_model.h"
 
 using namespace mx;
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
     o.preprocess.mean = train::parse_rgb(mean_text, "--mean");
     o.preprocess.std = train::parse_rgb(std_text, "--std");
     if (app.count("--scale")) o.preprocess.scale = scale;
+    train::apply_process_threads(train::inference_threads(Context::cpu()));
     const train::QuantizeReport report = train::quantize_model(o);
     train::print_quantize_report(std::cout, report, json);
   });

@@ -12,6 +12,7 @@
 #include "kvstore/communicator.h"
 #include "op/listing.h"
 #include "program.h"
+#include "train/process_threads.h"
 #include "train/run_curves.h"
 #include "train/trainer.h"
 
@@ -84,6 +85,8 @@ int main(int argc, char** argv) {
     options.run_dir = run_dir;
     options.progress_bar = mx::live_progress_terminal(STDERR_FILENO);
     options.inspect_only = dry_run || benchmark > 0;
+    // The process's thread choice for this run, before anything is built.
+    mx::train::apply_process_threads(mx::train::training_threads(config));
     std::unique_ptr<mx::train::Trainer> made;
     try {
       made = std::make_unique<mx::train::Trainer>(std::move(config), options);

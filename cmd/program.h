@@ -1,5 +1,7 @@
-// What every program's main() shares: errors become one clear line on stderr
-// and the exit code their kind asks for (2 bad input, 1 runtime failure).
+// What every program's main() shares: the runtime configuration resolved from
+// the environment and the command line and installed before the program's
+// work (base/runtime_config.h); errors become one clear line on stderr and
+// the exit code their kind asks for (2 bad input, 1 runtime failure).
 #pragma once
 
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <iostream>
 
 #include "base/error.h"
+#include "base/runtime_config.h"
 
 namespace mx {
 
@@ -43,7 +46,11 @@ inline void choose_blas_kernels(char** argv) {
 #endif
 }
 
-inline int run_program(CLI::App& app, int argc, char** argv, const std::function<void()>& body) {
+// `command_line`, when given, says which runtime settings the parsed
+// command line sets (e.g. {"MX_NUM_THREADS", {"--threads", "4"}}); they win
+// over the environment.
+inline int run_program(CLI::App& app, int argc, char** argv, const std::function<void()>& body,
+                       const std::function<CommandLineSettings()>& command_line = {}) {
   choose_blas_kernels(argv);
   try {
     app.parse(argc, argv);
@@ -51,6 +58,8 @@ inline int run_program(CLI::App& app, int argc, char** argv, const std::function
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
+    install_runtime_config(resolve_runtime_config(
+        process_environment(), command_line ? command_line() : CommandLineSettings{}));
     body();
     return 0;
   } catch (const Error& e) {

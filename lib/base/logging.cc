@@ -1,24 +1,22 @@
 #include "base/logging.h"
 
 #include <atomic>
-#include <cstdlib>
 #include <iostream>
 #include <mutex>
 
 #include "base/error.h"
+#include "base/runtime_config.h"
 
 namespace mx {
 namespace {
 
 std::atomic<int>& level_storage() {
   static std::atomic<int> level{[] {
-    const char* env = std::getenv("MX_LOG_LEVEL");
-    if (env == nullptr || *env == '\0') return static_cast<int>(LogLevel::kInfo);
+    // Logging never throws: a malformed setting (a library used without a
+    // program) shows at info and is reported by the next use that may throw.
     try {
-      return static_cast<int>(parse_log_level(env));
+      return static_cast<int>(runtime_config().log_level);
     } catch (const InputError&) {
-      std::cerr << "[warning] MX_LOG_LEVEL='" << env
-                << "' is not one of debug, info, warning, error; using info\n";
       return static_cast<int>(LogLevel::kInfo);
     }
   }()};

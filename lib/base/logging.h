@@ -1,5 +1,5 @@
-// Leveled logging to stderr. The level comes from MX_LOG_LEVEL (debug, info,
-// warning, error) and can be changed by a program's --verbose/--quiet flags.
+// Leveled logging to stderr. The level starts at the runtime configuration's
+// (MX_LOG_LEVEL: debug, info, warning, error) and set_log_level changes it.
 #pragma once
 
 #include <sstream>

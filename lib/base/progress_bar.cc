@@ -7,9 +7,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
+
+#include "base/runtime_config.h"
 
 namespace mx {
 
@@ -81,23 +81,19 @@ std::string render_plain_line(const Progress& p) {
   return line + figures(p, true) + p.tail;
 }
 
-bool live_progress_terminal(int fd) {
-  if (::isatty(fd) == 0) return false;
-  const char* term = std::getenv("TERM");
-  if (term != nullptr && std::strcmp(term, "dumb") == 0) return false;
-  const char* off = std::getenv("MX_NO_PROGRESS_BAR");
-  return off == nullptr || *off == '\0';
+bool live_progress_terminal(int fd, const RuntimeConfig& config) {
+  return ::isatty(fd) != 0 && !config.dumb_terminal && !config.no_progress_bar;
 }
 
-int terminal_width(int fd) {
+bool live_progress_terminal(int fd) { return live_progress_terminal(fd, runtime_config()); }
+
+int terminal_width(int fd, const RuntimeConfig& config) {
   winsize size{};
   if (::ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
-  if (const char* columns = std::getenv("COLUMNS")) {
-    const int n = std::atoi(columns);
-    if (n > 0) return n;
-  }
-  return 80;
+  return config.columns > 0 ? config.columns : 80;
 }
+
+int terminal_width(int fd) { return terminal_width(fd, runtime_config()); }
 
 ProgressDisplay::Clock ProgressDisplay::steady_clock() {
   return [] {

@@ -13,6 +13,8 @@
 
 namespace mx {
 
+struct RuntimeConfig;
+
 // "m:ss" or "h:mm:ss"; "--:--" for an unknown time.
 std::string format_duration(double seconds);
 
@@ -38,9 +40,12 @@ std::string render_live_line(const Progress& p, int width);
 std::string render_plain_line(const Progress& p);
 
 // Whether `fd` is a terminal that takes a redrawn line: a tty, TERM not
-// "dumb", and MX_NO_PROGRESS_BAR not set (to any non-empty value).
+// "dumb", and MX_NO_PROGRESS_BAR not set (to any non-empty value), as the
+// runtime configuration (runtime_config.h, by default the process's) says.
+bool live_progress_terminal(int fd, const RuntimeConfig& config);
 bool live_progress_terminal(int fd);
 // Columns of the terminal on `fd` (else $COLUMNS, else 80).
+int terminal_width(int fd, const RuntimeConfig& config);
 int terminal_width(int fd);
 
 // Writes progress lines to a stream: live (redrawn, at most every

@@ -4,7 +4,8 @@
 
 namespace mx {
 
-// MX_NUM_THREADS when set (a positive integer), else the number of cores.
+// MX_NUM_THREADS (or a program's --threads) when set, else the number of
+// cores (runtime_config.h).
 int thread_budget();
 
 }  // namespace mx

@@ -6,9 +6,9 @@
 
 #include "base/error.h"
 #include "base/strings.h"
-#include "engine/engine.h"
 #include "graph/symbol.h"
 #include "ndarray/params_io.h"
+#include "train/process_threads.h"
 
 namespace mx::capi {
 
@@ -144,9 +144,6 @@ ApiPredictor::ApiPredictor(std::shared_ptr<const Binding> binding,
   if (!problems.empty())
     throw InputError(str("the params do not fit the network with input shapes ",
                          shapes_text(input_shapes), ": ", join(problems, "; ")));
-  // Inference runs one operation after another, each over the whole thread
-  // budget: one CPU worker keeps OpenMP's threads warm (as train::Predictor).
-  if (b.options.ctx.kind() == DeviceKind::kCPU) Engine::prefer_cpu_workers(1);
   exe_ = std::make_unique<Executor>(b.symbol, arrays, std::map<std::string, NDArray>{}, b.aux,
                                     b.options);
 }
@@ -155,6 +152,9 @@ std::vector<std::unique_ptr<ApiPredictor>> ApiPredictor::create(const PredictorS
                                                                 int count) {
   if (count < 1) throw InputError(str("the number of predictors is ", count, "; it must be >= 1"));
   std::shared_ptr<const Binding> binding = make_binding(spec);
+  // The C API stands where a program would: the process's thread choice for
+  // inference (one CPU worker on the CPU) is made before predictors are built.
+  train::apply_process_threads(train::inference_threads(binding->options.ctx));
   graph::ShapeMap shapes(spec.inputs.begin(), spec.inputs.end());
   std::vector<std::unique_ptr<ApiPredictor>> out;
   for (int i = 0; i < count; ++i)
@@ -172,6 +172,7 @@ std::unique_ptr<ApiPredictor> ApiPredictor::reshape(const InputShapes& inputs) c
                            "); only the inputs' shapes may change"));
     shapes[name] = shape;
   }
+  train::apply_process_threads(train::inference_threads(binding_->options.ctx));
   return std::unique_ptr<ApiPredictor>(new ApiPredictor(binding_, shapes));
 }
 

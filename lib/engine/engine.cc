@@ -1,9 +1,6 @@
 #include "engine/engine.h"
 
-#include <cstdlib>
-#include <cstring>
-
-#include "base/error.h"
+#include "base/runtime_config.h"
 #include "base/threads.h"
 #include "engine/naive_engine.h"
 #include "engine/threaded_engine.h"
@@ -45,41 +42,26 @@ void Engine::push(SyncFn fn, Context ctx, std::vector<Var*> reads, std::vector<V
       ctx, std::move(reads), std::move(writes), prop, priority, std::move(name));
 }
 
-EngineKind parse_engine_kind(const std::string& name) {
-  if (name == "naive" || name == "NaiveEngine") return EngineKind::kNaive;
-  if (name == "threaded" || name == "ThreadedEngine" || name == "ThreadedEnginePerDevice")
-    return EngineKind::kThreaded;
-  throw InputError("unknown engine '" + name + "' (expected naive or threaded)");
-}
-
 std::unique_ptr<Engine> Engine::create(const EngineOptions& options) {
   if (options.kind == EngineKind::kNaive) return std::make_unique<NaiveEngine>();
   int threads = options.cpu_threads > 0 ? options.cpu_threads : thread_budget();
   return std::make_unique<ThreadedEngine>(threads, options.sync_each_gpu_op);
 }
 
-namespace {
-const char* cpu_workers_from_environment() {
-  const char* env = std::getenv("MX_CPU_WORKER_NTHREADS");
-  return env != nullptr && *env != '\0' ? env : nullptr;
-}
-}  // namespace
-
 Engine& Engine::get() {
   static const std::unique_ptr<Engine> engine = [] {
+    const RuntimeConfig& config = runtime_config();
     EngineOptions options;
-    if (const char* env = std::getenv("MX_ENGINE"); env != nullptr && *env != '\0')
-      options.kind = parse_engine_kind(env);
-    if (const char* env = cpu_workers_from_environment()) options.cpu_threads = std::atoi(env);
-    if (const char* env = std::getenv("MX_GPU_SYNC"))
-      options.sync_each_gpu_op = std::strcmp(env, "1") == 0;
+    options.kind = config.naive_engine ? EngineKind::kNaive : EngineKind::kThreaded;
+    options.cpu_threads = config.cpu_workers;
+    options.sync_each_gpu_op = config.gpu_sync;
     return create(options);
   }();
   return *engine;
 }
 
 void Engine::prefer_cpu_workers(int workers) {
-  if (cpu_workers_from_environment() == nullptr) get().set_active_cpu_workers(workers);
+  if (runtime_config().cpu_workers == 0) get().set_active_cpu_workers(workers);
 }
 
 }  // namespace mx

@@ -92,9 +92,11 @@ class Engine {
  public:
   virtual ~Engine() = default;
 
-  // The process-wide engine, created on first use: MX_ENGINE=naive selects
-  // the synchronous engine, MX_ENGINE=threaded (the default) the threaded one;
-  // MX_GPU_SYNC=1 sets EngineOptions::sync_each_gpu_op.
+  // The process-wide engine, created on first use from the runtime
+  // configuration (base/runtime_config.h): MX_ENGINE=naive selects the
+  // synchronous engine, MX_ENGINE=threaded (the default) the threaded one;
+  // MX_CPU_WORKER_NTHREADS sets its CPU workers and MX_GPU_SYNC=1
+  // EngineOptions::sync_each_gpu_op.
   static Engine& get();
   static std::unique_ptr<Engine> create(const EngineOptions& options);
 
@@ -128,7 +130,8 @@ class Engine {
   // "Engine workers").
   virtual void set_active_cpu_workers(int workers) = 0;
   // set_active_cpu_workers on the process-wide engine, unless
-  // MX_CPU_WORKER_NTHREADS chose the number of workers.
+  // MX_CPU_WORKER_NTHREADS chose the number of workers. A program's choice
+  // (train/process_threads.h), made before it builds what runs.
   static void prefer_cpu_workers(int workers);
   virtual EngineKind kind() const = 0;
 
@@ -137,8 +140,5 @@ class Engine {
   // Deletes `var` after the operations pushed on it so far.
   virtual void delete_var(std::unique_ptr<Var> var, std::function<void()> on_delete) = 0;
 };
-
-// Parses "naive" / "threaded"; throws InputError otherwise.
-EngineKind parse_engine_kind(const std::string& name);
 
 }  // namespace mx

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <type_traits>
 
 #include "base/error.h"
 #include "base/gpu_timer.h"
 #include "base/logging.h"
+#include "base/runtime_config.h"
 #include "base/strings.h"
 #include "graph/fuse_inference.h"
 #include "op/dnnl/dnnl_switch.h"
@@ -69,11 +69,7 @@ bool fusion_wanted(const BindOptions& options) {
   if (!options.fuse_inference || options.for_training || options.ctx.kind() != DeviceKind::kCPU ||
       !op::dnnl_enabled())
     return false;
-  static const bool allowed = [] {
-    const char* env = std::getenv("MX_DNNL_FUSE");
-    return env == nullptr || std::string(env) != "0";
-  }();
-  return allowed;
+  return runtime_config().dnnl_fuse;
 }
 
 // What each fused node made (MX_LOG_LEVEL=debug).

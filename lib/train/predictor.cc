@@ -5,7 +5,6 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/strings.h"
-#include "engine/engine.h"
 #include "graph/quantize_marks.h"
 #include "ndarray/params_io.h"
 #include "op/dnnl/dnnl_switch.h"
@@ -62,10 +61,6 @@ Predictor::Predictor(const std::string& model, std::optional<int> epoch, Context
                           : nullptr;
     if (why != nullptr) throw InputError(std::string("bf16 inference ") + why);
   }
-  // Inference runs one operation after another, each over the whole thread
-  // budget: one CPU worker keeps OpenMP's threads warm (LeNet at batch 1
-  // 3x faster, Engine::set_active_cpu_workers).
-  if (ctx.kind() == DeviceKind::kCPU) Engine::prefer_cpu_workers(1);
   if (is_onnx_file(model)) {
     if (epoch) throw InputError(model + ": --epoch is for checkpoints, not ONNX models");
     load_onnx(model);

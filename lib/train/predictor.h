@@ -1,7 +1,9 @@
 // Inference with a checkpoint — mx's (a run directory), one exported by
 // MXNet 1.x (PREFIX-symbol.json + PREFIX-NNNN.params) or an ONNX model
 // (FILE.onnx): the network is bound for inference only, so its memory plan
-// has no backward part.
+// has no backward part. It changes no process-wide setting: the programs
+// apply train/process_threads.h's inference_threads (one CPU engine worker)
+// before building it.
 #pragma once
 
 #include <map>

@@ -1,18 +1,14 @@
 #include "train/step_profile.h"
 
-#include <cstdlib>
 #include <iomanip>
 #include <sstream>
-#include <string_view>
 
+#include "base/runtime_config.h"
 #include "engine/engine.h"
 
 namespace mx::train {
 
-StepProfile::StepProfile() {
-  const char* v = std::getenv("MX_STEP_PROFILE");
-  on_ = v != nullptr && std::string_view(v) != "" && std::string_view(v) != "0";
-}
+StepProfile::StepProfile() : on_(runtime_config().step_profile) {}
 
 void StepProfile::begin_step() {
   if (!on_) return;

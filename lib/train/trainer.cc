@@ -14,14 +14,10 @@
 
 #include "base/error.h"
 #include "base/strings.h"
-#include "base/threads.h"
-#include "engine/engine.h"
 #include "executor/executor.h"
-#include "graph/node.h"
 #include "kvstore/coordinator.h"
 #include "kvstore/kvstore_params.h"
 #include "metric/metric.h"
-#include "op/dnnl/dnnl_switch.h"
 #include "op/resources.h"
 #include "optim/optimizer.h"
 #include "train/aux_states.h"
@@ -55,22 +51,6 @@ nlohmann::json metrics_json(const std::vector<metric::MetricValue>& values) {
   for (const auto& v : values)
     j[v.name] = std::isfinite(v.value) ? nlohmann::json(v.value) : nlohmann::json(nullptr);
   return j;
-}
-
-// Whether one engine worker trains the network faster than several: one
-// device on the CPU with recurrent layers on oneDNN. Those run thousands of
-// short OpenMP parallel regions per batch (each step's GEMM and cell), and
-// a second worker that calls oneDNN owns a second OpenMP team: libgomp then
-// manages more threads than cores, stops spinning between regions and each
-// region pays a futex wake-up (an LSTM layer's forward pass took 2.1 times
-// as long; the char-LSTM of scripts/bench/charlstm_vs_pytorch.py trained
-// 1.36 times faster on one worker: docs/benchmarks.md, "Recurrent layers").
-bool trains_best_on_one_worker(const graph::Symbol& symbol, const TrainSettings& settings) {
-  if (settings.devices.size() != 1 || settings.devices[0].is_gpu() || !op::dnnl_enabled())
-    return false;
-  for (const auto& node : graph::topo_order(symbol.outputs()))
-    if (!node->is_variable() && node->op->def().name == "RNN") return true;
-  return false;
 }
 
 // The first `real` rows of a batch (the last batch of an epoch is padded).
@@ -215,19 +195,6 @@ void Trainer::State::build(const Config& c) {
   // Several devices: one executor each, sharing nothing but the kvstore.
   const auto devices = static_cast<int64_t>(settings.devices.size());
   const int64_t share = devices > 1 ? settings.batch_size / devices : 0;
-  // CPU replicas run side by side: each oneDNN call gets its share of the
-  // cores rather than all of them (two single-threaded LeNet replicas train
-  // 10-30% faster than one on two threads, docs/benchmarks.md).
-  // (Set for every trainer, so that one trainer's replicas do not outlive it.)
-  op::set_dnnl_call_threads(devices > 1 && !settings.devices[0].is_gpu()
-                                ? std::max(1, thread_budget() / static_cast<int>(devices))
-                                : 0);
-  // Training keeps every CPU worker (a Predictor may have left one):
-  // optimizer updates and copies overlap the next kernels, and ResNet-18
-  // CIFAR trained 5-10% slower on one worker despite OpenMP's warmer
-  // threads (Engine::set_active_cpu_workers); recurrent networks are the
-  // exception (trains_best_on_one_worker).
-  Engine::prefer_cpu_workers(trains_best_on_one_worker(symbol, settings) ? 1 : thread_budget());
   exe = bind_for_training(symbol, settings, *train_data, settings.devices[0], share);
   for (int64_t d = 1; d < devices; ++d)
     replicas.push_back(bind_for_training(symbol, settings, *train_data,

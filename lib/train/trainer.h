@@ -1,7 +1,9 @@
 // The training loop behind mx-train: builds the network, the data, the
 // optimizer and the metrics from a config, trains for the configured epochs
 // with validation, writes a run directory (resolved config, metrics.jsonl,
-// log, checkpoints) and resumes exactly from a checkpoint.
+// log, checkpoints) and resumes exactly from a checkpoint. It changes no
+// process-wide setting: mx-train applies train/process_threads.h's
+// training_threads (engine workers, oneDNN threads) before building it.
 #pragma once
 
 #include <iosfwd>

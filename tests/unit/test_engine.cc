@@ -359,12 +359,6 @@ TEST_CASE("an operation on a GPU that does not exist fails at push time with a c
   CHECK(engine->pending() == 0);
 }
 
-TEST_CASE("engine kind names parse") {
-  CHECK(parse_engine_kind("naive") == EngineKind::kNaive);
-  CHECK(parse_engine_kind("ThreadedEnginePerDevice") == EngineKind::kThreaded);
-  CHECK_THROWS_AS(parse_engine_kind("fast"), InputError);
-}
-
 // The rules by which GPU operations wait for each other's queued work,
 // with stand-in events (stream_fence.h): no GPU needed.
 namespace {

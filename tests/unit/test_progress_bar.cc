@@ -5,11 +5,13 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#include <map>
 #include <optional>
 #include <sstream>
+#include <string>
 
 #include "base/progress_bar.h"
+#include "base/runtime_config.h"
 
 using namespace mx;
 
@@ -35,27 +37,14 @@ struct FakeClock {
   }
 };
 
-// Sets an environment variable for a scope (unset with nullopt), then restores it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    set(value);
-  }
-  ~ScopedEnv() { set(old_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  void set(const std::optional<std::string>& value) {
-    if (value)
-      ::setenv(name_, value->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  const char* name_;
-  std::optional<std::string> old_;
-};
+// The runtime configuration of an environment holding only `variables`.
+RuntimeConfig config_of(const std::map<std::string, std::string>& variables) {
+  return resolve_runtime_config([&](const std::string& name) -> std::optional<std::string> {
+    auto it = variables.find(name);
+    if (it == variables.end()) return std::nullopt;
+    return it->second;
+  });
+}
 
 // A pseudo-terminal pair, closed at the end.
 struct PseudoTerminal {
@@ -82,35 +71,26 @@ TEST_CASE("a terminal gets the live bar unless TERM=dumb or MX_NO_PROGRESS_BAR i
   PseudoTerminal pty;
   int pipe_fds[2];
   REQUIRE(::pipe(pipe_fds) == 0);
-  {
-    ScopedEnv term("TERM", "xterm"), off("MX_NO_PROGRESS_BAR", std::nullopt);
-    CHECK(live_progress_terminal(pty.slave));
-    CHECK_FALSE(live_progress_terminal(pipe_fds[1]));
-    ScopedEnv empty("MX_NO_PROGRESS_BAR", "");
-    CHECK(live_progress_terminal(pty.slave));  // set but empty: not an opt-out
-  }
-  {
-    ScopedEnv term("TERM", "dumb"), off("MX_NO_PROGRESS_BAR", std::nullopt);
-    CHECK_FALSE(live_progress_terminal(pty.slave));
-  }
-  {
-    ScopedEnv term("TERM", "xterm"), off("MX_NO_PROGRESS_BAR", "1");
-    CHECK_FALSE(live_progress_terminal(pty.slave));
-  }
+  const RuntimeConfig xterm = config_of({{"TERM", "xterm"}});
+  CHECK(live_progress_terminal(pty.slave, xterm));
+  CHECK_FALSE(live_progress_terminal(pipe_fds[1], xterm));
+  // Set but empty: not an opt-out.
+  CHECK(live_progress_terminal(pty.slave,
+                               config_of({{"TERM", "xterm"}, {"MX_NO_PROGRESS_BAR", ""}})));
+  CHECK_FALSE(live_progress_terminal(pty.slave, config_of({{"TERM", "dumb"}})));
+  CHECK_FALSE(live_progress_terminal(pty.slave,
+                                     config_of({{"TERM", "xterm"}, {"MX_NO_PROGRESS_BAR", "1"}})));
   // The width: the terminal's, else $COLUMNS, else 80.
   winsize size{};
   size.ws_col = 123;
   size.ws_row = 40;
   REQUIRE(::ioctl(pty.master, TIOCSWINSZ, &size) == 0);
-  CHECK(terminal_width(pty.slave) == 123);
-  {
-    ScopedEnv columns("COLUMNS", "97");
-    CHECK(terminal_width(pipe_fds[1]) == 97);
-  }
-  {
-    ScopedEnv columns("COLUMNS", std::nullopt);
-    CHECK(terminal_width(pipe_fds[1]) == 80);
-  }
+  CHECK(terminal_width(pty.slave, config_of({{"COLUMNS", "97"}})) == 123);
+  CHECK(terminal_width(pipe_fds[1], config_of({{"COLUMNS", "97"}})) == 97);
+  CHECK(terminal_width(pipe_fds[1], config_of({})) == 80);
+  // COLUMNS is the shell's: a value that is no width is ignored, not an error.
+  CHECK(terminal_width(pipe_fds[1], config_of({{"COLUMNS", "wide"}})) == 80);
+  CHECK(terminal_width(pipe_fds[1], config_of({{"COLUMNS", "0"}})) == 80);
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);
 }

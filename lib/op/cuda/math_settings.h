@@ -1,6 +1,6 @@
 #pragma once
-// Process-wide choices of how the GPU computes float32, each read once from
-// the environment:
+// Process-wide choices of how the GPU computes float32, from the runtime
+// configuration (base/runtime_config.h):
 // - MX_GPU_TF32=1: float32 matrix products (cuBLAS) and convolutions (cuDNN)
 //   may run on TF32 tensor cores. Faster on Ampere and later GPUs, but with a
 //   10-bit mantissa, so off by default: float32 results then compare with

@@ -3,10 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdlib>
 
-#include "base/logging.h"
 #include "base/parallel.h"
+#include "base/runtime_config.h"
 #include "base/threads.h"
 #include "engine/var.h"
 #include "op/dnnl/dnnl_switch.h"
@@ -108,19 +107,8 @@ const dnnl::engine& cpu_engine() {
 }
 
 int dnnl_threads() {
-  // MX_DNNL_THREADS, else what the caller set (dnnl_switch.h), else the budget.
-  static const int from_environment = [] {
-    const char* env = std::getenv("MX_DNNL_THREADS");
-    if (env == nullptr || *env == '\0') return 0;
-    char* end = nullptr;
-    const long value = std::strtol(env, &end, 10);
-    if (*end != '\0' || value <= 0 || value > 1024) {
-      MX_LOG(kWarning) << "MX_DNNL_THREADS='" << env << "' is not a positive integer; ignored";
-      return 0;
-    }
-    return static_cast<int>(value);
-  }();
-  if (from_environment > 0) return from_environment;
+  // MX_DNNL_THREADS, else what the program set (dnnl_switch.h), else the budget.
+  if (const int configured = runtime_config().dnnl_threads; configured > 0) return configured;
   if (const int set = dnnl_call_threads(); set > 0) return set;
   return thread_budget();
 }

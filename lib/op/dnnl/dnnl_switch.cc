@@ -1,10 +1,8 @@
 #include "op/dnnl/dnnl_switch.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
-#include "base/logging.h"
+#include "base/runtime_config.h"
 #if MX_USE_DNNL
 #include "op/dnnl/dnnl_context.h"
 #endif
@@ -12,24 +10,14 @@
 namespace mx::op {
 namespace {
 
-// An on/off variable: unset, empty or 1 is on, 0 is off.
-bool on_unless_zero(const char* name) {
-  if (!dnnl_built()) return false;
-  const char* env = std::getenv(name);
-  if (env == nullptr || *env == '\0' || std::strcmp(env, "1") == 0) return true;
-  if (std::strcmp(env, "0") == 0) return false;
-  // A value meant as "off" (false, no) must not leave the feature on unnoticed.
-  MX_LOG(kWarning) << name << "='" << env << "' is neither 0 nor 1; leaving it on";
-  return true;
-}
-
-// The process-wide switches (flags, like the engine's choice from MX_ENGINE).
+// The process-wide switches (flags, like the engine's choice from MX_ENGINE),
+// starting from the runtime configuration's MX_DNNL and MX_DNNL_WINOGRAD.
 std::atomic<bool>& flag() {
-  static std::atomic<bool> on{on_unless_zero("MX_DNNL")};
+  static std::atomic<bool> on{dnnl_built() && runtime_config().dnnl};
   return on;
 }
 std::atomic<bool>& winograd_flag() {
-  static std::atomic<bool> on{on_unless_zero("MX_DNNL_WINOGRAD")};
+  static std::atomic<bool> on{dnnl_built() && runtime_config().dnnl_winograd};
   return on;
 }
 

@@ -1,7 +1,7 @@
 // Which CPU kernels run: oneDNN's (the default when mx is built with it) or
-// the OpenBLAS/im2col reference kernels. The environment variable MX_DNNL=0
-// turns oneDNN off for the whole process (read once, at the first kernel
-// call); tests and benchmarks flip it with ScopedDnnl to compare both.
+// the OpenBLAS/im2col reference kernels. MX_DNNL=0 in the runtime
+// configuration (base/runtime_config.h) turns oneDNN off for the whole
+// process; tests and benchmarks flip it with ScopedDnnl to compare both.
 #pragma once
 
 namespace mx::op {
@@ -17,8 +17,8 @@ void set_dnnl_enabled(bool on);
 
 // Threads of one oneDNN call when MX_DNNL_THREADS is not set; 0 (the
 // default) means the whole thread budget. mx-train sets budget / replicas
-// when it trains one executor per CPU device: the replicas' calls run side
-// by side, each on its share of the cores.
+// when it trains one executor per CPU device (train/process_threads.h): the
+// replicas' calls run side by side, each on its share of the cores.
 void set_dnnl_call_threads(int threads);
 int dnnl_call_threads();
 

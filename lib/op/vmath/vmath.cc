@@ -2,12 +2,11 @@
 #include "op/vmath/vmath.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <string>
-#include <string_view>
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/runtime_config.h"
 
 namespace mx::op::vmath {
 
@@ -42,18 +41,13 @@ Isa choose() {
   Isa best = supported(Isa::kAvx512) ? Isa::kAvx512
              : supported(Isa::kAvx2) ? Isa::kAvx2
                                      : Isa::kScalar;
-  if (const char* want = std::getenv("MX_VMATH_ISA")) {
-    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-      if (std::string_view(want) != isa_name(isa)) continue;
-      if (supported(isa)) return isa;
-      MX_LOG(kWarning) << "MX_VMATH_ISA=" << want << ": this CPU does not run it; using "
-                       << isa_name(best);
-      return best;
-    }
-    if (*want != '\0') {
-      MX_LOG(kWarning) << "MX_VMATH_ISA='" << want << "' is not scalar, avx2 or avx512; using "
-                       << isa_name(best);
-    }
+  const std::string& want = runtime_config().vmath_isa;  // empty, or a valid name
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (want != isa_name(isa)) continue;
+    if (supported(isa)) return isa;
+    MX_LOG(kWarning) << "MX_VMATH_ISA=" << want << ": this CPU does not run it; using "
+                     << isa_name(best);
+    return best;
   }
   return best;
 }
