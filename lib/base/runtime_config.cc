@@ -172,10 +172,13 @@ EnvironmentLookup process_environment() {
 RuntimeConfig resolve_runtime_config(const EnvironmentLookup& environment,
                                      const CommandLineSettings& command_line) {
   const std::vector<RuntimeSetting>& all = settings();
-  for (const auto& [name, given] : command_line) {
+  for (const auto& entry : command_line) {
+    // Not a structured binding: clang before 16 cannot capture one in a lambda.
+    const std::string& name = entry.first;
     const bool known = std::any_of(all.begin(), all.end(),
                                    [&](const RuntimeSetting& s) { return name == s.name; });
-    MX_CHECK(known, "the command line sets ", name, " (", given.flag, "), which is not a setting");
+    MX_CHECK(known, "the command line sets ", name, " (", entry.second.flag,
+             "), which is not a setting");
   }
   RuntimeConfig config;
   config.num_threads = cores();

@@ -183,6 +183,8 @@ op::FusedGraphStats Executor::fused_stats() const {
       sum.convolutions += s->convolutions;
       sum.winograd_convolutions += s->winograd_convolutions;
       sum.int8_convolutions += s->int8_convolutions;
+      sum.fully_connected += s->fully_connected;
+      sum.int8_fully_connected += s->int8_fully_connected;
       sum.folded_batch_norms += s->folded_batch_norms;
       sum.fused_activations += s->fused_activations;
       sum.fused_additions += s->fused_additions;

@@ -15,7 +15,8 @@ namespace {
 struct Region {
   std::vector<uint32_t> nodes;
   std::vector<op::InferenceLayer> layers;
-  bool has_convolution = false;
+  // Worth a fused graph: a convolution, or a FullyConnected marked int8.
+  bool worth_fusing = false;
 };
 
 class Fuser {
@@ -97,7 +98,7 @@ class Fuser {
   void find_regions() {
     Region current;
     auto close = [&] {
-      if (current.has_convolution) regions_.push_back(std::move(current));
+      if (current.worth_fusing) regions_.push_back(std::move(current));
       current = Region{};
     };
     for (uint32_t n = 0; n < g_.num_nodes(); ++n) {
@@ -108,7 +109,9 @@ class Fuser {
         continue;
       }
       current.nodes.push_back(n);
-      current.has_convolution |= layer->kind == op::LayerKind::kConvolution;
+      current.worth_fusing |=
+          layer->kind == op::LayerKind::kConvolution ||
+          (layer->kind == op::LayerKind::kFullyConnected && marked_int8(g_.node(n)));
       current.layers.push_back(*layer);
     }
     close();
@@ -149,7 +152,9 @@ class Fuser {
       op::FusedLayer layer{region.layers[i], {}, node.name};
       for (const NodeEntry& e : node.inputs)
         layer.inputs.push_back(value_of_entry.at(g_.entry_id(e)));
-      layer.int8 = layer.layer.kind == op::LayerKind::kConvolution && marked_int8(node);
+      layer.int8 = (layer.layer.kind == op::LayerKind::kConvolution ||
+                    layer.layer.kind == op::LayerKind::kFullyConnected) &&
+                   marked_int8(node);
       value_of_entry[g_.entry_id(region.nodes[i], 0)] = desc.value_of_layer(i);
       desc.layers.push_back(std::move(layer));
     }

@@ -3,7 +3,8 @@
 // BatchNorm, activations, pooling and additions; op/fused_inference_op.h)
 // becomes one node, so that their tensors stay in oneDNN's blocked layouts
 // between the layers and BatchNorm, activations and residual additions fold
-// into the convolutions. Runs without a convolution are left alone.
+// into the convolutions. Runs without a convolution are left alone, unless
+// they hold a FullyConnected layer marked int8 (graph/quantize_marks.h).
 //
 // The rewritten graph shares the original's variables (same names, same
 // argument and auxiliary-state lists); the original graph is not changed.

@@ -86,6 +86,7 @@ bool can_fuse_for_inference(const InferenceLayer& layer) {
     case LayerKind::kConvolution: return dnnl_impl::conv_supported(layer.conv);
     case LayerKind::kPooling: return dnnl_impl::pool_supported(layer.pool);
     case LayerKind::kBatchNorm: return layer.bn_eps > 0;
+    case LayerKind::kFullyConnected: return layer.fc.inputs > 0 && layer.fc.outputs > 0;
     default: return true;
   }
 #else

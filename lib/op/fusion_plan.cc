@@ -21,6 +21,14 @@ FusionPlan::FusionPlan(const FusedGraphDesc& desc) : desc_(desc) {
     const InferenceLayer& layer = desc.layers[static_cast<size_t>(l)].layer;
     if (layer.kind == LayerKind::kConvolution) {
       plan_convolution(l, f);
+    } else if (layer.kind == LayerKind::kFullyConnected) {
+      // An inner product takes the activation after it.
+      const int next = sole_consumer(desc.value_of_layer(static_cast<size_t>(l)));
+      if (next >= 0 &&
+          desc.layers[static_cast<size_t>(next)].layer.kind == LayerKind::kActivation) {
+        f.post_ops.push_back(next);
+        f.last = next;
+      }
     } else if (layer.kind == LayerKind::kBatchNorm) {
       const int next = sole_consumer(desc.value_of_layer(static_cast<size_t>(l)));
       if (next >= 0) {

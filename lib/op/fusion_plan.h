@@ -2,7 +2,8 @@
 // oneDNN primitive, and when. A convolution takes the BatchNorm that follows
 // it (folded into its weights), then an activation and a residual addition
 // (post-ops), each only when it is the sole reader of the value before it
-// and that value is not handed back; a BatchNorm takes a ReLU after it. A
+// and that value is not handed back; a BatchNorm takes a ReLU after it, a
+// FullyConnected an activation. A
 // fused primitive runs in the turn of its last layer, when the addend of its
 // addition is ready. Plain logic on the layer graph, independent of oneDNN,
 // so it is tested on its own (tests/graph/test_fusion_plan.cc).

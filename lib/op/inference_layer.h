@@ -16,7 +16,7 @@
 
 namespace mx::op {
 
-enum class LayerKind { kConvolution, kBatchNorm, kActivation, kPooling, kAdd };
+enum class LayerKind { kConvolution, kBatchNorm, kActivation, kPooling, kAdd, kFullyConnected };
 enum class LayerActivation { kRelu, kSigmoid, kTanh, kSoftRelu };
 
 // One layer in inference. Inputs are the node's (the data first); for a
@@ -30,6 +30,11 @@ struct InferenceLayer {
   bool bn_fix_gamma = true;
   LayerActivation activation = LayerActivation::kRelu;  // kActivation
   dnnl_impl::PoolSpec pool;                             // kPooling
+  // kFullyConnected, of 2-D data (batch, inputs) only: after a Flatten.
+  struct {
+    int64_t batch = 0, inputs = 0, outputs = 0;
+    bool bias = false;
+  } fc;
 };
 
 // The layer of an addition of `lhs` and `rhs`: a residual connection when
@@ -50,7 +55,7 @@ struct FusedLayer {
   InferenceLayer layer;
   std::vector<int> inputs;
   std::string name;  // the original node's, for messages and listings
-  // A convolution computed in int8: its input and weights quantized (the
+  // A convolution (or FullyConnected) computed in int8: its input and weights quantized (the
   // input by the calibrated range of its value, the weights per output
   // channel by their largest magnitude), sums in int32 (graph/quantize_marks.h).
   bool int8 = false;
@@ -65,6 +70,8 @@ struct FusedGraphStats {
   int convolutions = 0;
   int winograd_convolutions = 0;  // of those, the ones oneDNN runs as Winograd
   int int8_convolutions = 0;      // of those, the ones computed in int8
+  int fully_connected = 0;        // FullyConnected layers (inner products)
+  int int8_fully_connected = 0;   // of those, the ones computed in int8
   int folded_batch_norms = 0;     // into a convolution's weights
   int fused_activations = 0;      // post-ops of convolutions and BatchNorms
   int fused_additions = 0;        // convolutions' sum post-ops

@@ -30,19 +30,22 @@ bool fusable(const Node& node) {
 
 // The node whose output the fused primitive of convolution `conv` makes:
 // along the chain of sole readers, the BatchNorm, activations and additions
-// it absorbs (op/fusion_plan.h).
+// it absorbs; of a FullyConnected, the activation after it (op/fusion_plan.h).
 const Node* primitive_end(const Node* conv,
                           const std::map<const Node*, std::vector<const Node*>>& readers,
                           const std::set<const Node*>& heads) {
   static const std::set<std::string> absorbed{"BatchNorm",     "Activation", "relu", "elemwise_add",
                                               "broadcast_add", "_Plus",      "_plus"};
+  const bool inner_product = conv->op->def().name == "FullyConnected";
   const Node* at = conv;
   while (!heads.count(at)) {
     auto it = readers.find(at);
     if (it == readers.end() || it->second.size() != 1) break;
     const Node* next = it->second.front();
-    if (!absorbed.count(next->op->def().name)) break;
+    const std::string& op = next->op->def().name;
+    if (!absorbed.count(op) || (inner_product && op != "Activation")) break;
     at = next;
+    if (inner_product) break;  // an inner product takes one activation
   }
   return at;
 }
@@ -63,6 +66,14 @@ CalibrationBatches batches_of(const QuantizeOptions& o, const Preprocess& pre) {
       use(batch->data);
     }
   };
+}
+
+// The shape of the first calibration batch.
+Shape first_batch_shape(const QuantizeOptions& o, const Preprocess& pre) {
+  InputBatches batches = read_input_batches(o.calibration, pre);
+  auto batch = batches.next();
+  if (!batch) throw InputError("the calibration data has no examples");
+  return batch->data.shape();
 }
 
 double relative_error(double diff2, double ref2) { return ref2 > 0 ? std::sqrt(diff2 / ref2) : 0; }
@@ -114,10 +125,16 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
       throw InputError("--exclude: the model has no layer '" + name + "'" +
                        did_you_mean(name, layer_names));
 
-  // The values to calibrate: the data and every output a fused graph holds.
+  // The values to calibrate: the data, every output a fused graph holds,
+  // and every input of a layer that can run in int8 (a Flatten's output).
+  std::set<const Node*> feeds_int8;
+  for (const auto& n : nodes)
+    if (!n->is_variable() && graph::can_run_int8(n->op->def().name) && n->inputs.at(0).index == 0)
+      feeds_int8.insert(n->inputs.at(0).node.get());
   std::vector<NodeEntry> values;
   for (const auto& n : nodes)
-    if (fusable(*n) || n->name == reference.data_name()) values.push_back(NodeEntry{n, 0, 0});
+    if (fusable(*n) || n->name == reference.data_name() || feeds_int8.count(n.get()))
+      values.push_back(NodeEntry{n, 0, 0});
   std::vector<op::ValueRange> ranges;
   try {
     ranges = calibrate(reference, values, o.mode, batches_of(o, pre));
@@ -144,6 +161,22 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
     for (const NodeEntry& e : n->inputs) readers[e.node.get()].push_back(n.get());
   std::set<const Node*> heads;
   for (const NodeEntry& e : net.outputs()) heads.insert(e.node.get());
+  // FullyConnected layers whose data is 2-D (what the fused graphs take).
+  std::set<const Node*> two_dimensional;
+  {
+    const auto inferred =
+        net.get_internals().infer_shape({{reference.data_name(), first_batch_shape(o, pre)}});
+    const auto names = net.get_internals().list_outputs();
+    std::map<std::string, Shape> shape_of;
+    for (size_t i = 0; i < names.size() && i < inferred.outputs.size(); ++i)
+      shape_of[names[i]] = inferred.outputs[i];
+    for (const auto& n : nodes) {
+      if (n->is_variable() || n->op->def().name != "FullyConnected") continue;
+      const NodeEntry& data = n->inputs.at(0);
+      auto it = shape_of.find(data.node->output_name(data.index));
+      if (it != shape_of.end() && it->second.ndim() == 2) two_dimensional.insert(n.get());
+    }
+  }
   std::vector<NodeEntry> ends;  // per int8 layer, the value its primitive makes
   for (const auto& n : nodes) {
     if (n->is_variable() || !graph::can_run_int8(n->op->def().name)) continue;
@@ -154,8 +187,8 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
     const bool excluded = std::find(o.exclude.begin(), o.exclude.end(), n->name) != o.exclude.end();
     if (excluded) {
       layer.note = "excluded";
-    } else if (layer.op != "Convolution") {
-      layer.note = "no int8 kernel for " + layer.op + " yet";
+    } else if (layer.op == "FullyConnected" && !two_dimensional.count(n.get())) {
+      layer.note = "its data is not 2-D: int8 FullyConnected takes it after a Flatten";
     } else if (!range_of.count(data.node->name) || data.index != 0) {
       layer.note = "its input is not a value a fused graph holds";
     } else {

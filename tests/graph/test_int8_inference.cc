@@ -20,7 +20,7 @@ using namespace mx::test_nets;
 
 namespace {
 
-// Marks every convolution of `net` int8 and sets the range of the data and
+// Marks every convolution and FullyConnected of `net` int8 and sets the range of the data and
 // of every operator's first output to what `plain` computes (plain is bound
 // to `net` and its arguments filled).
 void mark_int8(const Symbol& net, Executor& plain) {
@@ -40,7 +40,7 @@ void mark_int8(const Symbol& net, Executor& plain) {
     const auto v = values.outputs()[i].to_vector<float>();
     const auto [low, high] = std::minmax_element(v.begin(), v.end());
     set_calibrated_range(*entries[i].node, op::ValueRange{*low, *high});
-    if (!entries[i].node->is_variable() && entries[i].node->op->def().name == "Convolution")
+    if (!entries[i].node->is_variable() && can_run_int8(entries[i].node->op->def().name))
       entries[i].node->attrs[kQuantizeAttr] = "int8";
   }
 }
@@ -87,7 +87,17 @@ double relative_error(Executor& plain, Executor& fused) {
 
 }  // namespace
 
-TEST_CASE("int8 convolutions stay within int8's rounding of float32") {
+// A LeNet: a convolution region, then after the Flatten a region of two
+// FullyConnected layers with a ReLU between them.
+Symbol lenet() {
+  Symbol x = pool(act(conv(var("data"), "c0", 8, 5, 1, 0, true), "r0"), "p0",
+                  {{"kernel", "(2, 2)"}, {"stride", "(2, 2)"}});
+  x = Symbol::create("Flatten", "flatten", {}, {x});
+  x = act(Symbol::create("FullyConnected", "fc1", {{"num_hidden", "32"}}, {x}), "r1");
+  return Symbol::create("FullyConnected", "fc2", {{"num_hidden", "10"}}, {x});
+}
+
+TEST_CASE("int8 convolutions and FullyConnected layers stay within int8's rounding of float32") {
   if (!op::dnnl_enabled()) {
     MESSAGE("skipped: no oneDNN");
     return;
@@ -96,20 +106,23 @@ TEST_CASE("int8 convolutions stay within int8's rounding of float32") {
     const char* name;
     Symbol net;
     Shape data;
-    int convolutions;
+    int fused_nodes, convolutions, fully_connected;
   };
   Symbol biased = conv(var("data"), "c0", 16, 3, 1, 1, /*bias=*/true);
   Symbol single = head(act(biased, "r0"), 4);
   for (const auto& c :
-       {Case{"one convolution with a bias", single, Shape{2, 3, 10, 10}, 1},
-        Case{"ResNet v2", resnet_v2(), Shape{2, 3, 16, 16}, 12},
-        Case{"ResNet v1 blocks, groups, tanh, sigmoid", mixed_net(), Shape{3, 3, 12, 12}, 7}}) {
+       // (head(): Flatten and a FullyConnected, a fused graph of its own.)
+       {Case{"one convolution with a bias", single, Shape{2, 3, 10, 10}, 2, 1, 1},
+        Case{"ResNet v2", resnet_v2(), Shape{2, 3, 16, 16}, 2, 12, 1},
+        Case{"ResNet v1 blocks, groups, tanh, sigmoid", mixed_net(), Shape{3, 3, 12, 12}, 2, 7, 1},
+        Case{"LeNet", lenet(), Shape{4, 1, 16, 16}, 2, 1, 2}}) {
     INFO(std::string(c.name));
     Int8Ways both(c.net, c.data, 11);
-    REQUIRE(both.fused->fused_nodes() == 1);
+    REQUIRE(both.fused->fused_nodes() == c.fused_nodes);
     CHECK(both.stats.int8_convolutions == c.convolutions);
+    CHECK(both.stats.int8_fully_connected == c.fully_connected);
     const double error = relative_error(*both.plain, *both.fused);
-    MESSAGE(c.name, ": int8 against float32, relative error ", error);
+    MESSAGE(std::string(c.name), ": int8 against float32, relative error ", error);
     // 8 bits per value and per weight: a fraction of a percent per layer.
     CHECK(error < 0.03);
     CHECK(error > 1e-5);  // it really ran in int8
@@ -119,10 +132,11 @@ TEST_CASE("int8 convolutions stay within int8's rounding of float32") {
 TEST_CASE("values between int8 layers stay int8: no more reorders than float32") {
   if (!op::dnnl_enabled()) return;
   Int8Ways both(resnet_v2(), Shape{2, 3, 16, 16}, 3);
-  // The image quantized on the way in, the pooled features out, and the
-  // pre-activation units' BatchNorm inputs dequantized.
+  // The image quantized on the way in, the pooled features out, the
+  // pre-activation units' BatchNorm inputs dequantized; the FullyConnected
+  // head's features quantized on the way in, its outputs out.
   MESSAGE("reorders: ", both.stats.reorders);
-  CHECK(both.stats.reorders <= 8);
+  CHECK(both.stats.reorders <= 10);
 }
 
 TEST_CASE(

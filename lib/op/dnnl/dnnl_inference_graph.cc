@@ -38,6 +38,9 @@ dnnl::algorithm eltwise_algorithm(LayerActivation a) {
   return dnnl::algorithm::eltwise_relu;
 }
 
+// Row-major: images (N, C, H, W) and FullyConnected data (N, features).
+tag plain_tag(int ndim) { return ndim == 2 ? tag::nc : tag::nchw; }
+
 dims dims_of(const Shape& s) {
   dims d;
   for (int i = 0; i < s.ndim(); ++i) d.push_back(s[i]);
@@ -117,7 +120,7 @@ struct DnnlInferenceGraph::Impl {
     int inplace_from = -1;           // writes[0] may take this value's slot when it dies here
     size_t scratchpad = 0;
   };
-  // A convolution's weights and bias as the primitive takes them: reordered,
+  // A convolution's (or inner product's) weights and bias as the primitive takes them: reordered,
   // with a following BatchNorm folded in, once per content of their sources.
   struct ConvState {
     int weight = -1, bias = -1;                      // graph inputs
@@ -141,7 +144,8 @@ struct DnnlInferenceGraph::Impl {
     // oneDNN (2.x) takes int8 output scales only as constants of the
     // primitive: it is made again, in the planned layouts, when they change.
     int exec = -1;
-    std::function<dnnl::convolution_forward::primitive_desc(const std::vector<float>&)> with_scales;
+    // The primitive for per-channel output scales, and its scratchpad bytes.
+    std::function<std::pair<dnnl::primitive, size_t>(const std::vector<float>&)> with_scales;
   };
   struct BatchNormState {
     int gamma, beta;
@@ -177,7 +181,8 @@ struct DnnlInferenceGraph::Impl {
     for (size_t i = 0; i < d.inputs.size(); ++i) {
       values[i].input = static_cast<int>(i);
       shapes[i] = d.inputs[i];
-      if (d.inputs[i].ndim() == 4) values[i].desc = plain(dims_of(d.inputs[i]), tag::nchw);
+      if (d.inputs[i].ndim() == 4 || d.inputs[i].ndim() == 2)
+        values[i].desc = plain(dims_of(d.inputs[i]), plain_tag(d.inputs[i].ndim()));
     }
     for (size_t l = 0; l < d.layers.size(); ++l)
       shapes[static_cast<size_t>(d.value_of_layer(l))] = output_shape(d.layers[l]);
@@ -241,6 +246,7 @@ struct DnnlInferenceGraph::Impl {
         return Shape{l.conv.batch, l.conv.filters, l.conv.out_height, l.conv.out_width};
       case LayerKind::kPooling:
         return Shape{l.pool.batch, l.pool.channels, l.pool.out_height, l.pool.out_width};
+      case LayerKind::kFullyConnected: return Shape{l.fc.batch, l.fc.outputs};
       default: return shapes[static_cast<size_t>(f.inputs[0])];
     }
   }
@@ -330,7 +336,8 @@ struct DnnlInferenceGraph::Impl {
     for (size_t k = 0; k < desc.outputs.size(); ++k) {
       if (desc.outputs[k] != v) continue;
       const md& from = values[static_cast<size_t>(v)].desc;
-      const md to = plain(dims_of(shapes[static_cast<size_t>(v)]), tag::nchw);
+      const Shape& shape = shapes[static_cast<size_t>(v)];
+      const md to = plain(dims_of(shape), plain_tag(shape.ndim()));
       Exec& e = add_exec(scaled_reorder(from, to, 1 / values[static_cast<size_t>(v)].scale), 0);
       e.args = {{DNNL_ARG_FROM, Source::kValue, v, from},
                 {DNNL_ARG_TO, Source::kOutput, static_cast<int>(k), to}};
@@ -358,6 +365,7 @@ struct DnnlInferenceGraph::Impl {
         case LayerKind::kActivation: emit_activation(l); break;
         case LayerKind::kPooling: emit_pooling(l); break;
         case LayerKind::kAdd: emit_add(l); break;
+        case LayerKind::kFullyConnected: emit_fully_connected(l, out); break;
       }
       emit_outputs_of(out);
     }
@@ -375,6 +383,7 @@ struct DnnlInferenceGraph::Impl {
       const FusedLayer& reader = layer(r);
       switch (reader.layer.kind) {
         case LayerKind::kConvolution:
+        case LayerKind::kFullyConnected:
           if (reader.int8 && reader.inputs[0] == v) return true;
           break;
         case LayerKind::kPooling:
@@ -391,12 +400,13 @@ struct DnnlInferenceGraph::Impl {
     return false;
   }
 
-  // The types of convolution l, whose primitive makes value `out`. An int8
+  // The types of convolution (or FullyConnected) l, whose primitive makes
+  // value `out`. An int8
   // layer takes its input as int8 (quantized by its calibrated range when it
   // is not int8 already) and makes int8 when the value has a range, is read
   // in int8 and is not handed back, and its activations are ReLUs (which
   // commute with the output scale).
-  ConvTypes conv_types(int l, int out) const {
+  ConvTypes layer_types(int l, int out) const {
     ConvTypes t{compute_type(), compute_type(), compute_type()};
     if (!layer(l).int8) return t;
     t.weights = dt::s8;
@@ -442,7 +452,7 @@ struct DnnlInferenceGraph::Impl {
     const ConvDescs cd = conv_descs(spec.conv, int8);
     const bool fold = f.fold_batch_norm >= 0;
     const bool with_bias = spec.conv_bias || fold;
-    const ConvTypes types = conv_types(l, out);
+    const ConvTypes types = layer_types(l, out);
     int sum_value = -1;
     for (int p : f.post_ops) {
       if (layer(p).layer.kind == LayerKind::kAdd) {
@@ -528,14 +538,79 @@ struct DnnlInferenceGraph::Impl {
                                     bias_desc, dst_desc, cd.strides, cd.dilates, cd.pad_l, cd.pad_r)
                            : desc_t(prop::forward_inference, cd.algorithm, src_desc, weights_desc,
                                     dst_desc, cd.strides, cd.dilates, cd.pad_l, cd.pad_r);
-        return dnnl::convolution_forward::primitive_desc(d, conv_attributes(l, sum_scale, &scales),
-                                                         cpu_engine());
+        const dnnl::convolution_forward::primitive_desc scaled(
+            d, conv_attributes(l, sum_scale, &scales), cpu_engine());
+        return std::pair{dnnl::primitive(dnnl::convolution_forward(scaled)),
+                         scaled.scratchpad_desc().get_size()};
       };
     }
     e.reads = {src};
     if (sum_value >= 0) e.reads.push_back(inplace_from >= 0 ? sum_value : out);
     e.writes = {out};
     e.inplace_from = inplace_from;
+  }
+
+  // A FullyConnected layer of 2-D data (after a Flatten): oneDNN's inner
+  // product, with the activation after it as a post-op; int8 as a
+  // convolution is (layer_types, quantize_weights).
+  void emit_fully_connected(int l, int out) {
+    const InferenceLayer& spec = layer(l).layer;
+    const bool int8 = layer(l).int8;
+    const ConvTypes types = layer_types(l, out);
+    stats.fused_activations += static_cast<int>(plan.of(l).post_ops.size());
+    const dims weight_dims{spec.fc.outputs, spec.fc.inputs};
+    const md src({spec.fc.batch, spec.fc.inputs}, types.src, tag::nc);
+    const md dst({spec.fc.batch, spec.fc.outputs}, types.dst, tag::nc);
+    const md bias = plain({spec.fc.outputs}, tag::x);
+    const bool with_bias = spec.fc.bias;
+    auto make = [this, l, src, dst, bias, with_bias](const md& weights,
+                                                     const std::vector<float>* scales) {
+      using desc_t = dnnl::inner_product_forward::desc;
+      const auto d = with_bias ? desc_t(prop::forward_inference, src, weights, bias, dst)
+                               : desc_t(prop::forward_inference, src, weights, dst);
+      return dnnl::inner_product_forward::primitive_desc(d, conv_attributes(l, 1.0f, scales),
+                                                         cpu_engine());
+    };
+    const std::vector<float> unit_scales(static_cast<size_t>(spec.fc.outputs), 1.0f);
+    const auto pd = make(md(weight_dims, types.weights, tag::any), int8 ? &unit_scales : nullptr);
+    const int in = as_layout(data_of(l), pd.src_desc(), types.src_scale);
+    values[static_cast<size_t>(out)].desc = pd.dst_desc();
+    values[static_cast<size_t>(out)].scale = types.dst_scale;
+
+    ConvState state;
+    state.weight = graph_input(l, 1);
+    if (with_bias) state.bias = graph_input(l, 2);
+    state.filters = spec.fc.outputs;
+    state.plain_weights = plain(weight_dims, tag::oi);
+    state.weights = pd.weights_desc();
+    state.int8 = int8;
+    state.in_scale = types.src_scale;
+    state.out_scale = types.dst_scale;
+    if (state.weights != state.plain_weights && !int8)
+      state.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), state.plain_weights,
+                                                                  cpu_engine(), state.weights));
+    if (with_bias && pd.bias_desc() != bias)
+      throw Error("fused inference graph: oneDNN asks for a blocked bias layout");
+    convs.push_back(std::move(state));
+    const int index = static_cast<int>(convs.size()) - 1;
+    ++stats.fully_connected;
+    if (int8) ++stats.int8_fully_connected;
+    Exec& e = add_exec(dnnl::inner_product_forward(pd), pd.scratchpad_desc().get_size());
+    e.args = {{DNNL_ARG_SRC, Source::kValue, in, pd.src_desc()},
+              {DNNL_ARG_WEIGHTS, Source::kWeights, index, pd.weights_desc()},
+              {DNNL_ARG_DST, Source::kValue, out, pd.dst_desc()}};
+    if (with_bias) e.args.push_back({DNNL_ARG_BIAS, Source::kBias, index, bias});
+    e.reads = {in};
+    e.writes = {out};
+    if (int8) {
+      ConvState& c = convs.back();
+      c.exec = static_cast<int>(execs.size()) - 1;
+      c.with_scales = [make, weights = pd.weights_desc()](const std::vector<float>& scales) {
+        const auto scaled = make(weights, &scales);
+        return std::pair{dnnl::primitive(dnnl::inner_product_forward(scaled)),
+                         scaled.scratchpad_desc().get_size()};
+      };
+    }
   }
 
   // The post-ops of convolution l (its activations, and its addition with
@@ -815,10 +890,10 @@ struct DnnlInferenceGraph::Impl {
     c.weights_at = target;
     c.bias_at = c.scaled_bias.data();
     Exec& e = execs[static_cast<size_t>(c.exec)];
-    const auto pd = c.with_scales(c.output_scales);
-    MX_CHECK(pd.scratchpad_desc().get_size() <= e.scratchpad,
-             "fused inference graph: an int8 convolution needs more scratchpad than planned");
-    e.primitive = dnnl::convolution_forward(pd);
+    auto [primitive, scratchpad] = c.with_scales(c.output_scales);
+    MX_CHECK(scratchpad <= e.scratchpad,
+             "fused inference graph: an int8 layer needs more scratchpad than planned");
+    e.primitive = std::move(primitive);
   }
 
   // BatchNorm(conv(x, w) + b) = conv(x, w * s) + (b - mean) * s + beta with

@@ -14,7 +14,9 @@
 //  - computes in bfloat16 when asked (FusedGraphDesc::bfloat16): activations
 //    and reordered weights in bfloat16, sums, bias and BatchNorm statistics
 //    in float32; the graph's inputs and outputs stay float32,
-//  - computes the convolutions marked int8 (FusedLayer::int8) in int8: the
+//  - runs FullyConnected layers of 2-D data as inner products (with the
+//    activation after them as a post-op),
+//  - computes the convolutions and FullyConnected layers marked int8 (FusedLayer::int8) in int8: the
 //    input quantized by its calibrated range (or taken as the int8 that the
 //    layer before made), weights per output channel, int32 sums scaled once
 //    into an int8 output when the next int8 layer reads it (no float round

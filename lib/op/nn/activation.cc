@@ -88,7 +88,8 @@ void register_activation_ops(OpRegistry& r) {
       .backward_inplace()
       .inference_layer([](const ActivationParam& p, const ShapeVector& in,
                           const ShapeVector&) -> std::optional<InferenceLayer> {
-        if (in[0].ndim() != 4) return std::nullopt;
+        // Image data, or a FullyConnected layer's (batch, features).
+        if (in[0].ndim() != 4 && in[0].ndim() != 2) return std::nullopt;
         InferenceLayer layer;
         layer.kind = LayerKind::kActivation;
         switch (p.act_type) {

@@ -219,6 +219,18 @@ void register_fully_connected(OpRegistry& r) {
             // Each output element: one multiply-add per input feature.
             return 2.0 * known_elements(out[0]) * static_cast<double>(in[1][1]);
           })
+          .inference_layer([](const FullyConnectedParam& p, const ShapeVector& in,
+                              const ShapeVector&) -> std::optional<InferenceLayer> {
+            // 2-D data only (after a Flatten): the fused graphs' inner products.
+            if (in[0].ndim() != 2) return std::nullopt;
+            InferenceLayer layer;
+            layer.kind = LayerKind::kFullyConnected;
+            layer.fc.batch = in[0][0];
+            layer.fc.inputs = in[0][1];
+            layer.fc.outputs = p.num_hidden;
+            layer.fc.bias = !p.no_bias;
+            return layer;
+          })
           .forward_cpu([](const FullyConnectedParam& p, const ForwardCall& c) {
             if (c.inputs[0].dtype == DType::kBFloat16) return forward_bf16(p, c);
             dispatch_real(c.inputs[0].dtype, "FullyConnected",
