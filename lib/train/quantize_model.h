@@ -1,5 +1,6 @@
 // mx-quantize's work: post-training int8 quantization of a float32 model.
-// The convolutions run in int8 (graph/quantize_marks.h: per-channel weight
+// The convolutions and FullyConnected layers run in int8
+// (graph/quantize_marks.h: per-channel weight
 // scales, calibrated activation ranges), the model is written as an mx
 // checkpoint that mx-predict runs, and a report lists every layer with its
 // ranges and its int8-against-float32 error on the calibration data.

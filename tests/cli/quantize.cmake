@@ -5,17 +5,10 @@
 # --mode, calibration images of the wrong shape, a model quantized already,
 # and an int8 mark without calibrated ranges. All exit 2.
 #   cmake -DBIN=<build>/cmd -DSOURCE=... -DWORK_DIR=... -P quantize.cmake
-set(FM /usr/share/datasets/fashion-mnist)
-
 include(${CMAKE_CURRENT_LIST_DIR}/run_program.cmake)
 
-require_fashion_mnist(${FM})
-set(W ${WORK_DIR})
-file(REMOVE_RECURSE ${W})
-file(MAKE_DIRECTORY ${W})
-run(0 out ${BIN}/mx-pack pack ${FM}/train-images-idx3-ubyte.gz ${W}/fm --limit 2000 --train-ratio 0.8 -q)
-set(WORK ${W})
-configure_file(${SOURCE}/tests/cli/lenet-small.yaml.in ${W}/lenet.yaml @ONLY)
+fashion_mnist_workspace(2000)
+small_lenet_config()
 run(0 out ${BIN}/mx-train ${W}/lenet.yaml --run-dir ${W}/fp32)
 
 run(0 report ${BIN}/mx-quantize ${W}/fp32 ${W}/int8 --calibration ${W}/fm_train.rec --batches 8)

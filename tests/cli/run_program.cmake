@@ -27,3 +27,22 @@ function(require_fashion_mnist dir)
     message(FATAL_ERROR "Fashion-MNIST is missing: install Debian's dataset-fashion-mnist (scripts/setup.sh)")
   endif()
 endfunction()
+
+# fashion_mnist_workspace(LIMIT): a fresh WORK_DIR, named W, holding LIMIT
+# Fashion-MNIST training images packed as ${W}/fm_train.rec and
+# ${W}/fm_val.rec (80/20); FM names the data set's folder.
+macro(fashion_mnist_workspace limit)
+  set(FM /usr/share/datasets/fashion-mnist)
+  require_fashion_mnist(${FM})
+  set(W ${WORK_DIR})
+  file(REMOVE_RECURSE ${W})
+  file(MAKE_DIRECTORY ${W})
+  run(0 packed ${BIN}/mx-pack pack ${FM}/train-images-idx3-ubyte.gz ${W}/fm --limit ${limit}
+      --train-ratio 0.8 -q)
+endmacro()
+
+# small_lenet_config(): ${W}/lenet.yaml, the small LeNet of lenet-small.yaml.in on those files.
+macro(small_lenet_config)
+  set(WORK ${W})
+  configure_file(${SOURCE}/tests/cli/lenet-small.yaml.in ${W}/lenet.yaml @ONLY)
+endmacro()

@@ -3,17 +3,10 @@
 # a CPU without bfloat16 instructions (oneDNN capped below AVX512-BF16 with
 # ONEDNN_MAX_CPU_ISA) and an unknown precision, both exit 2.
 #   cmake -DBIN=<build>/cmd -DSOURCE=... -DWORK_DIR=... -P train_bfloat16.cmake
-set(FM /usr/share/datasets/fashion-mnist)
-
 include(${CMAKE_CURRENT_LIST_DIR}/run_program.cmake)
 
-require_fashion_mnist(${FM})
-set(W ${WORK_DIR})
-file(REMOVE_RECURSE ${W})
-file(MAKE_DIRECTORY ${W})
-run(0 out ${BIN}/mx-pack pack ${FM}/train-images-idx3-ubyte.gz ${W}/fm --limit 2000 --train-ratio 0.8 -q)
-set(WORK ${W})
-configure_file(${SOURCE}/tests/cli/lenet-small.yaml.in ${W}/lenet.yaml @ONLY)
+fashion_mnist_workspace(2000)
+small_lenet_config()
 
 # An unknown precision names where it came from.
 run(2 out ${BIN}/mx-train ${W}/lenet.yaml --precision half --run-dir ${W}/bad)

@@ -2,18 +2,11 @@
 # epoch and the batches done, and the resumed run skips exactly those batches,
 # so it ends with the very parameters of an uninterrupted run.
 #   cmake -DBIN=<build>/cmd -DINTERRUPT=<interrupt_after> -DWORK_DIR=... -P train_interrupt.cmake
-set(FM /usr/share/datasets/fashion-mnist)
-
 include(${CMAKE_CURRENT_LIST_DIR}/run_program.cmake)
-
-require_fashion_mnist(${FM})
-set(W ${WORK_DIR})
-file(REMOVE_RECURSE ${W})
-file(MAKE_DIRECTORY ${W})
 
 # 480 training images in batches of 4: 120 batches an epoch. No Dropout, so
 # every step depends only on the parameters and the batch.
-run(0 out ${BIN}/mx-pack pack ${FM}/train-images-idx3-ubyte.gz ${W}/fm --limit 600 --train-ratio 0.8 -q)
+fashion_mnist_workspace(600)
 file(WRITE ${W}/net.yaml "network:
   layers:
     - {op: Convolution, name: conv1, kernel: [5, 5], num_filter: 4}

@@ -1,18 +1,10 @@
 # pack -> train -> resume -> predict, run as a user runs the programs.
 #   cmake -DBIN=<build>/cmd -DFIXTURES=... -DSOURCE=... -DWORK_DIR=... -P train_predict.cmake
-set(FM /usr/share/datasets/fashion-mnist)
-
 include(${CMAKE_CURRENT_LIST_DIR}/run_program.cmake)
 
-require_fashion_mnist(${FM})
-set(W ${WORK_DIR})
-file(REMOVE_RECURSE ${W})
-file(MAKE_DIRECTORY ${W})
-
 # Pack 2000 images (1600 train, 400 val).
-run(0 out ${BIN}/mx-pack pack ${FM}/train-images-idx3-ubyte.gz ${W}/fm --limit 2000 --train-ratio 0.8 -q)
-set(WORK ${W})
-configure_file(${SOURCE}/tests/cli/lenet-small.yaml.in ${W}/lenet.yaml @ONLY)
+fashion_mnist_workspace(2000)
+small_lenet_config()
 
 # Train 2 epochs at once.
 run(0 out ${BIN}/mx-train ${W}/lenet.yaml --run-dir ${W}/full)

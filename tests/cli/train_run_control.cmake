@@ -4,17 +4,10 @@
 # mx-predict command, run as printed; and a typo in the data section
 # reported at its line before any data is read.
 #   cmake -DBIN=<build>/cmd -DWORK_DIR=... -P train_run_control.cmake
-set(FM /usr/share/datasets/fashion-mnist)
-
 include(${CMAKE_CURRENT_LIST_DIR}/run_program.cmake)
 
-require_fashion_mnist(${FM})
-set(W ${WORK_DIR})
-file(REMOVE_RECURSE ${W})
-file(MAKE_DIRECTORY ${W})
-
 # 480 training images in batches of 20: 24 batches an epoch.
-run(0 out ${BIN}/mx-pack pack ${FM}/train-images-idx3-ubyte.gz ${W}/fm --limit 600 --train-ratio 0.8 -q)
+fashion_mnist_workspace(600)
 set(net "network:
   layers:
     - {op: Flatten, name: flatten}
