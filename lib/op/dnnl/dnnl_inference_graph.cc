@@ -488,19 +488,8 @@ struct DnnlInferenceGraph::Impl {
     values[static_cast<size_t>(out)].scale = types.dst_scale;
     if (sum_value >= 0 && inplace_from < 0) add_reorder(sum_value, out);
 
-    ConvState state;
-    state.weight = graph_input(l, 1);
-    if (spec.conv_bias) state.bias = graph_input(l, 2);
-    state.filters = spec.conv.filters;
-    state.plain_weights = plain(cd.weights, cd.weights_tag);
-    state.weights = pd.weights_desc();
-    state.int8 = int8;
-    state.in_scale = types.src_scale;
-    state.out_scale = types.dst_scale;
-    // int8 weights are reordered with their scales, once these are known.
-    if (state.weights != state.plain_weights && !int8)
-      state.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), state.plain_weights,
-                                                                  cpu_engine(), state.weights));
+    ConvState state = weights_state(l, spec.conv_bias, spec.conv.filters,
+                                    plain(cd.weights, cd.weights_tag), pd.weights_desc(), types);
     if (fold) {
       const int bn = f.fold_batch_norm;
       state.fold = true;
@@ -550,6 +539,26 @@ struct DnnlInferenceGraph::Impl {
     e.inplace_from = inplace_from;
   }
 
+  // The weights (input 1) and bias (input 2) of layer l: `plain` as the
+  // caller has them, `prepared` as its primitive takes them.
+  ConvState weights_state(int l, bool with_bias, int64_t filters, const md& plain,
+                          const md& prepared, const ConvTypes& types) const {
+    ConvState state;
+    state.weight = graph_input(l, 1);
+    if (with_bias) state.bias = graph_input(l, 2);
+    state.filters = filters;
+    state.plain_weights = plain;
+    state.weights = prepared;
+    state.int8 = layer(l).int8;
+    state.in_scale = types.src_scale;
+    state.out_scale = types.dst_scale;
+    // int8 weights are reordered with their scales, once these are known.
+    if (prepared != plain && !state.int8)
+      state.reorder =
+          dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plain, cpu_engine(), prepared));
+    return state;
+  }
+
   // A FullyConnected layer of 2-D data (after a Flatten): oneDNN's inner
   // product, with the activation after it as a post-op; int8 as a
   // convolution is (layer_types, quantize_weights).
@@ -577,18 +586,8 @@ struct DnnlInferenceGraph::Impl {
     values[static_cast<size_t>(out)].desc = pd.dst_desc();
     values[static_cast<size_t>(out)].scale = types.dst_scale;
 
-    ConvState state;
-    state.weight = graph_input(l, 1);
-    if (with_bias) state.bias = graph_input(l, 2);
-    state.filters = spec.fc.outputs;
-    state.plain_weights = plain(weight_dims, tag::oi);
-    state.weights = pd.weights_desc();
-    state.int8 = int8;
-    state.in_scale = types.src_scale;
-    state.out_scale = types.dst_scale;
-    if (state.weights != state.plain_weights && !int8)
-      state.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), state.plain_weights,
-                                                                  cpu_engine(), state.weights));
+    ConvState state = weights_state(l, with_bias, spec.fc.outputs, plain(weight_dims, tag::oi),
+                                    pd.weights_desc(), types);
     if (with_bias && pd.bias_desc() != bias)
       throw Error("fused inference graph: oneDNN asks for a blocked bias layout");
     convs.push_back(std::move(state));
