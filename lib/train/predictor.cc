@@ -84,13 +84,11 @@ void Predictor::warn_about_int8() const {
                      << " run in float32: int8 needs oneDNN (this build has none, or MX_DNNL=0)";
     return;
   }
-#if defined(__x86_64__)
-  if (!__builtin_cpu_supports("avx512vnni")) {
+  if (!op::dnnl_int8_fast()) {
     MX_LOG(kWarning) << what
-                     << ": this CPU has no VNNI instructions (AVX512-VNNI), so oneDNN's int8 "
-                        "kernels run correctly but slower, perhaps slower than float32";
+                     << ": oneDNN has no VNNI instructions here (AVX512-VNNI or AVX-VNNI), so its "
+                        "int8 kernels run correctly but slower, perhaps slower than float32";
   }
-#endif
 }
 
 void Predictor::load_checkpoint(const std::string& model, std::optional<int> epoch) {

@@ -36,6 +36,19 @@ if(gap GREATER 100 OR gap LESS -100)
   message(FATAL_ERROR "int8 accuracy 0.${int8_acc} is more than a point from float32's 0.${fp32_acc}")
 endif()
 
+# Without VNNI instructions (oneDNN capped below them): a warning, and
+# answers within two points of float32's (oneDNN then keeps 7 bits of each
+# weight, so that its 16-bit intermediate sums cannot saturate).
+execute_process(COMMAND ${CMAKE_COMMAND} -E env ONEDNN_MAX_CPU_ISA=AVX512_CORE
+                        ${BIN}/mx-predict -m ${W}/int8 ${W}/fm_val.rec
+                RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${RUN_TIMEOUT})
+expect("${code}:${err}" "^0:.*3 int8 layers: oneDNN has no VNNI instructions here")
+string(REGEX MATCH "accuracy 0\\.([0-9]+)" _ "${out}")
+math(EXPR gap "${fp32_acc} - ${CMAKE_MATCH_1}")
+if(gap GREATER 200 OR gap LESS -200)
+  message(FATAL_ERROR "int8 without VNNI: accuracy 0.${CMAKE_MATCH_1}, float32 0.${fp32_acc}")
+endif()
+
 # Entropy calibration, one layer excluded.
 run(0 report ${BIN}/mx-quantize ${W}/fp32 ${W}/int8-kl --calibration ${W}/fm_train.rec
     --mode entropy --exclude fc2 --json)

@@ -64,6 +64,20 @@ bool dnnl_bf16_available() {
 #endif
 }
 
+bool dnnl_int8_fast() {
+#if MX_USE_DNNL
+  // oneDNN's ISA values are bit sets: each one holds the bits of those it extends.
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto has = [isa](dnnl::cpu_isa want) {
+    const auto bits = static_cast<unsigned>(want);
+    return (isa & bits) == bits;
+  };
+  return has(dnnl::cpu_isa::avx512_core_vnni) || has(dnnl::cpu_isa::avx2_vnni);
+#else
+  return false;
+#endif
+}
+
 bool dnnl_winograd_enabled() { return winograd_flag().load(std::memory_order_relaxed); }
 
 void set_dnnl_winograd_enabled(bool on) {

@@ -38,6 +38,11 @@ bool dnnl_winograd_available();
 // Without them oneDNN would emulate bfloat16 at a loss against float32.
 bool dnnl_bf16_available();
 
+// True when oneDNN is built in and may use VNNI instructions (AVX512-VNNI
+// or AVX-VNNI) here, as ONEDNN_MAX_CPU_ISA allows: int8 convolutions and
+// inner products are fast. Without them they are correct but slower.
+bool dnnl_int8_fast();
+
 // Sets a switch for a scope and restores it after.
 template <bool (*Get)(), void (*Set)(bool)>
 class ScopedSwitch {
