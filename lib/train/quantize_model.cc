@@ -105,87 +105,80 @@ void write_model(const QuantizeOptions& o, const Predictor& predictor, const gra
 
 }  // namespace
 
-QuantizeReport quantize_model(const QuantizeOptions& o) {
-  check_out_directory(o.out);
-  Predictor reference(o.model, o.epoch, Context::cpu());
-  if (reference.int8_layers() > 0)
-    throw InputError(o.model + " is quantized already (" + std::to_string(reference.int8_layers()) +
-                     " int8 layers); quantize its float32 model");
-  const Preprocess pre = resolve_preprocess(o.preprocess, reference);
-  const graph::Symbol& net = reference.symbol();
-  const auto nodes = graph::topo_order(net.outputs());
+namespace {
 
-  std::map<std::string, NodePtr> by_name;
-  for (const auto& n : nodes) by_name[n->name] = n;
+// Throws InputError for a layer in `exclude` the network does not have.
+void check_excluded(const std::vector<NodePtr>& nodes, const std::vector<std::string>& exclude) {
   std::vector<std::string> layer_names;
   for (const auto& n : nodes)
     if (!n->is_variable()) layer_names.push_back(n->name);
-  for (const auto& name : o.exclude)
-    if (!by_name.count(name) || by_name[name]->is_variable())
+  for (const auto& name : exclude)
+    if (std::find(layer_names.begin(), layer_names.end(), name) == layer_names.end())
       throw InputError("--exclude: the model has no layer '" + name + "'" +
                        did_you_mean(name, layer_names));
+}
 
-  // The values to calibrate: the data, every output a fused graph holds,
-  // and every input of a layer that can run in int8 (a Flatten's output).
+// The values to calibrate: the data, every output a fused graph holds, and
+// every input of a layer that can run in int8 (a Flatten's output).
+std::vector<NodeEntry> values_to_calibrate(const std::vector<NodePtr>& nodes,
+                                           const std::string& data_name) {
   std::set<const Node*> feeds_int8;
   for (const auto& n : nodes)
     if (!n->is_variable() && graph::can_run_int8(n->op->def().name) && n->inputs.at(0).index == 0)
       feeds_int8.insert(n->inputs.at(0).node.get());
   std::vector<NodeEntry> values;
   for (const auto& n : nodes)
-    if (fusable(*n) || n->name == reference.data_name() || feeds_int8.count(n.get()))
+    if (fusable(*n) || n->name == data_name || feeds_int8.count(n.get()))
       values.push_back(NodeEntry{n, 0, 0});
-  std::vector<op::ValueRange> ranges;
-  try {
-    ranges = calibrate(reference, values, o.mode, batches_of(o, pre));
-  } catch (const InputError& e) {
-    throw InputError("calibration data " + join(o.calibration.paths, " ") + ": " + e.what());
-  }
+  return values;
+}
 
-  // The marked copy of the network.
-  graph::Symbol marked = graph::Symbol::from_json(net.to_json(), o.model);
-  std::map<std::string, NodePtr> marked_nodes;
-  for (const auto& n : graph::topo_order(marked.outputs())) marked_nodes[n->name] = n;
-  std::map<std::string, op::ValueRange> range_of;
-  for (size_t v = 0; v < values.size(); ++v) {
-    graph::set_calibrated_range(*marked_nodes.at(values[v].node->name), ranges[v]);
-    range_of[values[v].node->name] = ranges[v];
+// The FullyConnected layers whose data is 2-D (what the fused graphs take).
+std::set<const Node*> fully_connected_of_2d_data(const graph::Symbol& net,
+                                                 const std::vector<NodePtr>& nodes,
+                                                 const std::string& data_name,
+                                                 const Shape& data_shape) {
+  const graph::Symbol internals = net.get_internals();
+  const auto inferred = internals.infer_shape({{data_name, data_shape}});
+  const auto names = internals.list_outputs();
+  std::map<std::string, Shape> shape_of;
+  for (size_t i = 0; i < names.size() && i < inferred.outputs.size(); ++i)
+    shape_of[names[i]] = inferred.outputs[i];
+  std::set<const Node*> found;
+  for (const auto& n : nodes) {
+    if (n->is_variable() || n->op->def().name != "FullyConnected") continue;
+    const NodeEntry& data = n->inputs.at(0);
+    auto it = shape_of.find(data.node->output_name(data.index));
+    if (it != shape_of.end() && it->second.ndim() == 2) found.insert(n.get());
   }
+  return found;
+}
 
-  QuantizeReport report;
-  report.model = o.model;
-  report.out = o.out;
-  report.mode = o.mode == CalibrationMode::kNaive ? "naive" : "entropy";
+// Which layers run in int8: each Convolution and FullyConnected of `nodes`
+// gets its row of the report, and the int8 ones their mark in `marked`
+// (nodes by name). Returns, per int8 layer, the value its primitive makes.
+std::vector<NodeEntry> choose_layers(const QuantizeOptions& o, const graph::Symbol& net,
+                                     const std::vector<NodePtr>& nodes,
+                                     const std::set<const Node*>& two_dimensional,
+                                     const std::map<std::string, op::ValueRange>& range_of,
+                                     std::map<std::string, NodePtr>& marked,
+                                     QuantizeReport& report) {
+  std::map<std::string, NodePtr> by_name;
   std::map<const Node*, std::vector<const Node*>> readers;
-  for (const auto& n : nodes)
+  for (const auto& n : nodes) {
+    by_name[n->name] = n;
     for (const NodeEntry& e : n->inputs) readers[e.node.get()].push_back(n.get());
+  }
   std::set<const Node*> heads;
   for (const NodeEntry& e : net.outputs()) heads.insert(e.node.get());
-  // FullyConnected layers whose data is 2-D (what the fused graphs take).
-  std::set<const Node*> two_dimensional;
-  {
-    const auto inferred =
-        net.get_internals().infer_shape({{reference.data_name(), first_batch_shape(o, pre)}});
-    const auto names = net.get_internals().list_outputs();
-    std::map<std::string, Shape> shape_of;
-    for (size_t i = 0; i < names.size() && i < inferred.outputs.size(); ++i)
-      shape_of[names[i]] = inferred.outputs[i];
-    for (const auto& n : nodes) {
-      if (n->is_variable() || n->op->def().name != "FullyConnected") continue;
-      const NodeEntry& data = n->inputs.at(0);
-      auto it = shape_of.find(data.node->output_name(data.index));
-      if (it != shape_of.end() && it->second.ndim() == 2) two_dimensional.insert(n.get());
-    }
-  }
-  std::vector<NodeEntry> ends;  // per int8 layer, the value its primitive makes
+  std::vector<NodeEntry> ends;
   for (const auto& n : nodes) {
     if (n->is_variable() || !graph::can_run_int8(n->op->def().name)) continue;
     QuantizedLayer layer;
     layer.name = n->name;
     layer.op = n->op->def().name;
     const NodeEntry& data = n->inputs.at(0);
-    const bool excluded = std::find(o.exclude.begin(), o.exclude.end(), n->name) != o.exclude.end();
-    if (excluded) {
+    if (std::find(o.exclude.begin(), o.exclude.end(), n->name) != o.exclude.end()) {
       layer.note = "excluded";
     } else if (layer.op == "FullyConnected" && !two_dimensional.count(n.get())) {
       layer.note = "its data is not 2-D: int8 FullyConnected takes it after a Flatten";
@@ -196,17 +189,24 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
       layer.input = range_of.at(data.node->name);
       const Node* end = primitive_end(n.get(), readers, heads);
       layer.output = range_of.count(end->name) ? range_of.at(end->name) : op::ValueRange{};
-      marked_nodes.at(n->name)->attrs[graph::kQuantizeAttr] = "int8";
+      marked.at(n->name)->attrs[graph::kQuantizeAttr] = "int8";
       ends.push_back(NodeEntry{by_name.at(end->name), 0, 0});
     }
     report.layers.push_back(layer);
   }
+  return ends;
+}
 
-  // int8 against float32 on the calibration data: the network's first
-  // output and each int8 primitive's output.
+// int8 against float32 on the calibration data: the network's first output
+// (relative error, top-1 agreement, accuracy when labelled) and each int8
+// primitive's output (`ends`, entries of reference's network).
+void compare_with_float32(const QuantizeOptions& o, const Preprocess& pre, Predictor& reference,
+                          const graph::Symbol& marked,
+                          const std::map<std::string, NodePtr>& marked_nodes,
+                          const std::vector<NodeEntry>& ends, QuantizeReport& report) {
   Predictor quantized(o.model, o.epoch, Context::cpu());
   std::vector<NodeEntry> marked_heads{marked.outputs().front()};
-  std::vector<NodeEntry> reference_heads{net.outputs().front()};
+  std::vector<NodeEntry> reference_heads{reference.symbol().outputs().front()};
   for (const NodeEntry& e : ends) {
     marked_heads.push_back(NodeEntry{marked_nodes.at(e.node->name), 0, 0});
     reference_heads.push_back(e);
@@ -257,6 +257,46 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
       layer.error = relative_error(diff2[measured], ref2[measured]);
       ++measured;
     }
+}
+
+}  // namespace
+
+QuantizeReport quantize_model(const QuantizeOptions& o) {
+  check_out_directory(o.out);
+  Predictor reference(o.model, o.epoch, Context::cpu());
+  if (reference.int8_layers() > 0)
+    throw InputError(o.model + " is quantized already (" + std::to_string(reference.int8_layers()) +
+                     " int8 layers); quantize its float32 model");
+  const Preprocess pre = resolve_preprocess(o.preprocess, reference);
+  const graph::Symbol& net = reference.symbol();
+  const auto nodes = graph::topo_order(net.outputs());
+  check_excluded(nodes, o.exclude);
+
+  const std::vector<NodeEntry> values = values_to_calibrate(nodes, reference.data_name());
+  std::vector<op::ValueRange> ranges;
+  try {
+    ranges = calibrate(reference, values, o.mode, batches_of(o, pre));
+  } catch (const InputError& e) {
+    throw InputError("calibration data " + join(o.calibration.paths, " ") + ": " + e.what());
+  }
+  // The marked copy of the network.
+  graph::Symbol marked = graph::Symbol::from_json(net.to_json(), o.model);
+  std::map<std::string, NodePtr> marked_nodes;
+  for (const auto& n : graph::topo_order(marked.outputs())) marked_nodes[n->name] = n;
+  std::map<std::string, op::ValueRange> range_of;
+  for (size_t v = 0; v < values.size(); ++v) {
+    graph::set_calibrated_range(*marked_nodes.at(values[v].node->name), ranges[v]);
+    range_of[values[v].node->name] = ranges[v];
+  }
+
+  QuantizeReport report;
+  report.model = o.model;
+  report.out = o.out;
+  report.mode = o.mode == CalibrationMode::kNaive ? "naive" : "entropy";
+  const auto two_dimensional =
+      fully_connected_of_2d_data(net, nodes, reference.data_name(), first_batch_shape(o, pre));
+  const auto ends = choose_layers(o, net, nodes, two_dimensional, range_of, marked_nodes, report);
+  compare_with_float32(o, pre, reference, marked, marked_nodes, ends, report);
   write_model(o, reference, marked, report);
   return report;
 }
