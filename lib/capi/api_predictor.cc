@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "graph/quantize_marks.h"
 #include "base/strings.h"
 #include "graph/symbol.h"
 #include "ndarray/params_io.h"
@@ -64,6 +65,8 @@ std::map<std::string, NDArray> read_weights(std::span<const char> bytes, Context
 std::shared_ptr<ApiPredictor::Binding> make_binding(const PredictorSpec& spec) {
   auto b = std::make_shared<ApiPredictor::Binding>();
   b->symbol = select_outputs(graph::Symbol::from_json(spec.symbol_json), spec.output_keys);
+  // A model quantized by mx-quantize runs its int8 layers as mx-predict does.
+  graph::check_quantization_marks(b->symbol, "the symbol JSON");
   const std::vector<std::string> args = b->symbol.list_arguments();
   auto check_argument = [&](const std::string& name, const char* what) {
     if (std::find(args.begin(), args.end(), name) == args.end())
