@@ -244,9 +244,9 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
           unsupported(str("output ", k, " ('", n.output(k), "') is not supported"));
         ctx.tensors[n.output(k)] = outs[static_cast<size_t>(k)];
         // A quantized input through MaxPool or a shape operator stays quantized alike.
-        if (auto q = ctx.quantized.find(n.input(0));
-            op.keeps_quantization && q != ctx.quantized.end())
-          ctx.quantized[n.output(k)] = q->second;
+        if (op.keeps_quantization && n.input_size() > 0)
+          if (auto q = ctx.quantized.find(n.input(0)); q != ctx.quantized.end())
+            ctx.quantized[n.output(k)] = q->second;
       }
     } catch (const UnsupportedModel& e) {
       throw UnsupportedModel(source + ": " + describe_node(n, i) + ": " + e.what());
