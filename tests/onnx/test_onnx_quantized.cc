@@ -223,34 +223,43 @@ TEST_CASE("an int8 network exported as QDQ imports back as the same int8 network
   }
 }
 
-TEST_CASE("mx's QDQ export of an int8 checkpoint gives ONNX Runtime's outputs") {
-  const std::string dir = kDir + "mx_export";
-  const auto c = mxo::testing::load_checkpoint(dir + "/model", "0000");
-  CHECK(graph::check_quantization_marks(c.symbol, "model-symbol.json") == 4);
-  const NDArray input = read_pb(dir + "/input_0.pb"), ort = read_pb(dir + "/output_0.pb");
-  // The exporter still writes the model ONNX Runtime ran (else regenerate the fixtures).
-  mxo::ExportOptions o;
-  o.input_shapes["data"] = Shape{1, 3, 10, 10};
-  o.doc = "Exported by mx-export from model-0000.params";
-  CHECK(mxo::export_model(c.symbol, c.args, c.aux, o).SerializeAsString() ==
-        mxo::read_model(dir + "/model.onnx").SerializeAsString());
-  // mx in float32 and int8 against ONNX Runtime on the QDQ model.
-  const double float_error = relative_error(mxo::testing::run_checkpoint(c, input), ort);
-  MESSAGE("ONNX Runtime on the QDQ export against mx in float32: ", float_error);
-  CHECK(float_error > 1e-4);  // ONNX Runtime ran it quantized
-  if (!op::dnnl_enabled()) return;
-  const NDArray int8 = mxo::testing::run_checkpoint(c, input, true);
-  const double error = relative_error(int8, ort);
-  MESSAGE("ONNX Runtime on the QDQ export against mx in int8: ", error);
-  CHECK(error < float_error / 2);
-  CHECK(error < 5e-3);
-  // The export imports back as the int8 network.
-  const mxo::ImportedModel back = mxo::import_model(dir + "/model.onnx");
-  CHECK(back.warnings.empty());
-  CHECK(back.args.count("conv1_weight") == 1);  // the parameters' names come back
-  CHECK(graph::check_quantization_marks(back.symbol, "model.onnx") == 4);
-  const NDArray again = mxo::testing::run_imported(back, {{"data", input}}, true)[0];
-  CHECK(relative_error(again, int8) < 2e-3);
+TEST_CASE("mx's QDQ exports of int8 checkpoints give ONNX Runtime's outputs") {
+  struct Case {
+    const char* name;
+    int convolutions;
+    const char* weight;
+  };
+  for (const auto& k :
+       {Case{"mx_export", 4, "conv1_weight"}, Case{"mx_export_mixed", 5, "c0_weight"}}) {
+    CAPTURE(std::string(k.name));
+    const std::string dir = kDir + k.name;
+    const auto c = mxo::testing::load_checkpoint(dir + "/model", "0000");
+    CHECK(graph::check_quantization_marks(c.symbol, "model-symbol.json") == k.convolutions);
+    const NDArray input = read_pb(dir + "/input_0.pb"), ort = read_pb(dir + "/output_0.pb");
+    // The exporter still writes the model ONNX Runtime ran (else regenerate the fixtures).
+    mxo::ExportOptions o;
+    o.input_shapes["data"] = Shape{1, 3, 10, 10};
+    o.doc = "Exported by mx-export from model-0000.params";
+    CHECK(mxo::export_model(c.symbol, c.args, c.aux, o).SerializeAsString() ==
+          mxo::read_model(dir + "/model.onnx").SerializeAsString());
+    // mx in float32 and int8 against ONNX Runtime on the QDQ model.
+    const double float_error = relative_error(mxo::testing::run_checkpoint(c, input), ort);
+    CHECK(float_error > 1e-4);  // ONNX Runtime ran it quantized
+    if (!op::dnnl_enabled()) continue;
+    const NDArray int8 = mxo::testing::run_checkpoint(c, input, true);
+    const double error = relative_error(int8, ort);
+    MESSAGE(std::string(k.name), ": ONNX Runtime on the QDQ export against mx in int8 ", error,
+            ", in float32 ", float_error);
+    CHECK(error < float_error / 2);
+    CHECK(error < 5e-3);
+    // The export imports back as the int8 network.
+    const mxo::ImportedModel back = mxo::import_model(dir + "/model.onnx");
+    CHECK(back.warnings.empty());
+    CHECK(back.args.count(k.weight) == 1);  // the parameters' names come back
+    CHECK(graph::check_quantization_marks(back.symbol, "model.onnx") == k.convolutions);
+    const NDArray again = mxo::testing::run_imported(back, {{"data", input}}, true)[0];
+    CHECK(relative_error(again, int8) < 2e-3);
+  }
 }
 
 TEST_CASE("ONNX Runtime's quantizer output imports as int8 convolutions with its outputs") {
