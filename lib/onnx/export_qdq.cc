@@ -296,8 +296,12 @@ class Int8Export {
     std::vector<float> scales(static_cast<size_t>(filters));
     for (size_t o = 0; o < scales.size(); ++o) {
       float magnitude = 0;
-      for (size_t k = 0; k < per_filter; ++k)
+      for (size_t k = 0; k < per_filter; ++k) {
+        if (!std::isfinite(values[o * per_filter + k]))
+          throw InputError("cannot export to ONNX: the weights of int8 layer '" + conv.name +
+                           "' are not all finite");
         magnitude = std::max(magnitude, std::fabs(values[o * per_filter + k]));
+      }
       const float s = magnitude > 0 ? 127.0f / magnitude : 1.0f;
       scales[o] = 1.0f / s;
       for (size_t k = 0; k < per_filter; ++k) {

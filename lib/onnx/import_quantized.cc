@@ -116,8 +116,9 @@ NDArray quantize_array(const NDArray& a, const Quantization& q, int64_t axis) {
     T* p = static_cast<T*>(out.raw_data());
     for (size_t i = 0; i < v.size(); ++i) {
       const size_t ch = q.per_tensor() ? 0 : static_cast<size_t>((i / inner) % channels);
-      const double r = std::nearbyint(static_cast<double>(v[i]) / q.scale[ch]) +
-                       static_cast<double>(q.zero_point[ch]);
+      // (NaN, which has no quantized value, as 0.)
+      const double real = std::isnan(v[i]) ? 0.0 : static_cast<double>(v[i]);
+      const double r = std::nearbyint(real / q.scale[ch]) + static_cast<double>(q.zero_point[ch]);
       p[i] =
           static_cast<T>(std::clamp<double>(r, static_cast<double>(lo), static_cast<double>(hi)));
     }
