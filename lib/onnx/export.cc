@@ -4,6 +4,7 @@
 
 #include "base/strings.h"
 #include "onnx/export_ops.h"
+#include "onnx/export_qdq.h"
 #include "onnx/model_file.h"
 #include "onnx/tensor_proto.h"
 
@@ -113,13 +114,18 @@ std::vector<std::string> exportable_operators() {
     }
   }
   if (!problems.empty()) throw InputError("cannot export to ONNX: " + join(problems, "; "));
+  // Convolutions marked int8 as QuantizeLinear/DequantizeLinear (QDQ).
+  export_int8_layers(ctx, nodes, symbol.outputs());
 
-  // Initializers for the arrays the nodes read.
-  std::set<std::string> used;
-  for (const auto& node : ctx.graph->node())
+  // Initializers for the arrays the nodes read (not those whose int8 copy
+  // a DequantizeLinear gives back under their name).
+  std::set<std::string> used, made;
+  for (const auto& node : ctx.graph->node()) {
     for (const auto& in : node.input()) used.insert(in);
+    for (const auto& out : node.output()) made.insert(out);
+  }
   for (const auto& n : nodes) {
-    if (!n->is_variable() || !used.count(n->name)) continue;
+    if (!n->is_variable() || !used.count(n->name) || made.count(n->name)) continue;
     const NDArray* array = nullptr;
     if (auto it = args.find(n->name); it != args.end()) array = &it->second;
     if (auto it = aux.find(n->name); it != aux.end()) array = &it->second;

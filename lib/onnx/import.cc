@@ -17,10 +17,14 @@ Symbol ImportContext::get(const std::string& name, bool as_aux) {
   if (auto it = tensors.find(name); it != tensors.end()) return it->second;
   auto c = constants.find(name);
   if (c == constants.end()) throw InputError("tensor '" + name + "' is used before it is made");
-  if (as_aux && args.count(name)) unsupported("'" + name + "' is used as a weight and a statistic");
-  (as_aux ? aux : args)[name] = c->second;
-  names_.insert(name);
-  Symbol v = Symbol::variable(name);
+  std::string var = name;  // the variable's name: the tensor's, or the one chosen for it
+  if (auto alias = variable_names.find(name);
+      alias != variable_names.end() && !names_.count(alias->second))
+    var = alias->second;
+  if (as_aux && args.count(var)) unsupported("'" + name + "' is used as a weight and a statistic");
+  (as_aux ? aux : args)[var] = c->second;
+  names_.insert(var);
+  Symbol v = Symbol::variable(var);
   tensors[name] = v;
   return v;
 }
@@ -124,6 +128,18 @@ std::vector<std::string> importable_operators() {
 
 namespace {
 
+bool is_default_domain(const ::onnx::NodeProto& n) {
+  return n.domain().empty() || n.domain() == "ai.onnx";
+}
+
+// The import rule of a node: its operator, "com.microsoft.NAME" for ONNX
+// Runtime's contributed operators, "" for other domains.
+std::string rule_key(const ::onnx::NodeProto& n) {
+  if (is_default_domain(n)) return n.op_type();
+  if (n.domain() == "com.microsoft") return n.domain() + "." + n.op_type();
+  return "";
+}
+
 std::string describe_node(const ::onnx::NodeProto& n, int index) {
   return str("node '", n.name().empty() ? str("#", index) : n.name(), "' (", n.op_type(), ")");
 }
@@ -166,16 +182,20 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
   std::vector<std::string> missing;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
-    const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
-    if (!default_domain || !import_rules().count(n.op_type()))
+    if (!import_rules().count(rule_key(n)))
       missing.push_back(describe_node(n, i) +
-                        (default_domain ? "" : " of domain '" + n.domain() + "'"));
+                        (is_default_domain(n) ? "" : " of domain '" + n.domain() + "'"));
   }
   if (!missing.empty())
     throw UnsupportedModel(str(source, ": ", missing.size(), " operator",
                                missing.size() == 1 ? "" : "s",
                                " not supported: ", join(missing, ", ")));
 
+  for (const auto& n : g.node()) {
+    for (const auto& name : n.input()) ctx.onnx_names.insert(name);
+    for (const auto& name : n.output()) ctx.onnx_names.insert(name);
+  }
+  for (const auto& init : g.initializer()) ctx.onnx_names.insert(init.name());
   for (const auto& init : g.initializer())
     ctx.constants[init.name()] =
         tensor_to_array(init, source + ": initializer '" + init.name() + "'");
@@ -194,7 +214,7 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
 
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
-    const ImportOp& op = import_rules().at(n.op_type());
+    const ImportOp& op = import_rules().at(rule_key(n));
     std::string base = n.name().empty() ? to_lower(n.op_type()) + str(i) : n.name();
     ImportNode node{n, ctx.unique(base)};
     try {
@@ -205,6 +225,11 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
           unsupported(str("input '", n.input(k),
                           "' is a BOOL tensor (mx takes comparison "
                           "results into And, Or, Xor, Not and Cast only)"));
+        if (auto q = ctx.quantized.find(n.input(k));
+            q != ctx.quantized.end() && !op.takes_quantized && !(op.keeps_quantization && k == 0))
+          unsupported(str("input '", n.input(k), "' is a quantized (", dtype_name(q->second.type),
+                          ") tensor, which mx reads only through DequantizeLinear, the QLinear "
+                          "operators, MaxPool and the shape operators"));
         if (n.input(k).empty() || op.non_float_inputs.count(k)) continue;
         DType t = ctx.dtype(n.input(k));
         if (t != DType::kFloat32)
@@ -218,6 +243,10 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
         if (static_cast<size_t>(k) >= outs.size())
           unsupported(str("output ", k, " ('", n.output(k), "') is not supported"));
         ctx.tensors[n.output(k)] = outs[static_cast<size_t>(k)];
+        // A quantized input through MaxPool or a shape operator stays quantized alike.
+        if (op.keeps_quantization && n.input_size() > 0)
+          if (auto q = ctx.quantized.find(n.input(0)); q != ctx.quantized.end())
+            ctx.quantized[n.output(k)] = q->second;
       }
     } catch (const UnsupportedModel& e) {
       throw UnsupportedModel(source + ": " + describe_node(n, i) + ": " + e.what());
@@ -236,6 +265,11 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
                                                  c->second.dtype() != DType::kFloat32)
       throw UnsupportedModel(str(source, ": graph output '", out.name(), "' is a constant of ",
                                  dtype_name(c->second.dtype()), " (mx's outputs are float32)"));
+    if (auto q = ctx.quantized.find(out.name()); q != ctx.quantized.end())
+      throw UnsupportedModel(str(
+          source, ": graph output '", out.name(), "' is a quantized (", dtype_name(q->second.type),
+          ") tensor (mx imports quantized models as float32: its outputs are "
+          "float32)"));
     if (ctx.booleans.count(out.name()))
       throw UnsupportedModel(str(source, ": graph output '", out.name(),
                                  "' is a BOOL tensor (mx's outputs are float32)"));
@@ -250,6 +284,7 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
   result.args = ctx.args;
   result.aux = ctx.aux;
   result.opset = ctx.opset;
+  for (const auto& w : ctx.warnings) result.warnings.push_back(source + ": " + w);
   // Inputs only read as constants (a Reshape's shape) are no longer inputs.
   auto args = result.symbol.list_arguments();
   auto aux = result.symbol.list_auxiliary_states();

@@ -33,6 +33,9 @@ struct ImportedModel {
   // The ONNX names of the graph outputs, in the order of symbol's outputs.
   std::vector<std::string> output_names;
   int opset = 0;
+  // What a quantized model's import maps only approximately, or not (a
+  // layer left in float32 and why), naming the file and node.
+  std::vector<std::string> warnings;
 };
 
 struct ImportOptions {

@@ -28,12 +28,12 @@ std::optional<std::vector<int64_t>> axes_of(ImportContext& c, const ImportNode& 
 std::vector<int64_t> onnx_pads(ImportContext& c, const ImportNode& n,
                                const std::vector<int64_t>& kernel,
                                const std::vector<int64_t>& strides,
-                               const std::vector<int64_t>& dilations) {
+                               const std::vector<int64_t>& dilations, const std::string& input) {
   const size_t nd = kernel.size();
   std::vector<int64_t> pads = n.ints("pads");
   const std::string autopad = n.s("auto_pad", "NOTSET");
   if (autopad == "SAME_UPPER" || autopad == "SAME_LOWER") {
-    Shape in = c.shape(n.input(0));
+    Shape in = c.shape(input);
     pads.assign(2 * nd, 0);
     for (size_t i = 0; i < nd; ++i) {
       const int64_t size = in[static_cast<int>(i + 2)];
@@ -60,9 +60,10 @@ std::vector<int64_t> onnx_pads(ImportContext& c, const ImportNode& n,
 std::vector<int64_t> symmetric_pads(ImportContext& c, const ImportNode& n,
                                     const std::vector<int64_t>& kernel,
                                     const std::vector<int64_t>& strides,
-                                    const std::vector<int64_t>& dilations) {
+                                    const std::vector<int64_t>& dilations,
+                                    const std::string& input) {
   const size_t nd = kernel.size();
-  std::vector<int64_t> pads = onnx_pads(c, n, kernel, strides, dilations);
+  std::vector<int64_t> pads = onnx_pads(c, n, kernel, strides, dilations, input);
   for (size_t i = 0; i < nd; ++i)
     if (pads[i] != pads[i + nd]) unsupported(str("asymmetric padding (", tuple(pads), ")"));
   return {pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(nd)};
@@ -78,8 +79,12 @@ std::vector<int64_t> per_axis(const ImportNode& n, const char* attr, size_t nd) 
   return v;
 }
 
-std::vector<Symbol> conv(ImportContext& c, const ImportNode& n, bool transposed) {
-  Shape w = c.shape(n.input(1));
+}  // namespace
+
+std::vector<Symbol> import_conv(ImportContext& c, const ImportNode& n, bool transposed,
+                                const std::array<std::string, 3>& inputs) {
+  const auto& [x_name, w_name, b_name] = inputs;
+  Shape w = c.shape(w_name);
   if (!w.is_known()) unsupported("the weight's shape must be known");
   if (w.ndim() < 3) throw InputError("the weight " + w.to_string() + " has fewer than 3 axes");
   std::vector<int64_t> kernel = n.ints("kernel_shape");
@@ -92,11 +97,11 @@ std::vector<Symbol> conv(ImportContext& c, const ImportNode& n, bool transposed)
           {"stride", tuple(strides)},
           {"dilate", tuple(dilations)},
           {"num_group", std::to_string(group)},
-          {"no_bias", boolean(n.input(2).empty())}};
-  std::vector<Symbol> in{c.get(n.input(0)), c.get(n.input(1))};
-  if (!n.input(2).empty()) in.push_back(c.get(n.input(2)));
+          {"no_bias", boolean(b_name.empty())}};
+  std::vector<Symbol> in{c.get(x_name), c.get(w_name)};
+  if (!b_name.empty()) in.push_back(c.get(b_name));
   if (!transposed) {
-    a["pad"] = tuple(symmetric_pads(c, n, kernel, strides, dilations));
+    a["pad"] = tuple(symmetric_pads(c, n, kernel, strides, dilations, x_name));
     a["num_filter"] = std::to_string(w[0]);
     return {c.op("Convolution", n.name, a, in)};
   }
@@ -110,7 +115,7 @@ std::vector<Symbol> conv(ImportContext& c, const ImportNode& n, bool transposed)
   if (target.size() > nd)
     target.erase(target.begin(), target.end() - static_cast<std::ptrdiff_t>(nd));
   if (!target.empty() || autopad == "SAME_UPPER" || autopad == "SAME_LOWER") {
-    Shape x = c.shape(n.input(0));
+    Shape x = c.shape(x_name);
     pads.assign(2 * nd, 0);
     for (size_t i = 0; i < nd; ++i) {
       const int64_t size = x[static_cast<int>(i + 2)];
@@ -142,6 +147,8 @@ std::vector<Symbol> conv(ImportContext& c, const ImportNode& n, bool transposed)
   return {c.op("Deconvolution", n.name, a, in)};
 }
 
+namespace {
+
 std::vector<Symbol> pool(ImportContext& c, const ImportNode& n, const std::string& type) {
   if (n.num_outputs_used() > 1) unsupported("the Indices output");
   std::vector<int64_t> kernel = n.ints("kernel_shape");
@@ -150,7 +157,7 @@ std::vector<Symbol> pool(ImportContext& c, const ImportNode& n, const std::strin
   auto strides = per_axis(n, "strides", nd), dilations = per_axis(n, "dilations", nd);
   for (int64_t d : dilations)
     if (d != 1) unsupported("dilated pooling");
-  std::vector<int64_t> pads = onnx_pads(c, n, kernel, strides, dilations);
+  std::vector<int64_t> pads = onnx_pads(c, n, kernel, strides, dilations, n.input(0));
   std::vector<int64_t> pad(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(nd));
   bool full = n.i("ceil_mode", 0) != 0;
   const bool include_pad = type == "avg" && n.i("count_include_pad", 0) != 0;
@@ -180,11 +187,14 @@ std::vector<Symbol> pool(ImportContext& c, const ImportNode& n, const std::strin
   return {c.op("Pooling", n.name, a, {c.get(n.input(0))})};
 }
 
+}  // namespace
+
 // x OP y with ONNX's broadcasting; a one-element constant becomes a scalar operand.
-std::vector<Symbol> arithmetic(ImportContext& c, const ImportNode& n, const std::string& name) {
+std::vector<Symbol> import_arithmetic(ImportContext& c, const ImportNode& n,
+                                      const std::string& name, const std::string& x,
+                                      const std::string& y) {
   if (n.i("broadcast", 0) != 0 && n.has("axis"))
     unsupported("broadcasting along a given axis (opsets before 7)");
-  const std::string x = n.input(0), y = n.input(1);
   auto scalar_of = [&](const std::string& t, const std::string& other) -> std::optional<double> {
     const NDArray* a = c.constant(t);
     if (!a || a->size() != 1 || c.tensors.count(t)) return std::nullopt;
@@ -219,6 +229,12 @@ std::vector<Symbol> arithmetic(ImportContext& c, const ImportNode& n, const std:
     return {c.op("exp", n.name, {}, {prod})};
   }
   return {c.op("broadcast_" + name, n.name, {}, {c.get(x), c.get(y)})};
+}
+
+namespace {
+
+std::vector<Symbol> arithmetic(ImportContext& c, const ImportNode& n, const std::string& name) {
+  return import_arithmetic(c, n, name, n.input(0), n.input(1));
 }
 
 // Equal, Greater, Less, GreaterOrEqual, LessOrEqual: MXNet's comparisons
@@ -327,13 +343,16 @@ Symbol squeeze_one(ImportContext& c, const std::string& name, const Symbol& x, i
   return reshape(c, name, codes, x);
 }
 
-std::vector<Symbol> matmul(ImportContext& c, const ImportNode& n) {
-  const int ra = c.rank(n.input(0)), rb = c.rank(n.input(1));
-  Symbol a = c.get(n.input(0)), b = c.get(n.input(1));
+}  // namespace
+
+std::vector<Symbol> import_matmul(ImportContext& c, const ImportNode& n, const std::string& a_name,
+                                  const std::string& b_name) {
+  const int ra = c.rank(a_name), rb = c.rank(b_name);
+  Symbol a = c.get(a_name), b = c.get(b_name);
   if (rb <= 2) return {c.op("dot", n.name, {}, {a, b})};
   if (ra != rb) unsupported(str("MatMul of ranks ", ra, " and ", rb, " (broadcast batches)"));
   if (ra == 3) return {c.op("batch_dot", n.name, {}, {a, b})};
-  Shape sa = c.shape(n.input(0)), sb = c.shape(n.input(1));
+  Shape sa = c.shape(a_name), sb = c.shape(b_name);
   for (int i = 0; i < ra - 2; ++i)
     if (sa[i] != sb[i] || sa[i] < 0) unsupported("MatMul with broadcast or unknown batch axes");
   Attrs flat{{"shape", "(-1, 0, 0)"}, {"reverse", "True"}};
@@ -344,6 +363,8 @@ std::vector<Symbol> matmul(ImportContext& c, const ImportNode& n) {
   out.push_back(sb[rb - 1]);
   return {reshape(c, n.name, out, prod)};
 }
+
+namespace {
 
 std::vector<Symbol> gemm(ImportContext& c, const ImportNode& n) {
   const float alpha = n.f("alpha", 1), beta = n.f("beta", 1);
@@ -526,10 +547,21 @@ void simple(std::map<std::string, ImportOp>& r, const std::string& onnx, const s
 
 // Convolutions, products, pooling, normalization, activations, softmax.
 void add_layer_import_rules(std::map<std::string, ImportOp>& r) {
-  r["Conv"] = {[](ImportContext& c, const ImportNode& n) { return conv(c, n, false); }, {}};
-  r["ConvTranspose"] = {[](ImportContext& c, const ImportNode& n) { return conv(c, n, true); }, {}};
+  r["Conv"] = {[](ImportContext& c, const ImportNode& n) {
+                 auto out = import_conv(c, n, false, {n.input(0), n.input(1), n.input(2)});
+                 mark_int8_convolution(c, n, out[0]);
+                 return out;
+               },
+               {}};
+  r["ConvTranspose"] = {[](ImportContext& c, const ImportNode& n) {
+                          return import_conv(c, n, true, {n.input(0), n.input(1), n.input(2)});
+                        },
+                        {}};
   r["Gemm"] = {gemm, {}};
-  r["MatMul"] = {matmul, {}};
+  r["MatMul"] = {[](ImportContext& c, const ImportNode& n) {
+                   return import_matmul(c, n, n.input(0), n.input(1));
+                 },
+                 {}};
   r["MaxPool"] = {[](ImportContext& c, const ImportNode& n) { return pool(c, n, "max"); }, {}};
   r["AveragePool"] = {[](ImportContext& c, const ImportNode& n) { return pool(c, n, "avg"); }, {}};
   for (auto [onnx, type] :
@@ -762,6 +794,7 @@ const std::map<std::string, ImportOp>& import_rules() {
   static const std::map<std::string, ImportOp> rules = [] {
     auto r = make_rules();
     add_sequence_import_rules(r);
+    add_quantized_import_rules(r);
     return r;
   }();
   return rules;

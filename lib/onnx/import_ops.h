@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
@@ -18,6 +19,21 @@
 
 namespace mx::onnx {
 
+// How a tensor is quantized (QuantizeLinear, DequantizeLinear and the
+// QLinear operators): real = (stored - zero_point) * scale, per tensor (one
+// value each) or per slice along `axis`.
+struct Quantization {
+  std::vector<float> scale;
+  std::vector<int64_t> zero_point;
+  DType type = DType::kUint8;  // of the stored values: uint8, int8 (int32 for a bias)
+  int64_t axis = 1;
+  bool per_tensor() const { return scale.size() == 1; }
+  bool operator==(const Quantization& o) const {
+    return scale == o.scale && zero_point == o.zero_point && type == o.type &&
+           (per_tensor() || axis == o.axis);
+  }
+};
+
 class ImportContext {
  public:
   int opset = 0;
@@ -30,6 +46,23 @@ class ImportContext {
   // MXNet's comparison operators give them. They may only go into operators
   // whose rule takes them (ImportOp::takes_booleans), never a graph output.
   std::set<std::string> booleans;
+  // Quantized (integer) tensors that QuantizeLinear and the QLinear
+  // operators make: `tensors` holds their real values in float32, as mx
+  // computes them; they may only go into operators whose rule takes them
+  // (ImportOp::takes_quantized, keeps_quantization), never a graph output.
+  std::map<std::string, Quantization> quantized;
+  // Float tensors that are DequantizeLinear(QuantizeLinear(x)) (QDQ): read
+  // quantized so by their consumers.
+  std::map<std::string, Quantization> requantized;
+  // Constants that DequantizeLinear made of integer initializers (weights).
+  std::map<std::string, Quantization> dequantized_constants;
+  // The mx name of a constant's variable where it is not its ONNX name.
+  std::map<std::string, std::string> variable_names;
+  // Every tensor name the ONNX graph uses (made names must avoid them).
+  std::set<std::string> onnx_names;
+  // What the import maps only approximately or not at all (int8 layers left
+  // in float32, ranges mx holds differently), for the caller to show.
+  std::vector<std::string> warnings;
 
   // The mx symbol of tensor `name`; a constant becomes a variable (an
   // argument, or an auxiliary state with `as_aux`).
@@ -78,11 +111,40 @@ struct ImportOp {
   std::set<int> non_float_inputs;
   // And, Or, Xor, Not and Cast: operands may be ImportContext::booleans.
   bool takes_booleans = false;
+  // DequantizeLinear and the QLinear operators: operands may be
+  // ImportContext::quantized.
+  bool takes_quantized = false;
+  // MaxPool, Reshape, Flatten, ...: commute with dequantization, so a
+  // quantized input 0 gives outputs quantized alike.
+  bool keeps_quantization = false;
 };
 const std::map<std::string, ImportOp>& import_rules();
 
 // Rules of the sequence operators (import_sequence.cc): LSTM, GRU, RNN and
 // LayerNormalization.
 void add_sequence_import_rules(std::map<std::string, ImportOp>& rules);
+
+// Rules of the quantized operators (import_quantized.cc): QuantizeLinear,
+// DequantizeLinear, QLinearConv, QLinearMatMul, and ONNX Runtime's
+// com.microsoft QLinearAdd and QLinearGlobalAveragePool (keyed
+// "com.microsoft.NAME"). They also mark the operators that keep a quantized
+// input's quantization.
+void add_quantized_import_rules(std::map<std::string, ImportOp>& rules);
+
+// The float rules on named tensors, for the quantized operators: Conv or
+// ConvTranspose of (data, weight, bias; "" for none), MatMul, and Add, Sub,
+// Mul, Div, Pow ("add", "sub", ...) with ONNX's broadcasting.
+std::vector<graph::Symbol> import_conv(ImportContext& c, const ImportNode& n, bool transposed,
+                                       const std::array<std::string, 3>& inputs);
+std::vector<graph::Symbol> import_matmul(ImportContext& c, const ImportNode& n,
+                                         const std::string& a, const std::string& b);
+std::vector<graph::Symbol> import_arithmetic(ImportContext& c, const ImportNode& n,
+                                             const std::string& op, const std::string& x,
+                                             const std::string& y);
+// After the Conv rule: marks `conv` int8 (graph/quantize_marks.h) when its
+// data is DequantizeLinear(QuantizeLinear(x)) and its weights a
+// DequantizeLinear of int8 values with zero point 0; where only one of
+// them is, says in a warning why it stays float32.
+void mark_int8_convolution(ImportContext& c, const ImportNode& n, const graph::Symbol& conv);
 
 }  // namespace mx::onnx

@@ -120,6 +120,7 @@ void Predictor::load_onnx(const std::string& path) {
 #if MX_HAVE_ONNX
   if (!fs::exists(path)) throw InputError(path + " does not exist");
   onnx::ImportedModel imported = onnx::import_model(path);
+  for (const auto& warning : imported.warnings) MX_LOG(kWarning) << warning;
   onnx_path_ = path;
   symbol_ = imported.symbol;
   for (const auto& [name, array] : imported.args) params_[name] = array.copy_to(ctx_);

@@ -12,11 +12,15 @@
 namespace mx::onnx::testing {
 
 // `values`: arrays for the graph inputs (and anything else to bind by name).
+// `fused`: as mx-predict binds, with the inference fusion (oneDNN graphs,
+// int8 layers in int8); `stats` then gets what the fused graphs made.
 inline std::vector<NDArray> run_imported(const ImportedModel& model,
-                                         const std::map<std::string, NDArray>& values) {
+                                         const std::map<std::string, NDArray>& values,
+                                         bool fused = false, op::FusedGraphStats* stats = nullptr) {
   std::map<std::string, NDArray> args, aux;
   BindOptions options;
   options.for_training = false;
+  options.fuse_inference = fused;
   auto pick = [&](const std::string& name) -> NDArray {
     if (auto it = values.find(name); it != values.end()) return it->second;
     if (auto it = model.args.find(name); it != model.args.end()) return it->second;
@@ -29,6 +33,7 @@ inline std::vector<NDArray> run_imported(const ImportedModel& model,
   }
   for (const auto& name : model.symbol.list_auxiliary_states()) aux[name] = pick(name);
   Executor exe(model.symbol, args, {}, aux, options);
+  if (stats) *stats = exe.fused_stats();
   exe.forward(false);
   std::vector<NDArray> outputs;
   for (const auto& o : exe.outputs()) outputs.push_back(o.copy());

@@ -1,0 +1,369 @@
+// int8 in ONNX: mx's int8 networks (graph/quantize_marks.h) export as QDQ
+// models that ONNX Runtime runs as mx does, and import back as the same
+// int8 networks; ONNX Runtime's quantizer output (QDQ and QOperator) of a
+// small residual network imports as int8 convolutions that give ONNX
+// Runtime's outputs (scripts/fixtures/make_onnx_quantized_fixtures.py).
+#include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "../graph/inference_nets.h"
+#include "base/error.h"
+#include "error_text.h"
+#include "graph/quantize_marks.h"
+#include "onnx/export.h"
+#include "onnx/import.h"
+#include "onnx/model_file.h"
+#include "onnx_fixtures.h"
+#include "op/dnnl/dnnl_switch.h"
+#include "run_model.h"
+
+using namespace mx;
+using namespace mx::test_nets;
+namespace mxo = mx::onnx;
+using mxo::testing::read_pb;
+
+namespace {
+
+const std::string kDir = std::string(MX_FIXTURES_DIR) + "/onnx/quantized/";
+
+// ||got - want|| / ||want||.
+double relative_error(const NDArray& got, const NDArray& want) {
+  REQUIRE(got.shape() == want.shape());
+  const auto a = got.to_vector<float>(), b = want.to_vector<float>();
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    ref += double(b[i]) * b[i];
+  }
+  return std::sqrt(diff / ref);
+}
+
+std::map<std::string, int> op_counts(const ::onnx::ModelProto& m) {
+  std::map<std::string, int> ops;
+  for (const auto& n : m.graph().node()) ++ops[n.op_type()];
+  return ops;
+}
+
+const ::onnx::TensorProto* initializer(const ::onnx::ModelProto& m, const std::string& name) {
+  for (const auto& t : m.graph().initializer())
+    if (t.name() == name) return &t;
+  return nullptr;
+}
+
+// Marks every convolution of `net` int8 and gives the data and every
+// operator's first output the range `values` computes on `data` (as
+// mx-quantize's naive calibration does).
+void mark_int8(const graph::Symbol& net, const std::map<std::string, NDArray>& params,
+               const std::map<std::string, NDArray>& aux, const NDArray& data) {
+  std::vector<graph::NodeEntry> entries;
+  for (const auto& node : graph::topo_order(net.outputs()))
+    if (!node->is_variable() || node->name == "data") entries.push_back({node, 0, 0});
+  graph::Symbol internals(entries);
+  mxo::ImportedModel all;
+  all.symbol = internals;
+  all.args = params;
+  all.aux = aux;
+  const auto values = mxo::testing::run_imported(all, {{"data", data}});
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto v = values[i].to_vector<float>();
+    const auto [low, high] = std::minmax_element(v.begin(), v.end());
+    graph::set_calibrated_range(*entries[i].node, op::ValueRange{*low, *high});
+    if (!entries[i].node->is_variable() && entries[i].node->op->def().name == "Convolution")
+      entries[i].node->attrs[graph::kQuantizeAttr] = "int8";
+  }
+}
+
+// A network with random parameters, its int8 marks calibrated on `data`.
+struct Int8Net {
+  graph::Symbol symbol;
+  std::map<std::string, NDArray> args, aux;
+  NDArray data;
+
+  Int8Net(const graph::Symbol& net, const Shape& shape, uint64_t seed) : symbol(net) {
+    BindOptions options;
+    options.for_training = false;
+    auto exe = Executor::simple_bind(net, {{"data", shape}}, options);
+    std::mt19937_64 rng(seed);
+    for (const auto& [name, a] : exe->arg_dict()) {
+      fill_uniform(a, rng, name == "data" ? -1.0 : -0.5, name == "data" ? 1.0 : 0.5);
+      if (name == "data")
+        data = a.copy();
+      else
+        args[name] = a.copy();
+    }
+    for (const auto& [name, a] : exe->aux_dict()) {
+      fill_uniform(a, rng, name.find("var") != std::string::npos ? 0.5 : -0.2, 1.5);
+      aux[name] = a.copy();
+    }
+    mark_int8(symbol, args, aux, data);
+  }
+
+  // mx's output, in int8 (fused) or float32 (layer by layer).
+  NDArray run(bool fused, op::FusedGraphStats* stats = nullptr) const {
+    mxo::ImportedModel m;
+    m.symbol = symbol;
+    m.args = args;
+    m.aux = aux;
+    return mxo::testing::run_imported(m, {{"data", data}}, fused, stats)[0];
+  }
+
+  ::onnx::ModelProto export_onnx(int opset = 13) const {
+    mxo::ExportOptions o;
+    o.opset = opset;
+    o.input_shapes["data"] = data.shape();
+    return mxo::export_model(symbol, args, aux, o);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("an int8 network exports as QDQ: int8 weights per channel, int32 biases") {
+  // A biased convolution, a BatchNorm + ReLU, max pooling, a residual addition.
+  graph::Symbol x = act(conv(var("data"), "c0", 8, 3, 1, 1, true), "r0");
+  x = pool(x, "p0", {{"kernel", "(2, 2)"}, {"stride", "(2, 2)"}, {"pool_type", "max"}});
+  graph::Symbol h = act(bn(conv(x, "c1", 8, 3, 1, 1), "bn1"), "r1");
+  h = conv(h, "c2", 8, 3, 1, 1, true);
+  const graph::Symbol net = head(act(add(h, x, "sum"), "r2"), 4);
+  const Int8Net n(net, Shape{2, 3, 8, 8}, 7);
+  const ::onnx::ModelProto m = n.export_onnx();
+  mxo::parse_model(m.SerializeAsString(), "exported");  // onnx::checker
+  auto ops = op_counts(m);
+  // The data for c0; r0 (read by the pooling before c1) and p0 (c1's input
+  // and the addend of c2's addition), r1 (c2's input): held in int8 between
+  // the layers. r2 goes to the float32 head: not quantized.
+  CHECK(ops["QuantizeLinear"] == 4);
+  // ... and the weights of the three convolutions, the biases of two.
+  CHECK(ops["DequantizeLinear"] == 4 + 3 + 2);
+  CHECK(ops["Conv"] == 3);
+
+  // c0's weights: int8 per output channel, each channel's largest magnitude 127.
+  const auto* w = initializer(m, "c0_weight_quantized");
+  REQUIRE(w != nullptr);
+  CHECK(w->data_type() == ::onnx::TensorProto::INT8);
+  const NDArray wq = mxo::tensor_to_array(*w, "w");
+  const auto values = wq.to_vector<int8_t>();
+  const NDArray& real = n.args.at("c0_weight");
+  const auto rv = real.to_vector<float>();
+  const auto scales =
+      mxo::tensor_to_array(*initializer(m, "c0_weight_scale"), "s").to_vector<float>();
+  REQUIRE(scales.size() == 8);
+  for (size_t o = 0; o < 8; ++o) {
+    int largest = 0;
+    for (size_t k = 0; k < 27; ++k) {
+      largest = std::max(largest, std::abs(int(values[o * 27 + k])));
+      CHECK(std::fabs(values[o * 27 + k] * scales[o] - rv[o * 27 + k]) <= scales[o] / 2 * 1.001f);
+    }
+    CHECK(largest == 127);
+  }
+  // The bias in int32 at the input's scale times the weights'.
+  const auto* b = initializer(m, "c0_bias_quantized");
+  REQUIRE(b != nullptr);
+  CHECK(b->data_type() == ::onnx::TensorProto::INT32);
+  const auto bias_scales =
+      mxo::tensor_to_array(*initializer(m, "c0_bias_scale"), "s").to_vector<float>();
+  const float data_scale =
+      mxo::tensor_to_array(*initializer(m, "data_scale"), "s").to_vector<float>()[0];
+  const auto data_range =
+      graph::calibrated_range(*n.symbol.get_internals()["data"].outputs()[0].node);
+  REQUIRE(data_range);
+  // Data with negative values: int8, symmetric.
+  CHECK(data_scale == doctest::Approx(std::max(-data_range->min, data_range->max) / 127));
+  CHECK(initializer(m, "data_zero_point")->data_type() == ::onnx::TensorProto::INT8);
+  CHECK(initializer(m, "r0_output_zero_point")->data_type() == ::onnx::TensorProto::UINT8);
+  for (size_t o = 0; o < 8; ++o)
+    CHECK(bias_scales[o] == doctest::Approx(data_scale * scales[o]).epsilon(1e-6));
+  // The weights' float32 initializers are gone: DequantizeLinear gives them back by name.
+  CHECK(initializer(m, "c0_weight") == nullptr);
+  CHECK(initializer(m, "fc_weight") != nullptr);
+
+  // Below opset 13 DequantizeLinear has no axis: refused.
+  CHECK(mx::test::error_text<Error>([&] { n.export_onnx(11); }) ==
+        "cannot export to ONNX: the int8 convolutions ('c0', 'c1', 'c2') need opset 13 or later "
+        "(their weights are quantized per output channel, DequantizeLinear's axis)");
+}
+
+TEST_CASE("an int8 network exported as QDQ imports back as the same int8 network") {
+  if (!op::dnnl_enabled()) {
+    MESSAGE("skipped: no oneDNN (int8 runs in oneDNN's fused graphs)");
+    return;
+  }
+  struct Case {
+    const char* name;
+    graph::Symbol net;
+    Shape data;
+    int convolutions;
+  };
+  for (const auto& c :
+       {Case{"ResNet v2", resnet_v2(), Shape{2, 3, 16, 16}, 12},
+        Case{"ResNet v1 blocks, groups, tanh, sigmoid", mixed_net(), Shape{3, 3, 12, 12}, 7}}) {
+    INFO(std::string(c.name));
+    const Int8Net n(c.net, c.data, 11);
+    op::FusedGraphStats stats;
+    const NDArray int8 = n.run(true, &stats);
+    CHECK(stats.int8_convolutions == c.convolutions);
+    const mxo::ImportedModel back =
+        mxo::import_model(mxo::parse_model(n.export_onnx().SerializeAsString(), "x"), "qdq.onnx");
+    CHECK(back.warnings.empty());
+    CHECK(graph::check_quantization_marks(back.symbol, "qdq.onnx") == c.convolutions);
+    op::FusedGraphStats back_stats;
+    const NDArray again =
+        mxo::testing::run_imported(back, {{"data", n.data}}, true, &back_stats)[0];
+    CHECK(back_stats.int8_convolutions == c.convolutions);
+    const double error = relative_error(again, int8);
+    MESSAGE(std::string(c.name), ": imported QDQ export against the int8 network, relative error ",
+            error);
+    CHECK(error < 2e-3);
+    // Both are int8 within int8's rounding of float32.
+    CHECK(relative_error(again, n.run(false)) < 0.03);
+  }
+}
+
+TEST_CASE("mx's QDQ exports of int8 checkpoints give ONNX Runtime's outputs") {
+  struct Case {
+    const char* name;
+    int convolutions;
+    const char* weight;
+  };
+  for (const auto& k :
+       {Case{"mx_export", 4, "conv1_weight"}, Case{"mx_export_mixed", 5, "c0_weight"}}) {
+    CAPTURE(std::string(k.name));
+    const std::string dir = kDir + k.name;
+    const auto c = mxo::testing::load_checkpoint(dir + "/model", "0000");
+    CHECK(graph::check_quantization_marks(c.symbol, "model-symbol.json") == k.convolutions);
+    const NDArray input = read_pb(dir + "/input_0.pb"), ort = read_pb(dir + "/output_0.pb");
+    // The exporter still writes the model ONNX Runtime ran (else regenerate the fixtures).
+    mxo::ExportOptions o;
+    o.input_shapes["data"] = Shape{1, 3, 10, 10};
+    o.doc = "Exported by mx-export from model-0000.params";
+    CHECK(mxo::export_model(c.symbol, c.args, c.aux, o).SerializeAsString() ==
+          mxo::read_model(dir + "/model.onnx").SerializeAsString());
+    // mx in float32 and int8 against ONNX Runtime on the QDQ model.
+    const double float_error = relative_error(mxo::testing::run_checkpoint(c, input), ort);
+    CHECK(float_error > 1e-4);  // ONNX Runtime ran it quantized
+    if (!op::dnnl_enabled()) continue;
+    const NDArray int8 = mxo::testing::run_checkpoint(c, input, true);
+    const double error = relative_error(int8, ort);
+    MESSAGE(std::string(k.name), ": ONNX Runtime on the QDQ export against mx in int8 ", error,
+            ", in float32 ", float_error);
+    CHECK(error < float_error / 2);
+    CHECK(error < 5e-3);
+    // The export imports back as the int8 network.
+    const mxo::ImportedModel back = mxo::import_model(dir + "/model.onnx");
+    CHECK(back.warnings.empty());
+    CHECK(back.args.count(k.weight) == 1);  // the parameters' names come back
+    CHECK(graph::check_quantization_marks(back.symbol, "model.onnx") == k.convolutions);
+    const NDArray again = mxo::testing::run_imported(back, {{"data", input}}, true)[0];
+    CHECK(relative_error(again, int8) < 2e-3);
+  }
+}
+
+TEST_CASE("ONNX Runtime's quantizer output imports as int8 convolutions with its outputs") {
+  struct Case {
+    const char* name;
+    bool asymmetric;  // uint8 activations with zero points (ONNX Runtime's default)
+  };
+  for (const auto& c :
+       {Case{"ort_qdq", true}, Case{"ort_qdq_symmetric", false}, Case{"ort_qoperator", true}}) {
+    CAPTURE(c.name);
+    const std::string dir = kDir + c.name;
+    const mxo::ImportedModel m = mxo::import_model(dir + "/model.onnx");
+    CHECK(graph::check_quantization_marks(m.symbol, c.name) == 3);
+    REQUIRE(m.inputs.size() == 1);
+    // The int8 initializers become float32 parameters, named without "_quantized".
+    CHECK(m.args.count("conv1.weight") == 1);
+    CHECK(m.args.at("conv1.weight").dtype() == DType::kFloat32);
+    // The input has negative values: with a zero point, mx holds it as
+    // symmetric int8 over the same range, and says so.
+    std::string warnings;
+    for (const auto& w : m.warnings) warnings += w + "\n";
+    INFO(warnings);
+    if (c.asymmetric) {
+      REQUIRE(m.warnings.size() == 1);
+      CHECK(m.warnings[0].find(dir + "/model.onnx: node 'conv1") == 0);
+      CHECK(m.warnings[0].find("(asymmetric); mx holds it as symmetric int8 over the same range") !=
+            std::string::npos);
+    } else {
+      CHECK(m.warnings.empty());
+    }
+    const NDArray input = read_pb(dir + "/input_0.pb"), ort = read_pb(dir + "/output_0.pb");
+    const NDArray float_ort = read_pb(dir + "/float_output_0.pb");
+    // Layer by layer (float32, the dequantized weights): the float model's
+    // output within the weights' and activations' quantization.
+    const NDArray plain = mxo::testing::run_imported(m, {{"input", input}})[0];
+    CHECK(relative_error(plain, float_ort) < 0.03);
+    if (!op::dnnl_enabled()) continue;
+    op::FusedGraphStats stats;
+    const NDArray int8 = mxo::testing::run_imported(m, {{"input", input}}, true, &stats)[0];
+    CHECK(stats.int8_convolutions == 3);
+    // mx's int8 gives ONNX Runtime's int8 within the rounding of the values
+    // that mx keeps in float32 and ONNX Runtime quantizes (the residual
+    // addition and what follows it), and on another grid for the
+    // asymmetric input: within 1%, closer than the float model is.
+    const double error = relative_error(int8, ort), quantized = relative_error(ort, float_ort);
+    MESSAGE(std::string(c.name), ": against ONNX Runtime, mx int8 ", error, ", mx float32 ",
+            relative_error(plain, ort), "; ONNX Runtime against the float model ", quantized);
+    CHECK(error < 0.01);
+    CHECK(error < 0.8 * quantized);
+  }
+}
+
+TEST_CASE("quantized patterns mx cannot map import as float32 with a warning, or are refused") {
+  const std::string path = kDir + "ort_qdq/model.onnx";
+  SUBCASE("weights with a nonzero zero point") {
+    ::onnx::ModelProto m = mxo::read_model(path);
+    bool found = false;
+    for (auto& t : *m.mutable_graph()->mutable_initializer())
+      if (t.name() == "conv2.weight_zero_point") {
+        if (t.has_raw_data()) {
+          std::string raw = t.raw_data();
+          for (char& b : raw) b = 3;
+          t.set_raw_data(raw);
+        }
+        for (int i = 0; i < t.int32_data_size(); ++i) t.set_int32_data(i, 3);
+        found = true;
+      }
+    REQUIRE(found);
+    const mxo::ImportedModel back = mxo::import_model(m, "w.onnx");
+    CHECK(graph::check_quantization_marks(back.symbol, "w.onnx") == 2);
+    std::vector<std::string> float_layers;
+    for (const auto& w : back.warnings)
+      if (w.find("runs in float32") != std::string::npos) float_layers.push_back(w);
+    REQUIRE(float_layers.size() == 1);
+    CHECK(float_layers[0] ==
+          "w.onnx: node 'conv2' (Conv) runs in float32: its weights are int8 with a nonzero "
+          "zero point, and mx's int8 convolutions take symmetric int8 weights");
+  }
+  SUBCASE("a quantized graph output") {
+    ::onnx::ModelProto m = mxo::read_model(kDir + "ort_qoperator/model.onnx");
+    auto* g = m.mutable_graph();
+    REQUIRE(g->node(g->node_size() - 1).op_type() == "DequantizeLinear");
+    const std::string q = g->node(g->node_size() - 1).input(0);
+    g->mutable_node()->RemoveLast();
+    g->mutable_output(0)->set_name(q);
+    g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+        ::onnx::TensorProto::UINT8);
+    CHECK(mx::test::error_text<Error>([&] { mxo::import_model(m, "q.onnx"); }) ==
+          "q.onnx: graph output '" + q +
+              "' is a quantized (uint8) tensor (mx imports quantized models as float32: its "
+              "outputs are float32)");
+  }
+  SUBCASE("a quantized tensor into an operator that does not take one") {
+    ::onnx::ModelProto m = mxo::read_model(kDir + "ort_qoperator/model.onnx");
+    std::string in;
+    for (auto& n : *m.mutable_graph()->mutable_node())
+      if (n.op_type() == "Flatten") {
+        n.set_op_type("Relu");
+        in = n.input(0);
+      }
+    REQUIRE(!in.empty());
+    CHECK(mx::test::error_text<Error>([&] { mxo::import_model(m, "r.onnx"); }) ==
+          "r.onnx: node 'flatten' (Relu): input '" + in +
+              "' is a quantized (uint8) tensor, which mx reads only through DequantizeLinear, the "
+              "QLinear operators, MaxPool and the shape operators");
+  }
+}
