@@ -108,7 +108,9 @@ NDArray quantize_array(const NDArray& a, const Quantization& q, int64_t axis) {
       throw InputError(str("the scale has ", q.scale.size(), " values for ", channels,
                            " slices along axis ", axis));
   }
-  const auto [lo, hi] = type_limits(q.type);
+  // Not a structured binding: clang before 16 cannot capture one in a lambda.
+  const auto limits = type_limits(q.type);
+  const auto lo = limits.first, hi = limits.second;
   NDArray out(s, Context::cpu(), q.type);
   out.wait_to_read();
   dispatch_dtype(q.type, [&](auto tag) {
@@ -143,7 +145,9 @@ struct MappedRange {
   bool exact = true;
 };
 MappedRange mapped_range(const Quantization& q) {
-  const auto [lo, hi] = type_limits(q.type);
+  // Not a structured binding: clang before 16 cannot capture one in a lambda.
+  const auto limits = type_limits(q.type);
+  const auto lo = limits.first, hi = limits.second;
   const float s = q.scale[0];
   const int64_t z = q.zero_point[0];
   if (q.type == DType::kInt8 && z == 0) return {{-127 * s, 127 * s}, true};
