@@ -69,15 +69,13 @@ class Int8Export {
 
   int run() {
     for (const auto& n : nodes_)
-      if (!n->is_variable() && graph::marked_int8(*n) && n->op->def().name == "Convolution" &&
-          runs_in_int8(*n))
-        int8_.insert(n.get());
+      if (!n->is_variable() && graph::marked_int8(*n) && runs_in_int8(*n)) int8_.insert(n.get());
     if (int8_.empty()) return 0;
     if (ctx_.opset < 13) {
       std::vector<std::string> names;
       for (const auto& n : nodes_)
         if (int8_.count(n.get())) names.push_back("'" + n->name + "'");
-      throw InputError(str("cannot export to ONNX: the int8 convolutions (", join(names, ", "),
+      throw InputError(str("cannot export to ONNX: the int8 layers (", join(names, ", "),
                            ") need opset 13 or later (their weights are quantized per output "
                            "channel, DequantizeLinear's axis)"));
     }
@@ -118,9 +116,16 @@ class Int8Export {
   }
 
   // A marked convolution runs in int8 where mx fuses it: 2-D, with its
-  // weights (and bias) stored arrays.
+  // weights (and bias) stored arrays; a marked FullyConnected likewise, of
+  // 2-D data, when it exports as a Gemm (flatten, the default).
   bool runs_in_int8(const Node& conv) const {
     if (!layer_of(conv)) return false;
+    if (conv.op->def().name == "FullyConnected") {
+      auto flatten = conv.attrs.find("flatten");
+      if (flatten != conv.attrs.end() &&
+          (flatten->second == "False" || flatten->second == "0" || flatten->second == "false"))
+        return false;
+    }
     for (size_t i = 1; i < conv.inputs.size(); ++i) {
       const NDArray* a = ctx_.array(conv.inputs[i].node->name);
       if (a == nullptr || a->dtype() != DType::kFloat32) return false;
@@ -139,13 +144,16 @@ class Int8Export {
 
   std::shared_ptr<Node> shared(const Node* n) const { return shared_.at(n); }
 
-  // Every convolution's primitive, in order (an addition fed by two
+  // Every convolution's (and inner product's) primitive, in order (an addition fed by two
   // convolutions goes to the first, as in FusionPlan).
   void plan_primitives() {
     std::set<const Node*> absorbed;
     for (const auto& n : nodes_) {
       auto layer = layer_of(*n);
-      if (!layer || layer->kind != op::LayerKind::kConvolution) continue;
+      if (!layer || (layer->kind != op::LayerKind::kConvolution &&
+                     layer->kind != op::LayerKind::kFullyConnected))
+        continue;
+      const bool inner_product = layer->kind == op::LayerKind::kFullyConnected;
       Chain c{n, NodeEntry{n, 0, 0}, std::nullopt, true};
       bool folded = false, has_sum = false, has_eltwise = false;
       NodeEntry current = c.made;
@@ -153,6 +161,8 @@ class Int8Export {
         if (absorbed.count(next)) break;
         auto l = layer_of(*next);
         if (!l) break;
+        // An inner product takes the activation after it only.
+        if (inner_product && l->kind != op::LayerKind::kActivation) break;
         if (l->kind == op::LayerKind::kBatchNorm && next->inputs[0] == current && !folded &&
             !has_sum && !has_eltwise) {
           folded = true;
@@ -186,6 +196,7 @@ class Int8Export {
       if (!layer) continue;
       switch (layer->kind) {
         case op::LayerKind::kConvolution:
+        case op::LayerKind::kFullyConnected:
           if (int8_.count(r.node) && r.input == 0) return true;
           break;
         case op::LayerKind::kPooling:
@@ -375,15 +386,16 @@ class Int8Export {
       quantize_dequantize(real, t, form, after[p->second], t);
     }
 
-    // Each int8 convolution: its data quantized (unless it is held in int8
+    // Each int8 convolution (Gemm): its data quantized (unless it is held in int8
     // already), its weights and bias.
     std::map<std::string, std::string> quantized_inputs;  // tensor -> its dequantized copy
     for (const auto& n : nodes_) {
       if (!int8_.count(n.get())) continue;
       const std::string out = n->output_name(0);
+      const char* onnx_op = n->op->def().name == "FullyConnected" ? "Gemm" : "Conv";
       auto c = producer.find(out);
-      if (c == producer.end() || graph_nodes.Get(c->second).op_type() != "Conv")
-        throw Error("export: no ONNX Conv writes '" + out + "'");
+      if (c == producer.end() || graph_nodes.Get(c->second).op_type() != onnx_op)
+        throw Error(str("export: no ONNX ", onnx_op, " writes '", out, "'"));
       NodeProto& conv = *graph_nodes.Mutable(c->second);
       const NodeEntry& data = n->inputs[0];
       Form form;
@@ -423,7 +435,7 @@ class Int8Export {
   std::map<const Node*, std::shared_ptr<Node>> shared_;
   std::map<Key, std::vector<Reader>> readers_;
   std::set<Key> heads_;
-  std::set<const Node*> int8_;                // the convolutions exported in int8
+  std::set<const Node*> int8_;                // the layers exported in int8
   std::vector<Chain> chains_;                 // every convolution's primitive
   std::map<const Node*, size_t> made_by_;     // made value's node -> int8 chain
   std::map<const Node*, const Node*> owner_;  // addition -> the convolution that takes it

@@ -549,7 +549,7 @@ void simple(std::map<std::string, ImportOp>& r, const std::string& onnx, const s
 void add_layer_import_rules(std::map<std::string, ImportOp>& r) {
   r["Conv"] = {[](ImportContext& c, const ImportNode& n) {
                  auto out = import_conv(c, n, false, {n.input(0), n.input(1), n.input(2)});
-                 mark_int8_convolution(c, n, out[0]);
+                 mark_int8_layer(c, n, out[0]);
                  return out;
                },
                {}};
@@ -557,7 +557,15 @@ void add_layer_import_rules(std::map<std::string, ImportOp>& r) {
                           return import_conv(c, n, true, {n.input(0), n.input(1), n.input(2)});
                         },
                         {}};
-  r["Gemm"] = {gemm, {}};
+  r["Gemm"] = {[](ImportContext& c, const ImportNode& n) {
+                 auto out = gemm(c, n);
+                 // A Gemm that is a FullyConnected may read quantized data and weights.
+                 if (out.size() == 1 && !out[0].outputs()[0].node->is_variable() &&
+                     out[0].outputs()[0].node->op->def().name == "FullyConnected")
+                   mark_int8_layer(c, n, out[0]);
+                 return out;
+               },
+               {}};
   r["MatMul"] = {[](ImportContext& c, const ImportNode& n) {
                    return import_matmul(c, n, n.input(0), n.input(1));
                  },

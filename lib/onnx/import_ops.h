@@ -141,10 +141,11 @@ std::vector<graph::Symbol> import_matmul(ImportContext& c, const ImportNode& n,
 std::vector<graph::Symbol> import_arithmetic(ImportContext& c, const ImportNode& n,
                                              const std::string& op, const std::string& x,
                                              const std::string& y);
-// After the Conv rule: marks `conv` int8 (graph/quantize_marks.h) when its
+// After the Conv rule (and the Gemm rule, when it made a FullyConnected):
+// marks `conv` int8 (graph/quantize_marks.h) when its
 // data is DequantizeLinear(QuantizeLinear(x)) and its weights a
 // DequantizeLinear of int8 values with zero point 0; where only one of
 // them is, says in a warning why it stays float32.
-void mark_int8_convolution(ImportContext& c, const ImportNode& n, const graph::Symbol& conv);
+void mark_int8_layer(ImportContext& c, const ImportNode& n, const graph::Symbol& conv);
 
 }  // namespace mx::onnx

@@ -11,11 +11,11 @@
 // whose range starts at 0 (uint8 with zero point 0), so such a quantization
 // imports as a ReLU.
 //
-// Where a convolution reads DequantizeLinear(QuantizeLinear(x)) (or is a
-// QLinearConv) with int8 weights of zero point 0, its mx Convolution is
-// marked int8 (graph/quantize_marks.h) and the node making x gets the
-// calibrated range the quantization covers, so that mx's fused inference
-// graph quantizes x at the same scale; the weights become float32
+// Where a convolution (or a Gemm that imports as FullyConnected) reads
+// DequantizeLinear(QuantizeLinear(x)) (or is a QLinearConv) with int8
+// weights of zero point 0, its mx Convolution (FullyConnected) is marked int8
+// (graph/quantize_marks.h) and the node making x gets the calibrated range the quantization covers,
+// so that mx's fused inference graph quantizes x at the same scale; the weights become float32
 // parameters, which mx quantizes per output channel again (to the same
 // values for per-channel symmetric weights).
 #include <algorithm>
@@ -74,19 +74,29 @@ Quantization read_quantization(ImportContext& c, const ImportNode& n, int scale_
   return q;
 }
 
+// How an array of shape `s` splits into the slices along `axis` that a
+// per-axis quantization `q` scales one by one (one slice per tensor).
+struct Slices {
+  int64_t inner = 1, channels = 1;
+};
+Slices slices_of(const Shape& s, const Quantization& q, int64_t axis) {
+  Slices out;
+  if (q.per_tensor()) return out;
+  axis = positive(axis, s.ndim());
+  out.channels = s[static_cast<int>(axis)];
+  for (int d = static_cast<int>(axis) + 1; d < s.ndim(); ++d) out.inner *= s[d];
+  if (out.channels != static_cast<int64_t>(q.scale.size()))
+    throw InputError(str("the scale has ", q.scale.size(), " values for ", out.channels,
+                         " slices along axis ", axis));
+  return out;
+}
+
 // (q - zero_point) * scale of an integer constant, per tensor or along `axis`.
 NDArray dequantize_array(const NDArray& a, const Quantization& q, int64_t axis) {
   const std::vector<int64_t> v = int_values(a);
   const Shape& s = a.shape();
-  int64_t inner = 1, channels = 1;
-  if (!q.per_tensor()) {
-    axis = positive(axis, s.ndim());
-    channels = s[static_cast<int>(axis)];
-    for (int d = static_cast<int>(axis) + 1; d < s.ndim(); ++d) inner *= s[d];
-    if (channels != static_cast<int64_t>(q.scale.size()))
-      throw InputError(str("the scale has ", q.scale.size(), " values for ", channels,
-                           " slices along axis ", axis));
-  }
+  const Slices slices = slices_of(s, q, axis);
+  const int64_t inner = slices.inner, channels = slices.channels;
   std::vector<float> out(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
     const size_t ch = q.per_tensor() ? 0 : static_cast<size_t>((i / inner) % channels);
@@ -99,15 +109,8 @@ NDArray dequantize_array(const NDArray& a, const Quantization& q, int64_t axis) 
 NDArray quantize_array(const NDArray& a, const Quantization& q, int64_t axis) {
   const std::vector<float> v = float_values(a, "QuantizeLinear of a constant");
   const Shape& s = a.shape();
-  int64_t inner = 1, channels = 1;
-  if (!q.per_tensor()) {
-    axis = positive(axis, s.ndim());
-    channels = s[static_cast<int>(axis)];
-    for (int d = static_cast<int>(axis) + 1; d < s.ndim(); ++d) inner *= s[d];
-    if (channels != static_cast<int64_t>(q.scale.size()))
-      throw InputError(str("the scale has ", q.scale.size(), " values for ", channels,
-                           " slices along axis ", axis));
-  }
+  const Slices slices = slices_of(s, q, axis);
+  const int64_t inner = slices.inner, channels = slices.channels;
   // Not a structured binding: clang before 16 cannot capture one in a lambda.
   const auto limits = type_limits(q.type);
   const auto lo = limits.first, hi = limits.second;
@@ -334,7 +337,11 @@ void mark_int8(ImportContext& c, const ImportNode& n, const Symbol& conv,
   const graph::NodeEntry& data = node.inputs.at(0);
   if (data.index != 0)
     return keep_float("its input is not the first output of the layer making it");
-  if (c.rank(n.input(0)) != 4) return keep_float("mx runs 2-D convolutions in int8");
+  const bool inner_product = node.op->def().name == "FullyConnected";
+  if (inner_product && c.rank(n.input(0)) != 2)
+    return keep_float("mx runs FullyConnected layers of 2-D data in int8");
+  if (!inner_product && c.rank(n.input(0)) != 4)
+    return keep_float("mx runs 2-D convolutions in int8");
   const MappedRange want = mapped_range(data_q);
   auto have = graph::calibrated_range(*data.node);
   if (!have || have->min != want.range.min || have->max != want.range.max)
@@ -416,7 +423,7 @@ std::vector<Symbol> qlinear_global_average_pool(ImportContext& c, const ImportNo
 
 }  // namespace
 
-void mark_int8_convolution(ImportContext& c, const ImportNode& n, const Symbol& conv) {
+void mark_int8_layer(ImportContext& c, const ImportNode& n, const Symbol& conv) {
   auto data = c.requantized.find(n.input(0));
   auto weights = c.dequantized_constants.find(n.input(1));
   if (data == c.requantized.end()) return;  // a float32 convolution

@@ -1,20 +1,13 @@
 # int8 through ONNX as a user runs it: the small LeNet trained and quantized
 # by mx-quantize, exported by mx-export as a QDQ model, which mx-predict runs
-# (its int8 layer in int8) as it runs the int8 checkpoint, and which
+# (its int8 layers in int8) as it runs the int8 checkpoint, and which
 # mx-quantize refuses as quantized already. The float32 run exports without
 # QDQ.
 #   cmake -DBIN=<build>/cmd -DSOURCE=... -DWORK_DIR=... -P quantize_onnx.cmake
-set(FM /usr/share/datasets/fashion-mnist)
-
 include(${CMAKE_CURRENT_LIST_DIR}/../cli/run_program.cmake)
 
-require_fashion_mnist(${FM})
-set(W ${WORK_DIR})
-file(REMOVE_RECURSE ${W})
-file(MAKE_DIRECTORY ${W})
-run(0 out ${BIN}/mx-pack pack ${FM}/train-images-idx3-ubyte.gz ${W}/fm --limit 2000 --train-ratio 0.8 -q)
-set(WORK ${W})
-configure_file(${SOURCE}/tests/cli/lenet-small.yaml.in ${W}/lenet.yaml @ONLY)
+fashion_mnist_workspace(2000)
+small_lenet_config()
 run(0 out ${BIN}/mx-train ${W}/lenet.yaml --run-dir ${W}/fp32)
 run(0 out ${BIN}/mx-quantize ${W}/fp32 ${W}/int8 --calibration ${W}/fm_train.rec --batches 8)
 
@@ -23,7 +16,7 @@ run(0 out ${BIN}/mx-export ${W}/int8 ${W}/int8.onnx)
 expect("${out}" "wrote .*int8.onnx \\(opset 13")
 run(0 out ${BIN}/mx-export ${W}/fp32 ${W}/fp32.onnx)
 run(2 out ${BIN}/mx-export ${W}/int8 ${W}/int8-11.onnx --opset 11)
-expect("${out}" "the int8 convolutions \\('conv1'\\) need opset 13 or later")
+expect("${out}" "the int8 layers \\('conv1', 'fc1', 'fc2'\\) need opset 13 or later")
 
 # The ONNX model has no config: the pixel scale is given.
 run(0 int8_out ${BIN}/mx-predict -m ${W}/int8 ${W}/fm_val.rec)
@@ -45,4 +38,4 @@ if(gap GREATER 50 OR gap LESS -50)
 endif()
 
 run(2 out ${BIN}/mx-quantize ${W}/int8.onnx ${W}/again --calibration ${W}/fm_train.rec --scale 0.00390625)
-expect("${out}" "int8.onnx is quantized already \\(1 int8 layers\\)")
+expect("${out}" "int8.onnx is quantized already \\(3 int8 layers\\)")

@@ -55,7 +55,7 @@ const ::onnx::TensorProto* initializer(const ::onnx::ModelProto& m, const std::s
   return nullptr;
 }
 
-// Marks every convolution of `net` int8 and gives the data and every
+// Marks every convolution and FullyConnected of `net` int8 and gives the data and every
 // operator's first output the range `values` computes on `data` (as
 // mx-quantize's naive calibration does).
 void mark_int8(const graph::Symbol& net, const std::map<std::string, NDArray>& params,
@@ -73,7 +73,7 @@ void mark_int8(const graph::Symbol& net, const std::map<std::string, NDArray>& p
     const auto v = values[i].to_vector<float>();
     const auto [low, high] = std::minmax_element(v.begin(), v.end());
     graph::set_calibrated_range(*entries[i].node, op::ValueRange{*low, *high});
-    if (!entries[i].node->is_variable() && entries[i].node->op->def().name == "Convolution")
+    if (!entries[i].node->is_variable() && graph::can_run_int8(entries[i].node->op->def().name))
       entries[i].node->attrs[graph::kQuantizeAttr] = "int8";
   }
 }
@@ -135,11 +135,14 @@ TEST_CASE("an int8 network exports as QDQ: int8 weights per channel, int32 biase
   auto ops = op_counts(m);
   // The data for c0; r0 (read by the pooling before c1) and p0 (c1's input
   // and the addend of c2's addition), r1 (c2's input): held in int8 between
-  // the layers. r2 goes to the float32 head: not quantized.
-  CHECK(ops["QuantizeLinear"] == 4);
-  // ... and the weights of the three convolutions, the biases of two.
-  CHECK(ops["DequantizeLinear"] == 4 + 3 + 2);
+  // the layers. r2 goes through the Flatten: the head's FullyConnected
+  // quantizes the Flatten's output.
+  CHECK(ops["QuantizeLinear"] == 5);
+  // ... and the weights of the three convolutions and the FullyConnected,
+  // the biases of two convolutions and the FullyConnected.
+  CHECK(ops["DequantizeLinear"] == 5 + 4 + 3);
   CHECK(ops["Conv"] == 3);
+  CHECK(ops["Gemm"] == 1);
 
   // c0's weights: int8 per output channel, each channel's largest magnitude 127.
   const auto* w = initializer(m, "c0_weight_quantized");
@@ -179,11 +182,12 @@ TEST_CASE("an int8 network exports as QDQ: int8 weights per channel, int32 biase
     CHECK(bias_scales[o] == doctest::Approx(data_scale * scales[o]).epsilon(1e-6));
   // The weights' float32 initializers are gone: DequantizeLinear gives them back by name.
   CHECK(initializer(m, "c0_weight") == nullptr);
-  CHECK(initializer(m, "fc_weight") != nullptr);
+  CHECK(initializer(m, "fc_weight") == nullptr);
+  CHECK(initializer(m, "fc_weight_quantized") != nullptr);
 
   // Below opset 13 DequantizeLinear has no axis: refused.
   CHECK(mx::test::error_text<Error>([&] { n.export_onnx(11); }) ==
-        "cannot export to ONNX: the int8 convolutions ('c0', 'c1', 'c2') need opset 13 or later "
+        "cannot export to ONNX: the int8 layers ('c0', 'c1', 'c2', 'fc') need opset 13 or later "
         "(their weights are quantized per output channel, DequantizeLinear's axis)");
 }
 
@@ -209,11 +213,13 @@ TEST_CASE("an int8 network exported as QDQ imports back as the same int8 network
     const mxo::ImportedModel back =
         mxo::import_model(mxo::parse_model(n.export_onnx().SerializeAsString(), "x"), "qdq.onnx");
     CHECK(back.warnings.empty());
-    CHECK(graph::check_quantization_marks(back.symbol, "qdq.onnx") == c.convolutions);
+    // The convolutions and the head's FullyConnected.
+    CHECK(graph::check_quantization_marks(back.symbol, "qdq.onnx") == c.convolutions + 1);
     op::FusedGraphStats back_stats;
     const NDArray again =
         mxo::testing::run_imported(back, {{"data", n.data}}, true, &back_stats)[0];
     CHECK(back_stats.int8_convolutions == c.convolutions);
+    CHECK(back_stats.int8_fully_connected == 1);
     const double error = relative_error(again, int8);
     MESSAGE(std::string(c.name), ": imported QDQ export against the int8 network, relative error ",
             error);
