@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "base/shape.h"
-#include "op/dnnl/dnnl_pooling.h"  // PoolSpec (plain data, no oneDNN types)
 #include "op/nn/conv_util.h"
+#include "op/nn/pool_spec.h"
 
 namespace mx::op {
 
@@ -29,7 +29,7 @@ struct InferenceLayer {
   double bn_eps = 1e-3;  // kBatchNorm, channels on axis 1 of 4-D data
   bool bn_fix_gamma = true;
   LayerActivation activation = LayerActivation::kRelu;  // kActivation
-  dnnl_impl::PoolSpec pool;                             // kPooling
+  PoolSpec pool;                                        // kPooling
   // kFullyConnected, of 2-D data (batch, inputs) only: after a Flatten.
   struct {
     int64_t batch = 0, inputs = 0, outputs = 0;

@@ -7,16 +7,9 @@
 #include <cstdint>
 
 #include "op/nn/conv_util.h"
+#include "op/nn/pool_spec.h"
 
 namespace mx::op::dnnl_impl {
-
-struct PoolSpec {
-  int64_t batch = 0, channels = 0, height = 1, width = 1, out_height = 1, out_width = 1;
-  Window2d win;
-  bool max = true;
-  bool include_pad = true;        // average: divide by the window clipped to data + padding
-  DType dtype = DType::kFloat32;  // of x, y and their gradients
-};
 
 // Strides, kernel and padding as oneDNN takes them: the right padding
 // reaches the last window (MXNet's 'full' convention).

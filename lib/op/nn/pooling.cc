@@ -243,10 +243,10 @@ void unpool_plane(const PoolingParam& p, const PoolGeom& g, const T* x, const T*
 }
 
 // The case as oneDNN sees it; sum pooling stays with the reference kernel.
-std::optional<dnnl_impl::PoolSpec> dnnl_spec(const PoolingParam& p, const PoolGeom& g,
+std::optional<PoolSpec> dnnl_spec(const PoolingParam& p, const PoolGeom& g,
                                              const Shape& data, DType dtype = DType::kFloat32) {
   if (p.pool_type == PoolType::kSum) return std::nullopt;
-  dnnl_impl::PoolSpec s;
+  PoolSpec s;
   s.batch = data[0];
   s.channels = data[1];
   s.height = g.height;
