@@ -165,6 +165,118 @@ ImportedInput read_input(const ::onnx::ValueInfoProto& info, const std::string& 
   return in;
 }
 
+// Every unsupported operator, before anything is built: UnsupportedModel
+// naming them all.
+void check_operators_supported(const ::onnx::GraphProto& g, const std::string& source) {
+  std::vector<std::string> missing;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& n = g.node(i);
+    if (!import_rules().count(rule_key(n)))
+      missing.push_back(describe_node(n, i) +
+                        (is_default_domain(n) ? "" : " of domain '" + n.domain() + "'"));
+  }
+  if (!missing.empty())
+    throw UnsupportedModel(str(source, ": ", missing.size(), " operator",
+                               missing.size() == 1 ? "" : "s",
+                               " not supported: ", join(missing, ", ")));
+}
+
+// The graph's names, its initializers as constants and its inputs as
+// variables (or as the constants `options` gives for them).
+std::vector<ImportedInput> read_inputs(const ::onnx::GraphProto& g, const std::string& source,
+                                       const ImportOptions& options, ImportContext& ctx) {
+  std::vector<ImportedInput> inputs;
+  for (const auto& n : g.node()) {
+    for (const auto& name : n.input()) ctx.onnx_names.insert(name);
+    for (const auto& name : n.output()) ctx.onnx_names.insert(name);
+  }
+  for (const auto& init : g.initializer()) ctx.onnx_names.insert(init.name());
+  for (const auto& init : g.initializer())
+    ctx.constants[init.name()] =
+        tensor_to_array(init, source + ": initializer '" + init.name() + "'");
+  for (const auto& info : g.input()) {
+    if (ctx.constants.count(info.name())) continue;  // IR < 4 lists initializers as inputs
+    ImportedInput in = read_input(info, source);
+    if (auto v = options.input_values.find(info.name()); v != options.input_values.end())
+      ctx.constants[info.name()] = v->second;
+    ctx.input_dtypes[in.name] = in.dtype;
+    ctx.input_shapes[in.name] = in.shape;
+    ctx.tensors[in.name] = Symbol::variable(in.name);
+    ctx.unique(in.name);
+    inputs.push_back(in);
+  }
+
+  return inputs;
+}
+
+// Node i of the graph through its import rule; errors name the node.
+void import_node(ImportContext& ctx, const ::onnx::NodeProto& n, int i, const std::string& source) {
+  const ImportOp& op = import_rules().at(rule_key(n));
+  std::string base = n.name().empty() ? to_lower(n.op_type()) + str(i) : n.name();
+  ImportNode node{n, ctx.unique(base)};
+  try {
+    // Shape arithmetic on constants is computed now (constant_folding.h).
+    if (fold_constant(ctx, node)) return;
+    for (int k = 0; k < n.input_size(); ++k) {
+      if (ctx.booleans.count(n.input(k)) && !op.takes_booleans)
+        unsupported(str("input '", n.input(k),
+                        "' is a BOOL tensor (mx takes comparison "
+                        "results into And, Or, Xor, Not and Cast only)"));
+      if (auto q = ctx.quantized.find(n.input(k));
+          q != ctx.quantized.end() && !op.takes_quantized && !(op.keeps_quantization && k == 0))
+        unsupported(str("input '", n.input(k), "' is a quantized (", dtype_name(q->second.type),
+                        ") tensor, which mx reads only through DequantizeLinear, the QLinear "
+                        "operators, MaxPool and the shape operators"));
+      if (n.input(k).empty() || op.non_float_inputs.count(k)) continue;
+      DType t = ctx.dtype(n.input(k));
+      if (t != DType::kFloat32)
+        unsupported(str("input '", n.input(k), "' has element type ", dtype_name(t),
+                        " (mx imports float32 operands)"));
+    }
+    std::vector<Symbol> outs = op.rule(ctx, node);
+    for (int k = 0; k < n.output_size(); ++k) {
+      if (n.output(k).empty()) continue;
+      if (static_cast<size_t>(k) >= outs.size() && ctx.constants.count(n.output(k))) continue;
+      if (static_cast<size_t>(k) >= outs.size())
+        unsupported(str("output ", k, " ('", n.output(k), "') is not supported"));
+      ctx.tensors[n.output(k)] = outs[static_cast<size_t>(k)];
+      // A quantized input through MaxPool or a shape operator stays quantized alike.
+      if (op.keeps_quantization && n.input_size() > 0)
+        if (auto q = ctx.quantized.find(n.input(0)); q != ctx.quantized.end())
+          ctx.quantized[n.output(k)] = q->second;
+    }
+  } catch (const UnsupportedModel& e) {
+    throw UnsupportedModel(source + ": " + describe_node(n, i) + ": " + e.what());
+  } catch (const std::exception& e) {
+    // Whatever this node's contents make fail is a problem of the file.
+    throw InputError(source + ": " + describe_node(n, i) + ": " + e.what());
+  }
+}
+
+// Output `out` of the graph, refused where mx's float32 outputs cannot be it.
+Symbol graph_output(ImportContext& ctx, const ::onnx::ValueInfoProto& out,
+                    const std::string& source) {
+  if (!ctx.tensors.count(out.name()) && !ctx.constants.count(out.name()))
+    throw InputError(source + ": graph output '" + out.name() + "' is not computed");
+  if (auto c = ctx.constants.find(out.name()); c != ctx.constants.end() &&
+                                               !ctx.tensors.count(out.name()) &&
+                                               c->second.dtype() != DType::kFloat32)
+    throw UnsupportedModel(str(source, ": graph output '", out.name(), "' is a constant of ",
+                               dtype_name(c->second.dtype()), " (mx's outputs are float32)"));
+  if (auto q = ctx.quantized.find(out.name()); q != ctx.quantized.end())
+    throw UnsupportedModel(str(source, ": graph output '", out.name(), "' is a quantized (",
+                               dtype_name(q->second.type),
+                               ") tensor (mx imports quantized models as float32: its outputs are "
+                               "float32)"));
+  if (ctx.booleans.count(out.name()))
+    throw UnsupportedModel(str(source, ": graph output '", out.name(),
+                               "' is a BOOL tensor (mx's outputs are float32)"));
+  Symbol s = ctx.get(out.name());
+  // An output that is an input or a constant needs a node of its own.
+  if (s.outputs()[0].node->is_variable()) s = ctx.op("_copy", out.name() + "_copy", {}, {s});
+  return s;
+}
+
 }  // namespace
 
 ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& source,
@@ -177,106 +289,14 @@ ImportedModel import_model(const ::onnx::ModelProto& model, const std::string& s
                                " of the default domain is not supported (", kMinImportOpset, " to ",
                                kMaxImportOpset, ")"));
   const auto& g = model.graph();
-
-  // Every unsupported operator, before anything is built.
-  std::vector<std::string> missing;
-  for (int i = 0; i < g.node_size(); ++i) {
-    const auto& n = g.node(i);
-    if (!import_rules().count(rule_key(n)))
-      missing.push_back(describe_node(n, i) +
-                        (is_default_domain(n) ? "" : " of domain '" + n.domain() + "'"));
-  }
-  if (!missing.empty())
-    throw UnsupportedModel(str(source, ": ", missing.size(), " operator",
-                               missing.size() == 1 ? "" : "s",
-                               " not supported: ", join(missing, ", ")));
-
-  for (const auto& n : g.node()) {
-    for (const auto& name : n.input()) ctx.onnx_names.insert(name);
-    for (const auto& name : n.output()) ctx.onnx_names.insert(name);
-  }
-  for (const auto& init : g.initializer()) ctx.onnx_names.insert(init.name());
-  for (const auto& init : g.initializer())
-    ctx.constants[init.name()] =
-        tensor_to_array(init, source + ": initializer '" + init.name() + "'");
+  check_operators_supported(g, source);
   ImportedModel result;
-  for (const auto& info : g.input()) {
-    if (ctx.constants.count(info.name())) continue;  // IR < 4 lists initializers as inputs
-    ImportedInput in = read_input(info, source);
-    if (auto v = options.input_values.find(info.name()); v != options.input_values.end())
-      ctx.constants[info.name()] = v->second;
-    ctx.input_dtypes[in.name] = in.dtype;
-    ctx.input_shapes[in.name] = in.shape;
-    ctx.tensors[in.name] = Symbol::variable(in.name);
-    ctx.unique(in.name);
-    result.inputs.push_back(in);
-  }
-
-  for (int i = 0; i < g.node_size(); ++i) {
-    const auto& n = g.node(i);
-    const ImportOp& op = import_rules().at(rule_key(n));
-    std::string base = n.name().empty() ? to_lower(n.op_type()) + str(i) : n.name();
-    ImportNode node{n, ctx.unique(base)};
-    try {
-      // Shape arithmetic on constants is computed now (constant_folding.h).
-      if (fold_constant(ctx, node)) continue;
-      for (int k = 0; k < n.input_size(); ++k) {
-        if (ctx.booleans.count(n.input(k)) && !op.takes_booleans)
-          unsupported(str("input '", n.input(k),
-                          "' is a BOOL tensor (mx takes comparison "
-                          "results into And, Or, Xor, Not and Cast only)"));
-        if (auto q = ctx.quantized.find(n.input(k));
-            q != ctx.quantized.end() && !op.takes_quantized && !(op.keeps_quantization && k == 0))
-          unsupported(str("input '", n.input(k), "' is a quantized (", dtype_name(q->second.type),
-                          ") tensor, which mx reads only through DequantizeLinear, the QLinear "
-                          "operators, MaxPool and the shape operators"));
-        if (n.input(k).empty() || op.non_float_inputs.count(k)) continue;
-        DType t = ctx.dtype(n.input(k));
-        if (t != DType::kFloat32)
-          unsupported(str("input '", n.input(k), "' has element type ", dtype_name(t),
-                          " (mx imports float32 operands)"));
-      }
-      std::vector<Symbol> outs = op.rule(ctx, node);
-      for (int k = 0; k < n.output_size(); ++k) {
-        if (n.output(k).empty()) continue;
-        if (static_cast<size_t>(k) >= outs.size() && ctx.constants.count(n.output(k))) continue;
-        if (static_cast<size_t>(k) >= outs.size())
-          unsupported(str("output ", k, " ('", n.output(k), "') is not supported"));
-        ctx.tensors[n.output(k)] = outs[static_cast<size_t>(k)];
-        // A quantized input through MaxPool or a shape operator stays quantized alike.
-        if (op.keeps_quantization && n.input_size() > 0)
-          if (auto q = ctx.quantized.find(n.input(0)); q != ctx.quantized.end())
-            ctx.quantized[n.output(k)] = q->second;
-      }
-    } catch (const UnsupportedModel& e) {
-      throw UnsupportedModel(source + ": " + describe_node(n, i) + ": " + e.what());
-    } catch (const std::exception& e) {
-      // Whatever this node's contents make fail is a problem of the file.
-      throw InputError(source + ": " + describe_node(n, i) + ": " + e.what());
-    }
-  }
+  result.inputs = read_inputs(g, source, options, ctx);
+  for (int i = 0; i < g.node_size(); ++i) import_node(ctx, g.node(i), i, source);
 
   std::vector<Symbol> outputs;
   for (const auto& out : g.output()) {
-    if (!ctx.tensors.count(out.name()) && !ctx.constants.count(out.name()))
-      throw InputError(source + ": graph output '" + out.name() + "' is not computed");
-    if (auto c = ctx.constants.find(out.name()); c != ctx.constants.end() &&
-                                                 !ctx.tensors.count(out.name()) &&
-                                                 c->second.dtype() != DType::kFloat32)
-      throw UnsupportedModel(str(source, ": graph output '", out.name(), "' is a constant of ",
-                                 dtype_name(c->second.dtype()), " (mx's outputs are float32)"));
-    if (auto q = ctx.quantized.find(out.name()); q != ctx.quantized.end())
-      throw UnsupportedModel(str(
-          source, ": graph output '", out.name(), "' is a quantized (", dtype_name(q->second.type),
-          ") tensor (mx imports quantized models as float32: its outputs are "
-          "float32)"));
-    if (ctx.booleans.count(out.name()))
-      throw UnsupportedModel(str(source, ": graph output '", out.name(),
-                                 "' is a BOOL tensor (mx's outputs are float32)"));
-    Symbol s = ctx.get(out.name());
-    // An output that is an input or a constant needs a node of its own.
-    if (s.outputs()[0].node->is_variable()) s = ctx.op("_copy", out.name() + "_copy", {}, {s});
-    outputs.push_back(s);
+    outputs.push_back(graph_output(ctx, out, source));
     result.output_names.push_back(out.name());
   }
   if (outputs.empty()) throw InputError(source + ": the graph has no outputs");

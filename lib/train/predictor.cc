@@ -194,16 +194,13 @@ std::unique_ptr<Executor> Predictor::make_executor(const graph::Symbol& symbol,
   return std::make_unique<Executor>(symbol, arrays, std::map<std::string, NDArray>{}, aux, options);
 }
 
-NDArray Predictor::predict(const NDArray& batch) {
+NDArray Predictor::predict(const NDArray& batch) { return predict_all(batch)[0].copy(); }
+
+const std::vector<NDArray>& Predictor::predict_all(const NDArray& batch) {
   if (!exe_ || exe_->arg_dict().at(data_name_).shape() != batch.shape()) bind(batch.shape());
   NDArray input = exe_->arg_dict().at(data_name_);
   batch.copy_to(input);
   exe_->forward(false);
-  return exe_->outputs()[0].copy();
-}
-
-const std::vector<NDArray>& Predictor::predict_all(const NDArray& batch) {
-  predict(batch);
   return exe_->outputs();
 }
 

@@ -179,18 +179,9 @@ class Bench:
                 self.versions[name] = child.stdout.splitlines()[0]
                 measured[name].append(child)
 
-        def figures(children, pattern):
-            return [(c.number(pattern), c.max_rss_mib) for c in children]
-
-        latency, throughput = r"latency at batch 1: ([0-9.]+) ms", r"throughput at batch \d+: ([0-9.]+) samples/s"
-        rows = []
-        for what, pattern, unit, higher in [("inference, batch 1 latency", latency, "ms", False),
-                                            (f"inference, batch {batch} throughput", throughput, "samples/s", True)]:
-            for peer, *_ in peers:
-                peer_label = peer + (" (fp32)" if bfloat16 and peer == "ONNX Runtime" else "")
-                rows.append(Row(f"{title} {what}", unit, peer_label, figures(measured["mx"], pattern),
-                                figures(measured[peer], pattern), higher_is_better=higher))
-        return rows
+        labelled = [(peer + (" (fp32)" if bfloat16 and peer == "ONNX Runtime" else ""), measured[peer])
+                    for peer, *_ in peers]
+        return inference_rows(title, batch, measured["mx"], labelled)
 
 
     # --- ResNet-50 int8 inference ---------------------------------------------------------------
@@ -240,17 +231,24 @@ class Bench:
             self.versions["ONNX Runtime"] = child.stdout.splitlines()[0]
             measured["ONNX Runtime int8"].append(child)
 
-        def figures(children, pattern):
-            return [(c.number(pattern), c.max_rss_mib) for c in children]
+        return inference_rows(title, batch, measured["mx int8"],
+                              [(other, measured[other]) for other in ("mx float32", "ONNX Runtime int8")])
 
-        latency, throughput = r"latency at batch 1: ([0-9.]+) ms", r"throughput at batch \d+: ([0-9.]+) samples/s"
-        rows = []
-        for what, pattern, unit, higher in [("inference, batch 1 latency", latency, "ms", False),
-                                            (f"inference, batch {batch} throughput", throughput, "samples/s", True)]:
-            for other in ("mx float32", "ONNX Runtime int8"):
-                rows.append(Row(f"{title} {what}", unit, other, figures(measured["mx int8"], pattern),
-                                figures(measured[other], pattern), higher_is_better=higher))
-        return rows
+
+def inference_rows(title, batch, mx_runs, peers):
+    """The batch-1 latency and batch-N throughput rows of mx's runs (mx-predict
+    --benchmark output) against each (label, runs) of `peers`."""
+    def figures(children, pattern):
+        return [(c.number(pattern), c.max_rss_mib) for c in children]
+
+    latency, throughput = r"latency at batch 1: ([0-9.]+) ms", r"throughput at batch \d+: ([0-9.]+) samples/s"
+    rows = []
+    for what, pattern, unit, higher in [("inference, batch 1 latency", latency, "ms", False),
+                                        (f"inference, batch {batch} throughput", throughput, "samples/s", True)]:
+        for label, runs in peers:
+            rows.append(Row(f"{title} {what}", unit, label, figures(mx_runs, pattern), figures(runs, pattern),
+                            higher_is_better=higher))
+    return rows
 
 
 class Row:

@@ -26,15 +26,8 @@ expect("${symbol}" "\"__quantize__\": \"int8\"")
 # The int8 checkpoint predicts as well as the float32 one, within a point.
 run(0 fp32_out ${BIN}/mx-predict -m ${W}/fp32 ${W}/fm_val.rec)
 run(0 int8_out ${BIN}/mx-predict -m ${W}/int8 ${W}/fm_val.rec)
-string(REGEX MATCH "accuracy 0\\.([0-9]+)" _ "${fp32_out}")
-set(fp32_acc ${CMAKE_MATCH_1})
-string(REGEX MATCH "accuracy 0\\.([0-9]+)" _ "${int8_out}")
-set(int8_acc ${CMAKE_MATCH_1})
-math(EXPR gap "${fp32_acc} - ${int8_acc}")
-message(STATUS "accuracy on 400 held-out images: float32 0.${fp32_acc}, int8 0.${int8_acc}")
-if(gap GREATER 100 OR gap LESS -100)
-  message(FATAL_ERROR "int8 accuracy 0.${int8_acc} is more than a point from float32's 0.${fp32_acc}")
-endif()
+accuracy_of("${fp32_out}" fp32_acc)
+expect_accuracy_near("${int8_out}" ${fp32_acc} 100 "int8 against float32 on 400 held-out images")
 
 # Without VNNI instructions (oneDNN capped below them): a warning, and
 # answers within two points of float32's (oneDNN then keeps 7 bits of each
@@ -43,11 +36,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E env ONEDNN_MAX_CPU_ISA=AVX512_CORE
                         ${BIN}/mx-predict -m ${W}/int8 ${W}/fm_val.rec
                 RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${RUN_TIMEOUT})
 expect("${code}:${err}" "^0:.*3 int8 layers: oneDNN has no VNNI instructions here")
-string(REGEX MATCH "accuracy 0\\.([0-9]+)" _ "${out}")
-math(EXPR gap "${fp32_acc} - ${CMAKE_MATCH_1}")
-if(gap GREATER 200 OR gap LESS -200)
-  message(FATAL_ERROR "int8 without VNNI: accuracy 0.${CMAKE_MATCH_1}, float32 0.${fp32_acc}")
-endif()
+expect_accuracy_near("${out}" ${fp32_acc} 200 "int8 without VNNI against float32")
 
 # Entropy calibration, one layer excluded.
 run(0 report ${BIN}/mx-quantize ${W}/fp32 ${W}/int8-kl --calibration ${W}/fm_train.rec

@@ -46,3 +46,24 @@ macro(small_lenet_config)
   set(WORK ${W})
   configure_file(${SOURCE}/tests/cli/lenet-small.yaml.in ${W}/lenet.yaml @ONLY)
 endmacro()
+
+# accuracy_of(TEXT VAR): the accuracy mx-predict printed in TEXT ("accuracy
+# 0.7025"), in hundredths of a percentage point (7025), into VAR.
+function(accuracy_of text var)
+  if(NOT text MATCHES "accuracy 0\\.([0-9][0-9][0-9][0-9])")
+    message(FATAL_ERROR "no accuracy in:\n${text}")
+  endif()
+  set(${var} ${CMAKE_MATCH_1} PARENT_SCOPE)
+endfunction()
+
+# expect_accuracy_near(TEXT REFERENCE MAX_GAP WHAT): the accuracy in TEXT is
+# within MAX_GAP of REFERENCE, both as accuracy_of gives them (100: a point).
+function(expect_accuracy_near text reference max_gap what)
+  accuracy_of("${text}" got)
+  math(EXPR gap "${got} - ${reference}")
+  message(STATUS "${what}: accuracy 0.${got}, reference 0.${reference}")
+  if(gap GREATER max_gap OR gap LESS -${max_gap})
+    message(FATAL_ERROR "${what}: accuracy 0.${got} is further than ${max_gap} hundredths of a "
+                        "point from 0.${reference}")
+  endif()
+endfunction()

@@ -43,18 +43,13 @@ run(0 out ${BIN}/mx-predict -m ${W}/full ${W}/fm_val.rec --data-shape 1,28,28 --
 expect("${out}" "400 prediction\\(s\\); accuracy 0\\.[5-9]")
 # bfloat16 inference: the accuracy within 1% of float32's where the CPU has
 # bfloat16 instructions, else exit 2 saying so; an unknown precision is a usage error.
-string(REGEX MATCH "accuracy 0\\.([0-9]+)" _ "${out}")
-set(fp32_permyriad ${CMAKE_MATCH_1})
+accuracy_of("${out}" fp32_permyriad)
 execute_process(COMMAND ${BIN}/mx-predict -m ${W}/full ${W}/fm_val.rec --data-shape 1,28,28 --scale 0.00390625
                         --precision bf16
                 RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${RUN_TIMEOUT})
 if(code EQUAL 0)
   expect("${out}" "400 prediction\\(s\\); accuracy 0\\.[0-9]+")
-  string(REGEX MATCH "accuracy 0\\.([0-9]+)" _ "${out}")
-  math(EXPR gap "${CMAKE_MATCH_1} - ${fp32_permyriad}")
-  if(gap GREATER 100 OR gap LESS -100)
-    message(FATAL_ERROR "bf16 accuracy 0.${CMAKE_MATCH_1} against fp32's 0.${fp32_permyriad}")
-  endif()
+  expect_accuracy_near("${out}" ${fp32_permyriad} 100 "bf16 against fp32")
 else()
   expect("${code}:${err}" "^2:.*bf16 inference needs (a CPU with bfloat16 instructions|oneDNN)")
   message(STATUS "bf16 inference not checked: ${err}")

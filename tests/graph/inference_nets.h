@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "executor/executor.h"
+#include "graph/quantize_marks.h"
 #include "graph/symbol.h"
 
 namespace mx::test_nets {
@@ -153,6 +155,31 @@ inline double check_same_outputs(Executor& plain, Executor& fused, double tolera
     CHECK(worst < tolerance);
   }
   return worst;
+}
+
+// Marks every convolution and FullyConnected of `net` int8 and gives the
+// data and every operator's first output the range it has for `args` (the
+// data included) and `aux`, as mx-quantize's naive calibration does.
+inline void mark_int8(const Symbol& net, const std::map<std::string, NDArray>& args,
+                      const std::map<std::string, NDArray>& aux) {
+  std::vector<graph::NodeEntry> entries;
+  for (const auto& node : graph::topo_order(net.outputs()))
+    if (!node->is_variable() || node->name == "data") entries.push_back({node, 0, 0});
+  Symbol internals(entries);
+  std::map<std::string, NDArray> used_args, used_aux;
+  for (const auto& name : internals.list_arguments()) used_args[name] = args.at(name);
+  for (const auto& name : internals.list_auxiliary_states()) used_aux[name] = aux.at(name);
+  BindOptions options;
+  options.for_training = false;
+  Executor values(internals, used_args, {}, used_aux, options);
+  values.forward(false);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto v = values.outputs()[i].to_vector<float>();
+    const auto [low, high] = std::minmax_element(v.begin(), v.end());
+    graph::set_calibrated_range(*entries[i].node, op::ValueRange{*low, *high});
+    if (!entries[i].node->is_variable() && graph::can_run_int8(entries[i].node->op->def().name))
+      entries[i].node->attrs[graph::kQuantizeAttr] = "int8";
+  }
 }
 
 }  // namespace mx::test_nets

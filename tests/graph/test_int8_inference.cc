@@ -20,31 +20,6 @@ using namespace mx::test_nets;
 
 namespace {
 
-// Marks every convolution and FullyConnected of `net` int8 and sets the range of the data and
-// of every operator's first output to what `plain` computes (plain is bound
-// to `net` and its arguments filled).
-void mark_int8(const Symbol& net, Executor& plain) {
-  std::vector<NodeEntry> entries;
-  for (const auto& node : topo_order(net.outputs()))
-    if (!node->is_variable() || node->name == "data") entries.push_back(NodeEntry{node, 0, 0});
-  Symbol internals(entries);
-  std::map<std::string, NDArray> args;
-  for (const auto& name : internals.list_arguments()) args[name] = plain.arg_dict().at(name);
-  std::map<std::string, NDArray> aux;
-  for (const auto& name : internals.list_auxiliary_states()) aux[name] = plain.aux_dict().at(name);
-  BindOptions options;
-  options.for_training = false;
-  Executor values(internals, args, {}, aux, options);
-  values.forward(false);
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const auto v = values.outputs()[i].to_vector<float>();
-    const auto [low, high] = std::minmax_element(v.begin(), v.end());
-    set_calibrated_range(*entries[i].node, op::ValueRange{*low, *high});
-    if (!entries[i].node->is_variable() && can_run_int8(entries[i].node->op->def().name))
-      entries[i].node->attrs[kQuantizeAttr] = "int8";
-  }
-}
-
 // The network bound layer by layer in float32 and fused with int8 marks.
 struct Int8Ways {
   std::unique_ptr<Executor> plain, fused;
@@ -59,7 +34,7 @@ struct Int8Ways {
       fill_uniform(a, rng, name == "data" ? -1.0 : -0.5, name == "data" ? 1.0 : 0.5);
     for (const auto& [name, a] : plain->aux_dict())
       fill_uniform(a, rng, name.find("var") != std::string::npos ? 0.5 : -0.2, 1.5);
-    mark_int8(net, *plain);
+    mark_int8(net, plain->arg_dict(), plain->aux_dict());
     options.fuse_inference = true;
     fused = std::make_unique<Executor>(net, plain->arg_dict(), std::map<std::string, NDArray>{},
                                        plain->aux_dict(), options);

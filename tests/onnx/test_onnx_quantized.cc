@@ -55,29 +55,6 @@ const ::onnx::TensorProto* initializer(const ::onnx::ModelProto& m, const std::s
   return nullptr;
 }
 
-// Marks every convolution and FullyConnected of `net` int8 and gives the data and every
-// operator's first output the range `values` computes on `data` (as
-// mx-quantize's naive calibration does).
-void mark_int8(const graph::Symbol& net, const std::map<std::string, NDArray>& params,
-               const std::map<std::string, NDArray>& aux, const NDArray& data) {
-  std::vector<graph::NodeEntry> entries;
-  for (const auto& node : graph::topo_order(net.outputs()))
-    if (!node->is_variable() || node->name == "data") entries.push_back({node, 0, 0});
-  graph::Symbol internals(entries);
-  mxo::ImportedModel all;
-  all.symbol = internals;
-  all.args = params;
-  all.aux = aux;
-  const auto values = mxo::testing::run_imported(all, {{"data", data}});
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const auto v = values[i].to_vector<float>();
-    const auto [low, high] = std::minmax_element(v.begin(), v.end());
-    graph::set_calibrated_range(*entries[i].node, op::ValueRange{*low, *high});
-    if (!entries[i].node->is_variable() && graph::can_run_int8(entries[i].node->op->def().name))
-      entries[i].node->attrs[graph::kQuantizeAttr] = "int8";
-  }
-}
-
 // A network with random parameters, its int8 marks calibrated on `data`.
 struct Int8Net {
   graph::Symbol symbol;
@@ -100,7 +77,9 @@ struct Int8Net {
       fill_uniform(a, rng, name.find("var") != std::string::npos ? 0.5 : -0.2, 1.5);
       aux[name] = a.copy();
     }
-    mark_int8(symbol, args, aux, data);
+    std::map<std::string, NDArray> with_data = args;
+    with_data["data"] = data;
+    mark_int8(symbol, with_data, aux);
   }
 
   // mx's output, in int8 (fused) or float32 (layer by layer).
