@@ -57,23 +57,17 @@ void check_out_directory(const std::string& out) {
 }
 
 // Runs `use` on at most `limit` batches of the calibration data.
-CalibrationBatches batches_of(const QuantizeOptions& o, const Preprocess& pre) {
-  return [&o, pre](const std::function<void(const NDArray&)>& use) {
+// The shape of the first batch goes to `first_shape`.
+CalibrationBatches batches_of(const QuantizeOptions& o, const Preprocess& pre, Shape& first_shape) {
+  return [&o, pre, &first_shape](const std::function<void(const NDArray&)>& use) {
     InputBatches batches = read_input_batches(o.calibration, pre);
     for (int n = 0; o.batches <= 0 || n < o.batches; ++n) {
       auto batch = batches.next();
       if (!batch) break;
+      if (n == 0) first_shape = batch->data.shape();
       use(batch->data);
     }
   };
-}
-
-// The shape of the first calibration batch.
-Shape first_batch_shape(const QuantizeOptions& o, const Preprocess& pre) {
-  InputBatches batches = read_input_batches(o.calibration, pre);
-  auto batch = batches.next();
-  if (!batch) throw InputError("the calibration data has no examples");
-  return batch->data.shape();
 }
 
 double relative_error(double diff2, double ref2) { return ref2 > 0 ? std::sqrt(diff2 / ref2) : 0; }
@@ -274,8 +268,9 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
 
   const std::vector<NodeEntry> values = values_to_calibrate(nodes, reference.data_name());
   std::vector<op::ValueRange> ranges;
+  Shape data_shape;  // of the first calibration batch
   try {
-    ranges = calibrate(reference, values, o.mode, batches_of(o, pre));
+    ranges = calibrate(reference, values, o.mode, batches_of(o, pre, data_shape));
   } catch (const InputError& e) {
     throw InputError("calibration data " + join(o.calibration.paths, " ") + ": " + e.what());
   }
@@ -294,7 +289,7 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
   report.out = o.out;
   report.mode = o.mode == CalibrationMode::kNaive ? "naive" : "entropy";
   const auto two_dimensional =
-      fully_connected_of_2d_data(net, nodes, reference.data_name(), first_batch_shape(o, pre));
+      fully_connected_of_2d_data(net, nodes, reference.data_name(), data_shape);
   const auto ends = choose_layers(o, net, nodes, two_dimensional, range_of, marked_nodes, report);
   compare_with_float32(o, pre, reference, marked, marked_nodes, ends, report);
   write_model(o, reference, marked, report);
