@@ -65,8 +65,12 @@ std::vector<std::string> exportable_operators() {
   // Which operators have no rule, all at once.
   std::vector<std::string> problems;
   for (const auto& n : nodes)
-    if (!n->is_variable() && !export_rules().count(n->op->def().name))
-      problems.push_back(graph::node_owner(n->name, n->op->def().name) + ": no ONNX equivalent");
+    if (!n->is_variable() && !export_rules().count(n->op->def().name)) {
+      const auto reason = unexported_operators().find(n->op->def().name);
+      problems.push_back(
+          graph::node_owner(n->name, n->op->def().name) + ": " +
+          (reason != unexported_operators().end() ? reason->second : "no ONNX equivalent"));
+    }
   if (!problems.empty()) throw InputError("cannot export to ONNX: " + join(problems, "; "));
 
   // Inputs: the variables that have no array and are not labels.

@@ -42,5 +42,7 @@ void export_model_file(const std::string& path, const graph::Symbol& symbol,
 
 // The mx operators export knows, for docs and tests.
 std::vector<std::string> exportable_operators();
+// The registry's operators export refuses, with the reason (unexported_ops.cc).
+const std::map<std::string, std::string>& unexported_operators();
 
 }  // namespace mx::onnx

@@ -447,6 +447,7 @@ void add_elementwise_rules(std::map<std::string, ExportRule>& r) {
                                                         {"sigmoid", "Sigmoid"},
                                                         {"tanh", "Tanh"},
                                                         {"exp", "Exp"},
+                                                        {"erf", "Erf"},
                                                         {"log", "Log"},
                                                         {"sqrt", "Sqrt"},
                                                         {"abs", "Abs"},
@@ -488,6 +489,25 @@ void add_tensor_rules(std::map<std::string, ExportRule>& r) {
     std::string axes = e.get("axes");
     if (!is_none(axes) && Shape::parse(axes).ndim() > 0)
       set_ints(n, "perm", Shape::parse(axes).to_vector());
+  };
+  r["SwapAxis"] = [](ExportContext& c, const ExportNode& e) {
+    const int nd = c.shape_of(e.inputs[0]).ndim();
+    std::vector<int64_t> perm(static_cast<size_t>(nd));
+    for (int i = 0; i < nd; ++i) perm[static_cast<size_t>(i)] = i;
+    const int64_t a = positive_axis(param_value::parse_int(e.get("dim1")), nd),
+                  b = positive_axis(param_value::parse_int(e.get("dim2")), nd);
+    std::swap(perm[static_cast<size_t>(a)], perm[static_cast<size_t>(b)]);
+    set_ints(c.add("Transpose", e.name(), {e.inputs[0]}, e.outputs), "perm", perm);
+  };
+  r["squeeze"] = [](ExportContext& c, const ExportNode& e) {
+    // Without axes MXNet squeezes every axis of size 1, which for an
+    // exported model would include a batch of 1: the axes must be given.
+    const std::string spec = e.get("axis");
+    if (is_none(spec)) throw UnsupportedExport("squeeze without an axis depends on the batch size");
+    const int nd = c.shape_of(e.inputs[0]).ndim();
+    std::vector<int64_t> axes;
+    for (int64_t a : Shape::parse(spec)) axes.push_back(positive_axis(a, nd));
+    with_axes(c, "Squeeze", e, {e.inputs[0]}, e.outputs, axes);
   };
   r["expand_dims"] = [](ExportContext& c, const ExportNode& e) {
     const int nd = c.shape_of(e.inputs[0]).ndim();

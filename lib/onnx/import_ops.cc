@@ -752,6 +752,7 @@ void add_tensor_import_rules(std::map<std::string, ImportOp>& r) {
               {}};
   r["Clip"] = {clip, {1, 2}};
   simple(r, "Exp", "exp");
+  simple(r, "Erf", "erf");
   simple(r, "Log", "log");
   simple(r, "Sqrt", "sqrt");
   simple(r, "Abs", "abs");

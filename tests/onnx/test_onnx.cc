@@ -187,8 +187,8 @@ TEST_CASE("export errors name every node without an ONNX equivalent; files stay 
   mxo::ExportOptions o;
   o.input_shapes = {{"data", Shape{1, 4}}, {"len", Shape{1}}};
   CHECK(mx::test::error_text<Error>([&] { mxo::export_model(z, {}, {}, o); }) ==
-        "cannot export to ONNX: node 'ones' (ones_like): no ONNX equivalent; node 'zeros' "
-        "(zeros_like): no ONNX equivalent");
+        "cannot export to ONNX: node 'ones' (ones_like): no export rule yet (ONNX's "
+        "ConstantOfShape); node 'zeros' (zeros_like): no export rule yet (ONNX's ConstantOfShape)");
   Symbol only_b =
       Symbol::create("softmax", "sm", {{"use_length", "True"}}, {data, Symbol::variable("len")});
   CHECK(mx::test::error_text<Error>([&] { mxo::export_model(only_b, {}, {}, o); }) ==
@@ -227,12 +227,12 @@ TEST_CASE("import lists every unsupported operator with its node before building
   add("Relu", "relu1", "x", "a");
   add("Cos", "cos1", "a", "b");
   add("Relu", "relu2", "b", "c");
-  add("Erf", "", "c", "d");
+  add("Sin", "", "c", "d");
   g->add_output()->set_name("d");
   g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
       ::onnx::TensorProto::FLOAT);
   CHECK(mx::test::error_text<Error>([&] { mxo::import_model(m, "net.onnx"); }) ==
-        "net.onnx: 2 operators not supported: node 'cos1' (Cos), node '#3' (Erf)");
+        "net.onnx: 2 operators not supported: node 'cos1' (Cos), node '#3' (Sin)");
   try {
     mxo::import_model(m, "net.onnx");
   } catch (const Error& e) {
@@ -377,4 +377,38 @@ TEST_CASE("comparisons and logical operators export with BOOL inside and import 
   g->mutable_node()->RemoveLast();
   CHECK(mx::test::error_text<Error>([&] { mxo::import_model(bare, "bool.onnx"); }) ==
         "bool.onnx: graph output '" + result + "' is a BOOL tensor (mx's outputs are float32)");
+}
+
+TEST_CASE("SwapAxis, squeeze and erf export as Transpose, Squeeze and Erf and import back") {
+  using graph::Symbol;
+  const Symbol x = Symbol::variable("data");
+  const Symbol swapped = Symbol::create("SwapAxis", "swap", {{"dim1", "0"}, {"dim2", "-1"}}, {x});
+  const Symbol squeezed = Symbol::create("squeeze", "sq", {{"axis", "(1,)"}}, {x});
+  const Symbol net = Symbol::group({swapped, Symbol::create("erf", "e", {}, {squeezed})});
+  std::vector<float> v(2 * 1 * 3);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = -1.5f + 0.6f * static_cast<float>(i);
+  const std::map<std::string, NDArray> values = {{"data", NDArray::from_vector(Shape{2, 1, 3}, v)}};
+  mxo::ImportedModel direct;
+  direct.symbol = net;
+  const auto want = mxo::testing::run_imported(direct, values);
+  mxo::ExportOptions o;
+  o.input_shapes = {{"data", Shape{2, 1, 3}}};
+  for (int opset : {11, 13}) {
+    CAPTURE(opset);
+    o.opset = opset;
+    ::onnx::ModelProto m = mxo::export_model(net, {}, {}, o);
+    ::onnx::shape_inference::InferShapes(m, ::onnx::OpSchemaRegistry::Instance(),
+                                         ::onnx::ShapeInferenceOptions(true, 1));
+    std::set<std::string> ops;
+    for (const auto& n : m.graph().node()) ops.insert(n.op_type());
+    CHECK(ops == std::set<std::string>{"Transpose", "Squeeze", "Erf"});
+    const auto got = mxo::testing::run_imported(mxo::import_model(m, "axes.onnx"), values);
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < got.size(); ++k)
+      check_close(got[k], want[k], "output " + std::to_string(k));
+  }
+  CHECK(mx::test::error_text<Error>(
+            [&] { mxo::export_model(Symbol::create("squeeze", "all", {}, {x}), {}, {}, o); }) ==
+        "cannot export to ONNX: node 'all' (squeeze): squeeze without an axis depends on "
+        "the batch size");
 }
