@@ -4,6 +4,7 @@
 
 #include "base/param_value.h"
 #include "onnx/tensor_proto.h"
+#include "op/nn/activation_table.h"
 
 namespace mx::onnx {
 using ::onnx::NodeProto;
@@ -298,12 +299,8 @@ void add_layer_rules(std::map<std::string, ExportRule>& r) {
     c.add("Add", e.name(), {prod, e.inputs[2]}, e.outputs);
   };
   r["Activation"] = [](ExportContext& c, const ExportNode& e) {
-    static const std::map<std::string, std::string> ops{{"relu", "Relu"},
-                                                        {"sigmoid", "Sigmoid"},
-                                                        {"tanh", "Tanh"},
-                                                        {"softrelu", "Softplus"},
-                                                        {"softsign", "Softsign"}};
-    c.add(ops.at(e.get("act_type")), e.name(), {e.inputs[0]}, e.outputs);
+    const auto kind = op::activation_by_name(e.get("act_type"));  // parsed: always known
+    c.add(op::activation_kind(kind.value()).onnx_op, e.name(), {e.inputs[0]}, e.outputs);
   };
   r["LeakyReLU"] = [](ExportContext& c, const ExportNode& e) {
     const std::string type = e.get("act_type");

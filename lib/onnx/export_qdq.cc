@@ -168,7 +168,7 @@ class Int8Export {
           folded = true;
         } else if (l->kind == op::LayerKind::kActivation && !has_eltwise) {
           has_eltwise = true;
-          c.relu_only = c.relu_only && l->activation == op::LayerActivation::kRelu;
+          c.relu_only = c.relu_only && l->activation == op::ActType::kRelu;
         } else if (l->kind == op::LayerKind::kAdd && !has_sum && !has_eltwise &&
                    !(next->inputs[0] == next->inputs[1])) {
           has_sum = true;

@@ -10,6 +10,7 @@
 #include "base/strings.h"
 #include "onnx/import_util.h"
 #include "onnx/tensor_proto.h"
+#include "op/nn/activation_table.h"
 
 namespace mx::onnx {
 using graph::Symbol;
@@ -599,11 +600,8 @@ void add_layer_import_rules(std::map<std::string, ImportOp>& r) {
                       c.get(n.input(3), true), c.get(n.input(4), true)})};
       },
       {}};
-  simple(r, "Relu", "Activation", {{"act_type", "relu"}});
-  simple(r, "Sigmoid", "Activation", {{"act_type", "sigmoid"}});
-  simple(r, "Tanh", "Activation", {{"act_type", "tanh"}});
-  simple(r, "Softplus", "Activation", {{"act_type", "softrelu"}});
-  simple(r, "Softsign", "Activation", {{"act_type", "softsign"}});
+  for (const op::ActivationKind& kind : op::kActivationKinds)
+    simple(r, kind.onnx_op, "Activation", {{"act_type", kind.name}});
   r["LeakyRelu"] = {[](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
                       return {c.op("LeakyReLU", n.name,
                                    {{"act_type", "leaky"}, {"slope", number(n.f("alpha", 0.01f))}},

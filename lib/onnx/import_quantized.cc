@@ -27,6 +27,7 @@
 #include "graph/quantize_marks.h"
 #include "onnx/import_ops.h"
 #include "onnx/import_util.h"
+#include "op/nn/activation_table.h"
 
 namespace mx::onnx {
 using graph::Symbol;
@@ -167,8 +168,9 @@ bool nonnegative(const Symbol& s) {
   if (op == "relu" || op == "sigmoid") return true;
   if (op == "Activation") {
     auto a = n.attrs.find("act_type");
-    return a != n.attrs.end() &&
-           (a->second == "relu" || a->second == "sigmoid" || a->second == "softrelu");
+    if (a == n.attrs.end()) return false;
+    const auto kind = op::activation_by_name(a->second);
+    return kind && op::activation_kind(*kind).nonnegative;
   }
   if (op == "Pooling" || op == "Reshape" || op == "Flatten" || op == "transpose" ||
       op == "expand_dims" || op == "slice_axis")

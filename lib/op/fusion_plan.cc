@@ -33,7 +33,7 @@ FusionPlan::FusionPlan(const FusedGraphDesc& desc) : desc_(desc) {
       const int next = sole_consumer(desc.value_of_layer(static_cast<size_t>(l)));
       if (next >= 0) {
         const InferenceLayer& n = desc.layers[static_cast<size_t>(next)].layer;
-        if (n.kind == LayerKind::kActivation && n.activation == LayerActivation::kRelu) {
+        if (n.kind == LayerKind::kActivation && n.activation == ActType::kRelu) {
           f.post_ops.push_back(next);
           f.last = next;
         }

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "base/shape.h"
+#include "op/nn/activation_table.h"
 #include "op/nn/conv_util.h"
 #include "op/nn/pool_spec.h"
 
 namespace mx::op {
 
 enum class LayerKind { kConvolution, kBatchNorm, kActivation, kPooling, kAdd, kFullyConnected };
-enum class LayerActivation { kRelu, kSigmoid, kTanh, kSoftRelu };
 
 // One layer in inference. Inputs are the node's (the data first); for a
 // convolution the weight and bias, for BatchNorm gamma, beta and the moving
@@ -28,8 +28,8 @@ struct InferenceLayer {
   bool conv_bias = false;
   double bn_eps = 1e-3;  // kBatchNorm, channels on axis 1 of 4-D data
   bool bn_fix_gamma = true;
-  LayerActivation activation = LayerActivation::kRelu;  // kActivation
-  PoolSpec pool;                                        // kPooling
+  ActType activation = ActType::kRelu;  // kActivation (a fusable kind)
+  PoolSpec pool;                        // kPooling
   // kFullyConnected, of 2-D data (batch, inputs) only: after a Flatten.
   struct {
     int64_t batch = 0, inputs = 0, outputs = 0;

@@ -18,6 +18,7 @@
 #include "inference_nets.h"
 #include "op/dnnl/dnnl_switch.h"
 #include "op/fused_inference_op.h"
+#include "op/nn/activation_table.h"
 
 using namespace mx;
 using namespace mx::graph;
@@ -148,6 +149,18 @@ TEST_CASE("a fused network of ResNet v1 blocks, groups, tanh, sigmoid and 'full'
   TwoWays net(mixed_net(), Shape{3, 3, 12, 12}, 7);
   CHECK(net.fused->fused_nodes() == (op::dnnl_enabled() ? 1 : 0));
   check_same_outputs(*net.plain, *net.fused);
+}
+
+TEST_CASE("every activation kind after a convolution: fused ones give the layer-by-layer values") {
+  // One row of op/nn/activation_table.h each: a fusable kind runs as the
+  // convolution's oneDNN post-op, the others as a node of their own.
+  for (const op::ActivationKind& kind : op::kActivationKinds) {
+    CAPTURE(kind.name);
+    Symbol x = act(conv(var("data"), "c", 8, 3, 1, 1), "a", kind.name);
+    TwoWays two(head(conv(x, "c2", 4, 1), 3), Shape{2, 3, 6, 6}, 5);
+    CHECK(two.fused->fused_nodes() == (op::dnnl_enabled() ? (kind.fusable ? 1 : 2) : 0));
+    check_same_outputs(*two.plain, *two.fused);
+  }
 }
 
 TEST_CASE("values read outside a fused run are handed back: an inner output as a second head") {

@@ -21,6 +21,7 @@
 #include "onnx/model_file.h"
 #include "onnx/tensor_proto.h"
 #include "onnx_fixtures.h"
+#include "op/nn/activation_table.h"
 #include "run_model.h"
 #include "temp_dir.h"
 
@@ -411,4 +412,30 @@ TEST_CASE("SwapAxis, squeeze and erf export as Transpose, Squeeze and Erf and im
             [&] { mxo::export_model(Symbol::create("squeeze", "all", {}, {x}), {}, {}, o); }) ==
         "cannot export to ONNX: node 'all' (squeeze): squeeze without an axis depends on "
         "the batch size");
+}
+
+TEST_CASE("every activation kind exports as its ONNX operator and imports back as itself") {
+  using graph::Symbol;
+  std::vector<float> v(12);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = -3.0f + 0.5f * static_cast<float>(i);
+  const std::map<std::string, NDArray> values = {{"data", NDArray::from_vector(Shape{3, 4}, v)}};
+  mxo::ExportOptions o;
+  o.input_shapes = {{"data", Shape{3, 4}}};
+  for (const op::ActivationKind& kind : op::kActivationKinds) {
+    CAPTURE(kind.name);
+    const Symbol net =
+        Symbol::create("Activation", "a", {{"act_type", kind.name}}, {Symbol::variable("data")});
+    ::onnx::ModelProto m = mxo::export_model(net, {}, {}, o);
+    REQUIRE(m.graph().node_size() == 1);
+    CHECK(m.graph().node(0).op_type() == kind.onnx_op);
+    const mxo::ImportedModel back = mxo::import_model(m, "act.onnx");
+    const auto& node = *back.symbol.outputs()[0].node;
+    REQUIRE(!node.is_variable());
+    CHECK(node.op->def().name == "Activation");
+    CHECK(node.attrs.at("act_type") == kind.name);
+    mxo::ImportedModel direct;
+    direct.symbol = net;
+    check_close(mxo::testing::run_imported(back, values)[0],
+                mxo::testing::run_imported(direct, values)[0], kind.name);
+  }
 }

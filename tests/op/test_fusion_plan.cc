@@ -14,8 +14,7 @@ namespace {
 struct Graph {
   FusedGraphDesc desc;
   Graph() { desc.inputs = {Shape{1, 8, 4, 4}}; }
-  int add(LayerKind kind, std::vector<int> inputs,
-          LayerActivation activation = LayerActivation::kRelu) {
+  int add(LayerKind kind, std::vector<int> inputs, ActType activation = ActType::kRelu) {
     InferenceLayer layer;
     layer.kind = kind;
     layer.activation = activation;
@@ -93,10 +92,10 @@ TEST_CASE("BatchNorm takes a ReLU but no other activation; one activation per co
   const int bn = g.add(LayerKind::kBatchNorm, {0});
   const int relu = g.add(LayerKind::kActivation, {bn});
   const int bn2 = g.add(LayerKind::kBatchNorm, {relu});
-  const int sig = g.add(LayerKind::kActivation, {bn2}, LayerActivation::kSigmoid);
+  const int sig = g.add(LayerKind::kActivation, {bn2}, ActType::kSigmoid);
   const int conv = g.add(LayerKind::kConvolution, {sig});
-  const int tanh1 = g.add(LayerKind::kActivation, {conv}, LayerActivation::kTanh);
-  const int tanh2 = g.add(LayerKind::kActivation, {tanh1}, LayerActivation::kTanh);
+  const int tanh1 = g.add(LayerKind::kActivation, {conv}, ActType::kTanh);
+  const int tanh2 = g.add(LayerKind::kActivation, {tanh1}, ActType::kTanh);
   g.desc.outputs = {tanh2};
   FusionPlan plan(g.desc);
   CHECK(plan.of(g.layer_of(bn)).post_ops == std::vector<int>{g.layer_of(relu)});

@@ -28,14 +28,17 @@ using dt = dnnl::memory::data_type;
 constexpr size_t kAlign = 64;
 size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
-dnnl::algorithm eltwise_algorithm(LayerActivation a) {
+// The oneDNN function of each fusable activation kind (activation_table.h).
+dnnl::algorithm eltwise_algorithm(ActType a) {
   switch (a) {
-    case LayerActivation::kRelu: return dnnl::algorithm::eltwise_relu;
-    case LayerActivation::kSigmoid: return dnnl::algorithm::eltwise_logistic;
-    case LayerActivation::kTanh: return dnnl::algorithm::eltwise_tanh;
-    case LayerActivation::kSoftRelu: return dnnl::algorithm::eltwise_soft_relu;
+    case ActType::kRelu: return dnnl::algorithm::eltwise_relu;
+    case ActType::kSigmoid: return dnnl::algorithm::eltwise_logistic;
+    case ActType::kTanh: return dnnl::algorithm::eltwise_tanh;
+    case ActType::kSoftRelu: return dnnl::algorithm::eltwise_soft_relu;
+    case ActType::kSoftSign: break;
   }
-  return dnnl::algorithm::eltwise_relu;
+  throw Error(str("activation '", activation_kind(a).name,
+                  "' is marked fusable in activation_table.h but has no oneDNN algorithm"));
 }
 
 // Row-major: images (N, C, H, W) and FullyConnected data (N, features).
@@ -429,7 +432,7 @@ struct DnnlInferenceGraph::Impl {
     if (!range || is_output(out) || !read_in_int8(out)) return t;
     for (int p : f.post_ops)
       if (layer(p).layer.kind == LayerKind::kActivation &&
-          layer(p).layer.activation != LayerActivation::kRelu)
+          layer(p).layer.activation != ActType::kRelu)
         return t;
     // The addition's addend is read in the output's type: a signed addend
     // needs a signed output.

@@ -21,13 +21,9 @@ namespace {
 struct ActivationParam : Params<ActivationParam> {
   ActType act_type = ActType::kRelu;
   static void declare(ParamDecl<ActivationParam>& d) {
-    d.field("act_type", &ActivationParam::act_type)
-        .add_enum("relu", ActType::kRelu)
-        .add_enum("sigmoid", ActType::kSigmoid)
-        .add_enum("tanh", ActType::kTanh)
-        .add_enum("softrelu", ActType::kSoftRelu)
-        .add_enum("softsign", ActType::kSoftSign)
-        .describe("Activation function to apply.");
+    auto field = d.field("act_type", &ActivationParam::act_type);
+    for (const ActivationKind& kind : kActivationKinds) field.add_enum(kind.name, kind.type);
+    field.describe("Activation function to apply.");
   }
 };
 
@@ -91,14 +87,9 @@ void register_activation_ops(OpRegistry& r) {
         // Image data, or a FullyConnected layer's (batch, features).
         if (in[0].ndim() != 4 && in[0].ndim() != 2) return std::nullopt;
         InferenceLayer layer;
+        if (!activation_kind(p.act_type).fusable) return std::nullopt;
         layer.kind = LayerKind::kActivation;
-        switch (p.act_type) {
-          case ActType::kRelu: layer.activation = LayerActivation::kRelu; break;
-          case ActType::kSigmoid: layer.activation = LayerActivation::kSigmoid; break;
-          case ActType::kTanh: layer.activation = LayerActivation::kTanh; break;
-          case ActType::kSoftRelu: layer.activation = LayerActivation::kSoftRelu; break;
-          default: return std::nullopt;
-        }
+        layer.activation = p.act_type;
         return layer;
       })
       .forward_cpu([](const ActivationParam& p, const ForwardCall& c) {

@@ -8,12 +8,11 @@
 #include <type_traits>
 
 #include "base/bfloat16.h"
+#include "op/nn/activation_table.h"
 #include "op/nn/nn_math.h"
 #include "op/tensor_ref.h"
 
 namespace mx::op {
-
-enum class ActType { kRelu, kSigmoid, kTanh, kSoftRelu, kSoftSign };
 
 template <typename T>
 MX_HOST_DEVICE inline T activate(ActType t, T x) {
