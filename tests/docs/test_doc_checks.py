@@ -21,6 +21,11 @@ import check_build_options  # noqa: E402
 import check_layers  # noqa: E402
 
 
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 class Copy:
     """A scratch copy of some of the source tree's files (paths relative to it)."""
 
@@ -142,6 +147,77 @@ class BuildOptions(unittest.TestCase):
                        'set(MX_HIDDEN 1 CACHE INTERNAL "")\n# option(MX_IN_COMMENT "x" ON)\n'
                        "project(mx ")
         self.assertEqual(self.problems(), "")
+
+
+class BenchmarkTable(unittest.TestCase):
+    """scripts/gen_benchmark_table.py --check on a copy of the docs."""
+
+    def setUp(self):
+        self.copy = Copy(["README.md", "docs", "scripts/gen_benchmark_table.py"])
+
+    def tearDown(self):
+        self.copy.close()
+
+    def run_script(self, *args):
+        return subprocess.run(
+            [sys.executable, os.path.join(self.copy.dir, "scripts", "gen_benchmark_table.py"),
+             "--source-dir", self.copy.dir, *args],
+            capture_output=True, text=True)
+
+    def test_unchanged_copy_passes(self):
+        result = self.run_script("--check")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+    def test_an_edited_figure_in_the_table_fails_and_says_how_to_regenerate(self):
+        md = read(os.path.join(self.copy.dir, "docs/benchmarks.md"))
+        begin = md.index("<!-- current-figures:begin")
+        row = md.index("\n| ", md.index("| --- |", begin))
+        line_end = md.index("\n", row + 1)
+        self.copy.write("docs/benchmarks.md",
+                        md[:line_end] + " planted" + md[line_end:])
+        result = self.run_script("--check")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("scripts/gen_benchmark_table.py", result.stdout + result.stderr)
+        # Regenerating puts it right.
+        self.assertEqual(self.run_script().returncode, 0)
+        self.assertEqual(self.run_script("--check").returncode, 0)
+
+    def test_an_edited_results_file_fails_until_regenerated(self):
+        tsv = os.path.join(self.copy.dir, "docs/benchmarks/results.tsv")
+        text = read(tsv)
+        lines = text.splitlines(keepends=True)
+        header = lines[0].rstrip("\n").split("\t")
+        first = next(i for i, l in enumerate(lines) if i > 0 and l.strip() and not l.startswith("#"))
+        cells = lines[first].rstrip("\n").split("\t")
+        cells[header.index("mx")] = "12345 planted"
+        lines[first] = "\t".join(cells) + "\n"
+        self.copy.write("docs/benchmarks/results.tsv", "".join(lines))
+        result = self.run_script("--check")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("12345 planted", result.stdout)
+
+    def test_a_link_to_a_missing_log_section_fails(self):
+        tsv = os.path.join(self.copy.dir, "docs/benchmarks/results.tsv")
+        text = read(tsv)
+        header = text.splitlines()[0].split("\t")
+        lines = text.splitlines(keepends=True)
+        first = next(i for i, l in enumerate(lines) if i > 0 and l.strip() and not l.startswith("#"))
+        cells = lines[first].rstrip("\n").split("\t")
+        cells[header.index("details")] = "no-such-section"
+        lines[first] = "\t".join(cells) + "\n"
+        self.copy.write("docs/benchmarks/results.tsv", "".join(lines))
+        result = self.run_script("--check")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("no-such-section", result.stdout + result.stderr)
+
+    def test_a_link_to_a_missing_heading_fails(self):
+        self.copy.edit("docs/gpu.md", "(benchmarks.md#mx-vs-pytorch-on-one-gpu)",
+                       "(benchmarks.md#mx-vs-pytorch-on-two-gpus)")
+        result = self.run_script("--check")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("docs/gpu.md:", result.stdout)
+        self.assertIn("the link to benchmarks.md#mx-vs-pytorch-on-two-gpus names no heading",
+                      result.stdout)
 
 
 if __name__ == "__main__":
