@@ -52,7 +52,7 @@ echo "tests (ctest -L gpu): $([ "$tests_status" = 0 ] && echo passed || echo FAI
   [ "$skipped" != 0 ] && echo ", $skipped skipped (mx saw no GPU)")"
 grep -E "tests passed|tests failed" "$log/tests.txt" | tail -1
 case $bench_status in
-  ran) echo "benchmarks: $log/benchmarks.md (paste into docs/benchmarks.md, GPU section)" ;;
+  ran) echo "benchmarks: $log/benchmarks.md (a new run for docs/benchmarks-log.md's GPU section; its figures go into docs/benchmarks/results.tsv)" ;;
   failed) echo "benchmarks: FAILED ($log/benchmarks.err)" ;;
   skipped) echo "benchmarks: not run (give a python with PyTorch+CUDA: scripts/gpu-check.sh PYTHON)" ;;
 esac
