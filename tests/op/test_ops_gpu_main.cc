@@ -1,7 +1,8 @@
-// The GPU operator harness (test_ops_gpu, label gpu): test_ops_nn.cc,
-// test_ops_tensor.cc, test_ops_elemwise.cc and test_ops_sequence.cc compiled
-// a second time with MX_OP_HARNESS_GPU=1, so that every gradient case runs on
-// gpu:0 against the CPU and every MXNet fixture runs on gpu:0 (op_harness.h).
+// The GPU operator harness (test_ops_gpu, label gpu): the family tests
+// (test_ops_nn.cc, test_ops_tensor.cc, ...) and the tests of operators made by
+// scripts/new-op.sh (test_ops_<stem>.cc) compiled a second time with
+// MX_OP_HARNESS_GPU=1, so that every gradient case runs on gpu:0 against the
+// CPU and every reference case runs on gpu:0 (op_harness.h).
 // Without a GPU it prints one line and exits with the code ctest reports as
 // skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
