@@ -4,7 +4,12 @@
 
 #include "base/param_value.h"
 #include "onnx/tensor_proto.h"
-#include "op/nn/activation_table.h"
+#include "op/nn/activation_param.h"
+#include "op/nn/batch_norm_param.h"
+#include "op/nn/convolution_param.h"
+#include "op/nn/fully_connected_param.h"
+#include "op/nn/leaky_relu_param.h"
+#include "op/nn/pooling_param.h"
 
 namespace mx::onnx {
 using ::onnx::NodeProto;
@@ -121,9 +126,9 @@ namespace {
 
 bool is_none(const std::string& v) { return v.empty() || v == "None"; }
 
-std::vector<int64_t> dims(const ExportNode& e, const std::string& key, size_t n, int64_t fill) {
-  std::string v = e.get(key);
-  Shape s = is_none(v) ? Shape() : Shape::parse(v);
+// A window parameter (stride, dilate, pad, adj) as n values; unset (an empty
+// tuple) is `fill` in every dimension.
+std::vector<int64_t> dims(const Shape& s, size_t n, int64_t fill) {
   if (!s.rank_known() || s.ndim() == 0) return std::vector<int64_t>(n, fill);
   return s.to_vector();
 }
@@ -254,30 +259,33 @@ void softmax_like(std::map<std::string, ExportRule>& r, const std::string& mx,
 // FullyConnected, activations, BatchNorm, Pooling.
 void add_layer_rules(std::map<std::string, ExportRule>& r) {
   r["Convolution"] = [](ExportContext& c, const ExportNode& e) {
-    auto kernel = Shape::parse(e.get("kernel")).to_vector();
+    const auto& p = e.param<op::ConvolutionParam>();
+    const auto kernel = p.kernel.to_vector();
     NodeProto* n = c.add("Conv", e.name(), e.inputs, e.outputs);
     set_ints(n, "kernel_shape", kernel);
-    set_ints(n, "strides", dims(e, "stride", kernel.size(), 1));
-    set_ints(n, "dilations", dims(e, "dilate", kernel.size(), 1));
-    set_ints(n, "pads", twice(dims(e, "pad", kernel.size(), 0)));
-    set_int(n, "group", param_value::parse_int(e.get("num_group")));
+    set_ints(n, "strides", dims(p.stride, kernel.size(), 1));
+    set_ints(n, "dilations", dims(p.dilate, kernel.size(), 1));
+    set_ints(n, "pads", twice(dims(p.pad, kernel.size(), 0)));
+    set_int(n, "group", p.num_group);
   };
   r["Deconvolution"] = [](ExportContext& c, const ExportNode& e) {
-    if (!is_none(e.get("target_shape")) && Shape::parse(e.get("target_shape")).ndim() > 0)
+    const auto& p = e.param<op::DeconvolutionParam>();
+    if (p.target_shape.ndim() > 0)
       throw UnsupportedExport("target_shape is not exported (give pad and adj instead)");
-    auto kernel = Shape::parse(e.get("kernel")).to_vector();
+    const auto kernel = p.kernel.to_vector();
     NodeProto* n = c.add("ConvTranspose", e.name(), e.inputs, e.outputs);
     set_ints(n, "kernel_shape", kernel);
-    set_ints(n, "strides", dims(e, "stride", kernel.size(), 1));
-    set_ints(n, "dilations", dims(e, "dilate", kernel.size(), 1));
-    set_ints(n, "pads", twice(dims(e, "pad", kernel.size(), 0)));
-    set_ints(n, "output_padding", dims(e, "adj", kernel.size(), 0));
-    set_int(n, "group", param_value::parse_int(e.get("num_group")));
+    set_ints(n, "strides", dims(p.stride, kernel.size(), 1));
+    set_ints(n, "dilations", dims(p.dilate, kernel.size(), 1));
+    set_ints(n, "pads", twice(dims(p.pad, kernel.size(), 0)));
+    set_ints(n, "output_padding", dims(p.adj, kernel.size(), 0));
+    set_int(n, "group", p.num_group);
   };
   r["FullyConnected"] = [](ExportContext& c, const ExportNode& e) {
+    const auto& p = e.param<op::FullyConnectedParam>();
     const int nd = c.shape_of(e.inputs[0]).ndim();
-    const bool bias = !e.flag("no_bias");
-    if (e.flag("flatten") || nd == 2) {
+    const bool bias = !p.no_bias;
+    if (p.flatten || nd == 2) {
       std::string in = e.inputs[0];
       if (nd != 2) {
         in = c.unique(e.name() + "_flat");
@@ -299,38 +307,43 @@ void add_layer_rules(std::map<std::string, ExportRule>& r) {
     c.add("Add", e.name(), {prod, e.inputs[2]}, e.outputs);
   };
   r["Activation"] = [](ExportContext& c, const ExportNode& e) {
-    const auto kind = op::activation_by_name(e.get("act_type"));  // parsed: always known
-    c.add(op::activation_kind(kind.value()).onnx_op, e.name(), {e.inputs[0]}, e.outputs);
+    const op::ActType type = e.param<op::ActivationParam>().act_type;
+    c.add(op::activation_kind(type).onnx_op, e.name(), {e.inputs[0]}, e.outputs);
   };
   r["LeakyReLU"] = [](ExportContext& c, const ExportNode& e) {
-    const std::string type = e.get("act_type");
-    const float slope = static_cast<float>(e.number("slope"));
-    if (type == "leaky") {
-      set_float(c.add("LeakyRelu", e.name(), {e.inputs[0]}, e.outputs), "alpha", slope);
-    } else if (type == "elu") {
-      set_float(c.add("Elu", e.name(), {e.inputs[0]}, e.outputs), "alpha", slope);
-    } else if (type == "selu") {
-      c.add("Selu", e.name(), {e.inputs[0]}, e.outputs);
-    } else if (type == "prelu") {
-      // mx's gamma has one value per channel (axis 1); ONNX broadcasts from the right.
-      const int nd = c.shape_of(e.inputs[0]).ndim();
-      std::vector<int64_t> shape{-1};
-      for (int i = 2; i < nd; ++i) shape.push_back(1);
-      std::string slope_name = c.unique(e.name() + "_slope");
-      c.add("Reshape", e.name() + "_reshape", {e.inputs[1], c.ints(e.name() + "_shape", shape)},
-            {slope_name});
-      c.add("PRelu", e.name(), {e.inputs[0], slope_name}, e.outputs);
-    } else {
-      throw UnsupportedExport("act_type '" + type + "' has no ONNX equivalent at opsets 11-17");
+    const auto& p = e.param<op::LeakyReLUParam>();
+    switch (p.act_type) {
+      case op::LeakyType::kLeaky:
+        set_float(c.add("LeakyRelu", e.name(), {e.inputs[0]}, e.outputs), "alpha", p.slope);
+        return;
+      case op::LeakyType::kElu:
+        set_float(c.add("Elu", e.name(), {e.inputs[0]}, e.outputs), "alpha", p.slope);
+        return;
+      case op::LeakyType::kSelu: c.add("Selu", e.name(), {e.inputs[0]}, e.outputs); return;
+      case op::LeakyType::kPRelu: {
+        // mx's gamma has one value per channel (axis 1); ONNX broadcasts from the right.
+        const int nd = c.shape_of(e.inputs[0]).ndim();
+        std::vector<int64_t> shape{-1};
+        for (int i = 2; i < nd; ++i) shape.push_back(1);
+        std::string slope_name = c.unique(e.name() + "_slope");
+        c.add("Reshape", e.name() + "_reshape", {e.inputs[1], c.ints(e.name() + "_shape", shape)},
+              {slope_name});
+        c.add("PRelu", e.name(), {e.inputs[0], slope_name}, e.outputs);
+        return;
+      }
+      case op::LeakyType::kRRelu:
+      case op::LeakyType::kGelu: break;
     }
+    throw UnsupportedExport("act_type '" + e.get("act_type") +
+                            "' has no ONNX equivalent at opsets 11-17");
   };
   r["BatchNorm"] = [](ExportContext& c, const ExportNode& e) {
-    if (e.flag("output_mean_var")) throw UnsupportedExport("output_mean_var is not exported");
+    const auto& p = e.param<op::BatchNormParam>();
+    if (p.output_mean_var) throw UnsupportedExport("output_mean_var is not exported");
     const int nd = c.shape_of(e.inputs[0]).ndim();
-    if (positive_axis(param_value::parse_int(e.get("axis")), nd) != 1)
-      throw UnsupportedExport("ONNX normalizes over axis 1 only");
+    if (positive_axis(p.axis, nd) != 1) throw UnsupportedExport("ONNX normalizes over axis 1 only");
     std::vector<std::string> inputs = e.inputs;
-    if (e.flag("fix_gamma")) {
+    if (p.fix_gamma) {
       // mx uses a scale of 1 and ignores gamma's values.
       const Shape& g = c.shape_of(e.inputs[1]);
       auto* t = c.graph->add_initializer();
@@ -341,28 +354,25 @@ void add_layer_rules(std::map<std::string, ExportRule>& r) {
       inputs[1] = t->name();
     }
     NodeProto* n = c.add("BatchNormalization", e.name(), inputs, e.outputs);
-    set_float(n, "epsilon", static_cast<float>(e.number("eps")));
-    set_float(n, "momentum", static_cast<float>(e.number("momentum")));
+    set_float(n, "epsilon", static_cast<float>(p.eps));
+    set_float(n, "momentum", p.momentum);
   };
   r["Pooling"] = [](ExportContext& c, const ExportNode& e) {
-    const std::string type = e.get("pool_type");
-    if (type != "max" && type != "avg")
-      throw UnsupportedExport("pool_type '" + type + "' has no ONNX equivalent");
-    if (e.flag("global_pool")) {
-      c.add(type == "max" ? "GlobalMaxPool" : "GlobalAveragePool", e.name(), {e.inputs[0]},
-            e.outputs);
+    const auto& p = e.param<op::PoolingParam>();
+    if (p.pool_type == op::PoolType::kSum)
+      throw UnsupportedExport("pool_type 'sum' has no ONNX equivalent");
+    const bool max = p.pool_type == op::PoolType::kMax;
+    if (p.global_pool) {
+      c.add(max ? "GlobalMaxPool" : "GlobalAveragePool", e.name(), {e.inputs[0]}, e.outputs);
       return;
     }
-    auto kernel = Shape::parse(e.get("kernel")).to_vector();
-    NodeProto* n =
-        c.add(type == "max" ? "MaxPool" : "AveragePool", e.name(), {e.inputs[0]}, e.outputs);
+    const auto kernel = p.kernel.to_vector();
+    NodeProto* n = c.add(max ? "MaxPool" : "AveragePool", e.name(), {e.inputs[0]}, e.outputs);
     set_ints(n, "kernel_shape", kernel);
-    set_ints(n, "strides", dims(e, "stride", kernel.size(), 1));
-    set_ints(n, "pads", twice(dims(e, "pad", kernel.size(), 0)));
-    if (e.get("pooling_convention") == "full") set_int(n, "ceil_mode", 1);
-    if (type == "avg")
-      set_int(n, "count_include_pad",
-              is_none(e.get("count_include_pad")) || e.flag("count_include_pad") ? 1 : 0);
+    set_ints(n, "strides", dims(p.stride, kernel.size(), 1));
+    set_ints(n, "pads", twice(dims(p.pad, kernel.size(), 0)));
+    if (p.pooling_convention == op::PoolingConvention::kFull) set_int(n, "ceil_mode", 1);
+    if (!max) set_int(n, "count_include_pad", p.count_include_pad.value_or(true) ? 1 : 0);
   };
 }
 

@@ -63,6 +63,13 @@ struct ExportNode {
   bool is_set(const std::string& key) const;
   bool flag(const std::string& key) const;  // false when unset
   double number(const std::string& key) const;
+  // The operator's parameters typed, for operators whose Params struct is in
+  // a header (op/nn/*_param.h); the others are read through the printed
+  // strings above.
+  template <typename P>
+  const P& param() const {
+    return node.op->params_as<P>();
+  }
 };
 
 using ExportRule = std::function<void(ExportContext&, const ExportNode&)>;

@@ -7,6 +7,7 @@
 
 #include "onnx/export_ops.h"
 #include "onnx/rnn_weights.h"
+#include "op/nn/rnn_param.h"
 
 namespace mx::onnx {
 namespace {
@@ -44,10 +45,11 @@ std::string reshape(ExportContext& c, const std::string& x, const std::vector<in
 }
 
 void export_rnn(ExportContext& c, const ExportNode& e) {
-  const std::string mode = e.get("mode");
-  if (e.is_set("projection_size"))
+  const auto& p = e.param<op::RnnParam>();
+  const std::string mode = e.get("mode");  // MXNet's spelling, as rnn_weights.h reads it
+  if (p.projection_size)
     throw UnsupportedExport("RNN with projection_size (LSTMP): ONNX's LSTM has no projection");
-  if (e.is_set("lstm_state_clip_min") || e.is_set("lstm_state_clip_max"))
+  if (p.lstm_state_clip_min || p.lstm_state_clip_max)
     throw UnsupportedExport(
         "RNN with lstm_state_clip_min/max: ONNX's LSTM 'clip' bounds the gates' inputs, not the "
         "cell state");
@@ -55,21 +57,21 @@ void export_rnn(ExportContext& c, const ExportNode& e) {
   if (x.ndim() != 3) throw UnsupportedExport("RNN data of rank " + std::to_string(x.ndim()));
   RnnShape rnn;
   rnn.mode = mode;
-  rnn.hidden = integer(e, "state_size");
-  rnn.layers = integer(e, "num_layers");
-  rnn.directions = e.flag("bidirectional") ? 2 : 1;
+  rnn.hidden = p.state_size;
+  rnn.layers = p.num_layers;
+  rnn.directions = p.directions();
   rnn.input = x[2];
   const NDArray* flat = c.array(e.inputs[1]);
   if (flat == nullptr)
     throw UnsupportedExport(
         "the RNN's parameters must be a stored array (a checkpoint's), not computed in the graph");
-  const bool lstm = mode == "lstm";
-  const std::string op = lstm ? "LSTM" : mode == "gru" ? "GRU" : "RNN";
+  const bool lstm = p.lstm(), gru = p.mode == op::RnnMode::kGru;
+  const std::string onnx_op = lstm ? "LSTM" : gru ? "GRU" : "RNN";
   const std::string& name = e.name();
   const int64_t d_n = rnn.directions;
 
   std::string lengths;  // ONNX wants int32 lengths
-  if (e.flag("use_sequence_length")) {
+  if (p.use_sequence_length) {
     lengths = c.unique(name + "_lengths");
     set_int(c.add("Cast", lengths, {e.inputs[lstm ? 4 : 3]}, {lengths}), "to",
             ::onnx::TensorProto::INT32);
@@ -89,13 +91,13 @@ void export_rnn(ExportContext& c, const ExportNode& e) {
     const std::string y = c.unique(ln + "_Y");
     std::vector<std::string> outs{y, c.unique(ln + "_Y_h")};
     if (lstm) outs.push_back(c.unique(ln + "_Y_c"));
-    NodeProto* n = c.add(op, ln, in, outs);
+    NodeProto* n = c.add(onnx_op, ln, in, outs);
     set_int(n, "hidden_size", rnn.hidden);
     set_string(n, "direction", d_n == 2 ? "bidirectional" : "forward");
-    if (mode == "gru") set_int(n, "linear_before_reset", 1);  // MXNet's GRU
-    if (op == "RNN")
+    if (gru) set_int(n, "linear_before_reset", 1);  // MXNet's GRU
+    if (onnx_op == "RNN")
       set_strings(n, "activations",
-                  std::vector<std::string>(d_n, mode == "rnn_relu" ? "Relu" : "Tanh"));
+                  std::vector<std::string>(d_n, p.mode == op::RnnMode::kRnnRelu ? "Relu" : "Tanh"));
     last_h.push_back(outs[1]);
     if (lstm) last_c.push_back(outs[2]);
     // Y (T, D, N, H) -> (T, N, D*H), MXNet's output and the next layer's input.

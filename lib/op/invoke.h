@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "ndarray/ndarray.h"
@@ -31,6 +32,16 @@ class OpInstance {
   std::vector<std::string> output_names() const { return def_->output_names(params_); }
   int num_visible_outputs() const { return def_->num_visible_outputs(params_); }
   AttrMap attrs() const { return def_->print(params_); }
+  // The parsed parameters as the operator's Params struct P (declared in a
+  // header, e.g. op/nn/fully_connected_param.h), so that code outside the
+  // operator's file (ONNX export) reads typed fields rather than printed
+  // strings. Throws Error when P is not the operator's struct.
+  template <typename P>
+  const P& params_as() const {
+    if (def_->param_type == nullptr || *def_->param_type != typeid(P))
+      throw Error(owner_ + ": the parameters of " + def_->name + " are not a " + typeid(P).name());
+    return *static_cast<const P*>(params_.get());
+  }
 
   // Shape/type inference with the owner named in errors.
   void infer_shape(ShapeVector& in, ShapeVector& aux, ShapeVector& out) const;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -67,6 +68,9 @@ struct OpDef {
   std::vector<std::string> aliases;
   std::string description;
   std::vector<ParamFieldInfo> param_infos;
+  // The C++ type of the parsed parameters (the OpBuilder's P), for typed
+  // reads outside the operator's file (OpInstance::params_as).
+  const std::type_info* param_type = nullptr;
 
   std::function<ParamsPtr(const AttrMap&, const std::string& owner)> parse;
   std::function<AttrMap(const ParamsPtr&)> print;
@@ -140,6 +144,7 @@ class OpBuilder {
  public:
   explicit OpBuilder(OpDef& def) : def_(def) {
     def_.param_infos = P::field_infos();
+    def_.param_type = &typeid(P);
     def_.parse = [](const AttrMap& attrs, const std::string& owner) -> ParamsPtr {
       return std::make_shared<const P>(P::from_strings(attrs, owner));
     };

@@ -24,7 +24,7 @@ AdaGrad::AdaGrad(const AdaGradParams& p) : Optimizer("adagrad", p), p_(p) {}
 
 void AdaGrad::push_update(const NDArray& weight, const NDArray& grad,
                           const std::vector<NDArray>& state, const Step& step) const {
-  const kernels::AdaGradArgs args{step.lr, step.wd, fields().rescale_grad, clip_bound(), p_.eps};
+  const kernels::AdaGradArgs args{scalars(step), p_.eps};
   detail::push_fused_update(name(), weight, grad, state, args);
 }
 

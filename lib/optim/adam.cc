@@ -41,13 +41,8 @@ void Adam::push_update(const NDArray& weight, const NDArray& grad,
                        const std::vector<NDArray>& state, const Step& step) const {
   const double t = static_cast<double>(step.t);
   const double coef1 = 1.0 - std::pow(p_.beta1, t), coef2 = 1.0 - std::pow(p_.beta2, t);
-  const kernels::AdamArgs args{step.lr * std::sqrt(coef2) / coef1,
-                               step.wd,
-                               fields().rescale_grad,
-                               clip_bound(),
-                               p_.beta1,
-                               p_.beta2,
-                               p_.epsilon};
+  kernels::AdamArgs args{scalars(step), p_.beta1, p_.beta2, p_.epsilon};
+  args.s.lr *= std::sqrt(coef2) / coef1;  // the bias correction
   detail::push_fused_update(name(), weight, grad, state, args);
 }
 

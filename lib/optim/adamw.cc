@@ -50,8 +50,7 @@ void AdamW::push_update(const NDArray& weight, const NDArray& grad,
   const double alpha = p_.correct_bias
                            ? std::sqrt(1.0 - std::pow(p_.beta2, t)) / (1.0 - std::pow(p_.beta1, t))
                            : 1.0;
-  const kernels::AdamWArgs args{step.lr,      alpha,    step.wd,  rescale,
-                                clip_bound(), p_.beta1, p_.beta2, p_.epsilon};
+  const kernels::AdamWArgs args{scalars(step), alpha, p_.beta1, p_.beta2, p_.epsilon};
   detail::push_fused_update(name(), weight, grad, state, args);
 }
 

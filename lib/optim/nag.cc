@@ -30,14 +30,11 @@ std::vector<std::string> NAG::state_names() const {
 
 void NAG::push_update(const NDArray& weight, const NDArray& grad, const std::vector<NDArray>& state,
                       const Step& step) const {
-  const double rescale = fields().rescale_grad;
   if (state.empty())
-    detail::push_fused_update(name(), weight, grad, state,
-                              kernels::NAGPlainArgs{step.lr, step.wd, rescale, clip_bound()});
+    detail::push_fused_update(name(), weight, grad, state, kernels::NAGPlainArgs{scalars(step)});
   else
-    detail::push_fused_update(
-        name(), weight, grad, state,
-        kernels::NAGArgs{step.lr, step.wd, rescale, clip_bound(), p_.momentum});
+    detail::push_fused_update(name(), weight, grad, state,
+                              kernels::NAGArgs{scalars(step), p_.momentum});
 }
 
 }  // namespace mx::optim

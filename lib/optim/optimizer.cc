@@ -12,6 +12,7 @@
 #include "ndarray/params_io.h"
 #include "optim/fused_update.h"
 #include "optim/optimizers.h"
+#include "optim/update_kernels.h"
 
 namespace mx::optim {
 
@@ -117,6 +118,10 @@ int64_t Optimizer::update_count(int index) const {
 
 double Optimizer::clip_bound() const {
   return fields_.clip_gradient && *fields_.clip_gradient > 0 ? *fields_.clip_gradient : -1.0;
+}
+
+kernels::StepScalars Optimizer::scalars(const Step& step) const {
+  return {step.lr, step.wd, fields_.rescale_grad, clip_bound()};
 }
 
 nlohmann::json Optimizer::counters() const {

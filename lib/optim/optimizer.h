@@ -38,6 +38,10 @@
 
 namespace mx::optim {
 
+namespace kernels {
+struct StepScalars;
+}
+
 // The parameters every optimizer takes (MXNet's Optimizer.__init__).
 struct OptimizerFields {
   double learning_rate = 0.01;
@@ -145,6 +149,8 @@ class Optimizer {
   const OptimizerFields& fields() const { return fields_; }
   // The clipping bound, or a negative value when clipping is off.
   double clip_bound() const;
+  // The hyper-parameters every update step takes (update_kernels.h).
+  kernels::StepScalars scalars(const Step& step) const;
 
  private:
   std::string name_;

@@ -46,9 +46,8 @@ std::vector<std::string> RMSProp::state_names() const {
 void RMSProp::push_update(const NDArray& weight, const NDArray& grad,
                           const std::vector<NDArray>& state, const Step& step) const {
   const double clip_w = p_.clip_weights && *p_.clip_weights > 0 ? *p_.clip_weights : -1.0;
-  const kernels::RMSPropArgs args{step.lr,      step.wd,   fields().rescale_grad,
-                                  clip_bound(), p_.gamma1, p_.gamma2,
-                                  p_.epsilon,   clip_w,    p_.centered};
+  const kernels::RMSPropArgs args{scalars(step), p_.gamma1, p_.gamma2,
+                                  p_.epsilon,    clip_w,    p_.centered};
   detail::push_fused_update(name(), weight, grad, state, args);
 }
 

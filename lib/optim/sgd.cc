@@ -30,8 +30,7 @@ std::vector<std::string> SGD::state_names() const {
 
 void SGD::push_update(const NDArray& weight, const NDArray& grad, const std::vector<NDArray>& state,
                       const Step& step) const {
-  const kernels::SGDArgs args{step.lr,      step.wd,     fields().rescale_grad,
-                              clip_bound(), p_.momentum, !state.empty()};
+  const kernels::SGDArgs args{scalars(step), p_.momentum, !state.empty()};
   detail::push_fused_update(name(), weight, grad, state, args);
 }
 

@@ -4,8 +4,9 @@
 // runs. The formulas and their MXNet origins are in each optimizer's .cc.
 //
 // Each optimizer has an Args struct of host doubles (what push_update
-// computes from the step) whose Step<T> is the typed functor: built once per
-// update on the host, then copied by value into the kernel.
+// computes from the step: the StepScalars every optimizer shares, and its
+// own) whose Step<T> is the typed functor: built once per update on the
+// host, then copied by value into the kernel.
 #pragma once
 
 #include <cmath>
@@ -44,34 +45,48 @@ MX_HOST_DEVICE inline T square_root(T x) {
 #endif
 }
 
+// --- The hyper-parameters every step takes -----------------------------------
+// MXNet's lr, wd, rescale_grad and clip_gradient as host doubles (what
+// Optimizer::scalars computes for one update), shared by every optimizer's
+// Args; each Args adds its own.
+struct StepScalars {
+  double lr, wd, rescale, clip;  // clip < 0: no clipping
+};
+// The same in the step's type T, with the gradient they give.
+template <typename T>
+struct TypedScalars {
+  T lr, wd, rs, c;
+  bool clipping;
+  explicit TypedScalars(const StepScalars& s)
+      : lr(T(s.lr)), wd(T(s.wd)), rs(T(s.rescale)), c(T(s.clip)), clipping(s.clip >= 0) {}
+  // rescale_grad * g, clipped to [-clip, clip] when clipping is on.
+  MX_HOST_DEVICE T grad(T g) const { return clipping ? clip(rs * g, c) : rs * g; }
+};
+
 // --- SGD (momentum optional) -------------------------------------------------
 template <typename T>
 struct SGDStep;
 struct SGDArgs {
-  double lr, wd, rescale, clip, momentum;  // clip < 0: no clipping
+  StepScalars s;
+  double momentum;
   bool has_mom;
   template <typename T>
   using Step = SGDStep<T>;
 };
 template <typename T>
 struct SGDStep {
-  T lr, wd, rs, c, mo;
-  bool clipping, has_mom;
-  explicit SGDStep(const SGDArgs& a)
-      : lr(T(a.lr)),
-        wd(T(a.wd)),
-        rs(T(a.rescale)),
-        c(T(a.clip)),
-        mo(T(a.momentum)),
-        clipping(a.clip >= 0),
-        has_mom(a.has_mom) {}
+  TypedScalars<T> s;
+  T mo;
+  bool has_mom;
+  explicit SGDStep(const SGDArgs& a) : s(a.s), mo(T(a.momentum)), has_mom(a.has_mom) {}
   MX_HOST_DEVICE void operator()(int64_t i, const UpdateArrays<T>& a) const {
     const T wi = a.w[i];
     T mom = has_mom ? a.s[0][i] : T(0);
-    if (clipping)
-      mom = mo * mom - lr * wd * wi - lr * clip(rs * a.g[i], c);
+    // MXNet's order of the products, so that the results match it bit for bit.
+    if (s.clipping)
+      mom = mo * mom - s.lr * s.wd * wi - s.lr * clip(s.rs * a.g[i], s.c);
     else
-      mom = mo * mom - lr * wd * wi - lr * rs * a.g[i];
+      mom = mo * mom - s.lr * s.wd * wi - s.lr * s.rs * a.g[i];
     if (has_mom) a.s[0][i] = mom;
     a.w[i] = wi + mom;
   }
@@ -82,51 +97,43 @@ struct SGDStep {
 template <typename T>
 struct NAGStep;
 struct NAGArgs {
-  double lr, wd, rescale, clip, momentum;
+  StepScalars s;
+  double momentum;
   template <typename T>
   using Step = NAGStep<T>;
 };
 template <typename T>
 struct NAGStep {
-  T lr, wd, rs, c, mo;
-  bool clipping;
-  explicit NAGStep(const NAGArgs& a)
-      : lr(T(a.lr)),
-        wd(T(a.wd)),
-        rs(T(a.rescale)),
-        c(T(a.clip)),
-        mo(T(a.momentum)),
-        clipping(a.clip >= 0) {}
+  TypedScalars<T> s;
+  T mo;
+  explicit NAGStep(const NAGArgs& a) : s(a.s), mo(T(a.momentum)) {}
   MX_HOST_DEVICE void operator()(int64_t i, const UpdateArrays<T>& a) const {
     T* w = a.w;
     T* mom = a.s[0];
     const T wi = w[i];
-    const T gi = clipping ? clip(rs * a.g[i], c) : rs * a.g[i];
+    const T gi = s.grad(a.g[i]);
     mom[i] = mo * mom[i];
-    w[i] = wi - mom[i] + (mo + T(1)) * (mom[i] - lr * (gi + wd * wi));
-    mom[i] = mom[i] - lr * (gi + wd * w[i]);  // reads the new weight, as MXNet
+    w[i] = wi - mom[i] + (mo + T(1)) * (mom[i] - s.lr * (gi + s.wd * wi));
+    mom[i] = mom[i] - s.lr * (gi + s.wd * w[i]);  // reads the new weight, as MXNet
   }
 };
 
 template <typename T>
 struct NAGPlainStep;
 struct NAGPlainArgs {
-  double lr, wd, rescale, clip;
+  StepScalars s;
   template <typename T>
   using Step = NAGPlainStep<T>;
 };
 template <typename T>
 struct NAGPlainStep {
-  T lr, wd, rs, c;
-  bool clipping;
-  explicit NAGPlainStep(const NAGPlainArgs& a)
-      : lr(T(a.lr)), wd(T(a.wd)), rs(T(a.rescale)), c(T(a.clip)), clipping(a.clip >= 0) {}
+  TypedScalars<T> s;
+  explicit NAGPlainStep(const NAGPlainArgs& a) : s(a.s) {}
   MX_HOST_DEVICE void operator()(int64_t i, const UpdateArrays<T>& a) const {
-    T* w = a.w;
-    if (clipping)
-      w[i] = (T(1) - lr * wd) * w[i] - lr * clip(rs * a.g[i], c);
+    if (s.clipping)
+      a.w[i] = (T(1) - s.lr * s.wd) * a.w[i] - s.lr * clip(s.rs * a.g[i], s.c);
     else
-      w[i] = (T(1) - lr * wd) * w[i] - (lr * rs) * a.g[i];
+      a.w[i] = (T(1) - s.lr * s.wd) * a.w[i] - (s.lr * s.rs) * a.g[i];
   }
 };
 
@@ -134,66 +141,54 @@ struct NAGPlainStep {
 template <typename T>
 struct AdamStep;
 struct AdamArgs {
-  double lr, wd, rescale, clip, beta1, beta2, epsilon;
+  StepScalars s;
+  double beta1, beta2, epsilon;
   template <typename T>
   using Step = AdamStep<T>;
 };
 template <typename T>
 struct AdamStep {
-  T lr, wd, rs, c, b1, b2, eps;
-  bool clipping;
+  TypedScalars<T> s;
+  T b1, b2, eps;
   explicit AdamStep(const AdamArgs& a)
-      : lr(T(a.lr)),
-        wd(T(a.wd)),
-        rs(T(a.rescale)),
-        c(T(a.clip)),
-        b1(T(a.beta1)),
-        b2(T(a.beta2)),
-        eps(T(a.epsilon)),
-        clipping(a.clip >= 0) {}
+      : s(a.s), b1(T(a.beta1)), b2(T(a.beta2)), eps(T(a.epsilon)) {}
   MX_HOST_DEVICE void operator()(int64_t i, const UpdateArrays<T>& a) const {
     T* w = a.w;
     T* mean = a.s[0];
     T* var = a.s[1];
-    T gi = a.g[i] * rs + w[i] * wd;
-    if (clipping) gi = clip(gi, c);
+    // Adam decays before clipping: the weight term is inside the bound.
+    T gi = a.g[i] * s.rs + w[i] * s.wd;
+    if (s.clipping) gi = clip(gi, s.c);
     mean[i] = b1 * mean[i] + (T(1) - b1) * gi;
     var[i] = b2 * var[i] + (T(1) - b2) * gi * gi;
-    w[i] = w[i] - lr * mean[i] / (square_root(var[i]) + eps);
+    w[i] = w[i] - s.lr * mean[i] / (square_root(var[i]) + eps);
   }
 };
 
 // --- AdamW (decoupled weight decay) ------------------------------------------
+// lr is MXNet's eta (the schedule's rate), alpha the bias correction.
 template <typename T>
 struct AdamWStep;
 struct AdamWArgs {
-  double eta, alpha, wd, rescale, clip, beta1, beta2, epsilon;
+  StepScalars s;
+  double alpha, beta1, beta2, epsilon;
   template <typename T>
   using Step = AdamWStep<T>;
 };
 template <typename T>
 struct AdamWStep {
-  T eta, alpha, wd, rs, c, b1, b2, eps;
-  bool clipping;
+  TypedScalars<T> s;
+  T alpha, b1, b2, eps;
   explicit AdamWStep(const AdamWArgs& a)
-      : eta(T(a.eta)),
-        alpha(T(a.alpha)),
-        wd(T(a.wd)),
-        rs(T(a.rescale)),
-        c(T(a.clip)),
-        b1(T(a.beta1)),
-        b2(T(a.beta2)),
-        eps(T(a.epsilon)),
-        clipping(a.clip >= 0) {}
+      : s(a.s), alpha(T(a.alpha)), b1(T(a.beta1)), b2(T(a.beta2)), eps(T(a.epsilon)) {}
   MX_HOST_DEVICE void operator()(int64_t i, const UpdateArrays<T>& a) const {
     T* w = a.w;
     T* mean = a.s[0];
     T* var = a.s[1];
-    T gi = a.g[i] * rs;
-    if (clipping) gi = clip(gi, c);
+    const T gi = s.grad(a.g[i]);
     mean[i] = b1 * mean[i] + (T(1) - b1) * gi;
     var[i] = b2 * var[i] + (T(1) - b2) * gi * gi;
-    w[i] = w[i] - eta * (alpha * mean[i] / (square_root(var[i]) + eps) + wd * w[i]);
+    w[i] = w[i] - s.lr * (alpha * mean[i] / (square_root(var[i]) + eps) + s.wd * w[i]);
   }
 };
 
@@ -201,42 +196,41 @@ struct AdamWStep {
 template <typename T>
 struct RMSPropStep;
 struct RMSPropArgs {
-  double lr, wd, rescale, clip, gamma1, gamma2, epsilon, clip_weights;  // clip_weights < 0: off
+  StepScalars s;
+  double gamma1, gamma2, epsilon, clip_weights;  // clip_weights < 0: off
   bool centered;
   template <typename T>
   using Step = RMSPropStep<T>;
 };
 template <typename T>
 struct RMSPropStep {
-  T lr, wd, rs, c, g1, g2, eps, cw;
-  bool clipping, clipping_weights, centered;
+  TypedScalars<T> s;
+  T g1, g2, eps, cw;
+  bool clipping_weights, centered;
   explicit RMSPropStep(const RMSPropArgs& a)
-      : lr(T(a.lr)),
-        wd(T(a.wd)),
-        rs(T(a.rescale)),
-        c(T(a.clip)),
+      : s(a.s),
         g1(T(a.gamma1)),
         g2(T(a.gamma2)),
         eps(T(a.epsilon)),
         cw(T(a.clip_weights)),
-        clipping(a.clip >= 0),
         clipping_weights(a.clip_weights >= 0),
         centered(a.centered) {}
   MX_HOST_DEVICE void operator()(int64_t i, const UpdateArrays<T>& a) const {
     T* w = a.w;
     T* n = a.s[0];
-    T gi = rs * a.g[i] + wd * w[i];
-    if (clipping) gi = clip(gi, c);
+    // RMSProp, as Adam, decays before clipping.
+    T gi = s.rs * a.g[i] + s.wd * w[i];
+    if (s.clipping) gi = clip(gi, s.c);
     n[i] = (T(1) - g1) * gi * gi + g1 * n[i];
     T wi;
     if (centered) {
       T* gm = a.s[1];
       T* delta = a.s[2];
       gm[i] = (T(1) - g1) * gi + g1 * gm[i];
-      delta[i] = g2 * delta[i] - lr * (gi / square_root(n[i] - gm[i] * gm[i] + eps));
+      delta[i] = g2 * delta[i] - s.lr * (gi / square_root(n[i] - gm[i] * gm[i] + eps));
       wi = w[i] + delta[i];
     } else {
-      wi = w[i] - lr * (gi / square_root(n[i] + eps));
+      wi = w[i] - s.lr * (gi / square_root(n[i] + eps));
     }
     if (clipping_weights) wi = clip(wi, cw);
     w[i] = wi;
@@ -247,29 +241,23 @@ struct RMSPropStep {
 template <typename T>
 struct AdaGradStep;
 struct AdaGradArgs {
-  double lr, wd, rescale, clip, eps;
+  StepScalars s;
+  double eps;
   template <typename T>
   using Step = AdaGradStep<T>;
 };
 template <typename T>
 struct AdaGradStep {
-  T lr, wd, rs, c, eps;
-  bool clipping;
-  explicit AdaGradStep(const AdaGradArgs& a)
-      : lr(T(a.lr)),
-        wd(T(a.wd)),
-        rs(T(a.rescale)),
-        c(T(a.clip)),
-        eps(T(a.eps)),
-        clipping(a.clip >= 0) {}
+  TypedScalars<T> s;
+  T eps;
+  explicit AdaGradStep(const AdaGradArgs& a) : s(a.s), eps(T(a.eps)) {}
   MX_HOST_DEVICE void operator()(int64_t i, const UpdateArrays<T>& a) const {
     T* w = a.w;
     T* history = a.s[0];
-    T gi = a.g[i] * rs;
-    if (clipping) gi = clip(gi, c);
+    const T gi = s.grad(a.g[i]);
     history[i] = history[i] + gi * gi;
     const T div = gi / square_root(history[i] + eps);
-    w[i] = w[i] + (div + w[i] * wd) * -lr;
+    w[i] = w[i] + (div + w[i] * s.wd) * -s.lr;
   }
 };
 

@@ -2,6 +2,8 @@
 
 #include "base/error.h"
 #include "op/invoke.h"
+#include "op/nn/batch_norm_param.h"
+#include "op/nn/fully_connected_param.h"
 #include "op/registry.h"
 
 using namespace mx;
@@ -41,6 +43,15 @@ TEST_CASE("operator parameters are validated with the layer named") {
   OpInstance fc("FullyConnected", {{"num_hidden", "4"}, {"no_bias", "True"}});
   CHECK(fc.input_names() == std::vector<std::string>{"data", "weight"});
   CHECK(fc.attrs().at("flatten") == "True");
+}
+
+TEST_CASE("parameters read typed through params_as, and only as the operator's own struct") {
+  const OpInstance fc("FullyConnected", {{"num_hidden", "7"}, {"no_bias", "True"}}, "fc1");
+  const auto& p = fc.params_as<FullyConnectedParam>();
+  CHECK(p.num_hidden == 7);
+  CHECK(p.no_bias);
+  CHECK(p.flatten);  // the default
+  CHECK_THROWS_AS(fc.params_as<BatchNormParam>(), Error);
 }
 
 TEST_CASE("shape inference fills from partial information and names conflicts") {

@@ -94,24 +94,25 @@ void check_every_optimizer() {
     for (const double momentum : {0.0, 0.9}) {
       const bool has_mom = momentum > 0;
       check_same_updates<T, kernels::SGDArgs>(
-          "sgd", with({{"momentum", std::to_string(momentum)}}),
-          [&](int64_t) { return kernels::SGDArgs{kLr, kWd, kRescale, clip, momentum, has_mom}; });
+          "sgd", with({{"momentum", std::to_string(momentum)}}), [&](int64_t) {
+            return kernels::SGDArgs{{kLr, kWd, kRescale, clip}, momentum, has_mom};
+          });
       if (has_mom)
         check_same_updates<T, kernels::NAGArgs>(
             "nag", with({{"momentum", std::to_string(momentum)}}), [&](int64_t) {
-              return kernels::NAGArgs{kLr, kWd, kRescale, clip, momentum};
+              return kernels::NAGArgs{{kLr, kWd, kRescale, clip}, momentum};
             });
       else
         check_same_updates<T, kernels::NAGPlainArgs>(
             "nag", with({{"momentum", "0"}}), [&](int64_t) {
-              return kernels::NAGPlainArgs{kLr, kWd, kRescale, clip};
+              return kernels::NAGPlainArgs{{kLr, kWd, kRescale, clip}};
             });
     }
     const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
     check_same_updates<T, kernels::AdamArgs>("adam", with({}), [&](int64_t t) {
       const double td = static_cast<double>(t);
       const double rate = kLr * std::sqrt(1 - std::pow(b2, td)) / (1 - std::pow(b1, td));
-      return kernels::AdamArgs{rate, kWd, kRescale, clip, b1, b2, eps};
+      return kernels::AdamArgs{{rate, kWd, kRescale, clip}, b1, b2, eps};
     });
     for (const bool correct : {true, false}) {
       check_same_updates<T, kernels::AdamWArgs>(
@@ -119,7 +120,7 @@ void check_every_optimizer() {
             const double td = static_cast<double>(t);
             const double alpha =
                 correct ? std::sqrt(1 - std::pow(b2, td)) / (1 - std::pow(b1, td)) : 1.0;
-            return kernels::AdamWArgs{kLr, alpha, kWd, kRescale, clip, b1, b2, eps};
+            return kernels::AdamWArgs{{kLr, kWd, kRescale, clip}, alpha, b1, b2, eps};
           });
     }
     for (const bool centered : {false, true}) {
@@ -127,13 +128,13 @@ void check_every_optimizer() {
         auto params = with({{"centered", centered ? "True" : "False"}});
         if (clip_weights > 0) params["clip_weights"] = std::to_string(clip_weights);
         check_same_updates<T, kernels::RMSPropArgs>("rmsprop", params, [&](int64_t) {
-          return kernels::RMSPropArgs{kLr, kWd,  kRescale,     clip,    0.9,
-                                      0.9, 1e-8, clip_weights, centered};
+          return kernels::RMSPropArgs{
+              {kLr, kWd, kRescale, clip}, 0.9, 0.9, 1e-8, clip_weights, centered};
         });
       }
     }
     check_same_updates<T, kernels::AdaGradArgs>("adagrad", with({}), [&](int64_t) {
-      return kernels::AdaGradArgs{kLr, kWd, kRescale, clip, 1e-7};
+      return kernels::AdaGradArgs{{kLr, kWd, kRescale, clip}, 1e-7};
     });
   }
 }

@@ -6,21 +6,6 @@
 #include "op/nn/embedding_kernels.h"
 
 namespace mx::op::cuda {
-namespace {
-
-// Calls fn(typed index pointer) for the index types the CPU supports.
-template <typename Fn>
-void dispatch_index(const TensorRef& t, Fn&& fn) {
-  dispatch_dtype(t.dtype, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    if constexpr (is_half_like_v<I>)
-      throw Error("Embedding: float16 and bfloat16 indices are not supported");
-    else
-      fn(t.ptr<I>());
-  });
-}
-
-}  // namespace
 
 void embedding_forward_gpu(const RunContext& rctx, const TensorRef& indices,
                            const TensorRef& weight, const TensorRef& out, OpReq req) {
@@ -28,7 +13,7 @@ void embedding_forward_gpu(const RunContext& rctx, const TensorRef& indices,
   const int64_t rows = weight.shape[0], dim = weight.shape[1];
   dispatch_real(weight.dtype, "Embedding", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    dispatch_index(indices, [&](const auto* idx) {
+    kernels::dispatch_embedding_index(indices, [&](const auto* idx) {
       using I = std::remove_cv_t<std::remove_pointer_t<decltype(idx)>>;
       launch_elements(
           indices.size() * dim, stream_of(rctx.stream), "Embedding",
@@ -49,7 +34,7 @@ void embedding_backward_gpu(const RunContext& rctx, const TensorRef& indices, co
         "Embedding");
   dispatch_real(dweight.dtype, "Embedding", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    dispatch_index(indices, [&](const auto* idx) {
+    kernels::dispatch_embedding_index(indices, [&](const auto* idx) {
       using I = std::remove_cv_t<std::remove_pointer_t<decltype(idx)>>;
       launch_elements(
           indices.size() * dim, stream, "Embedding",

@@ -11,6 +11,9 @@
 #include <cstdint>
 #include <string_view>
 
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/strings.h"
 #include "op/cuda/cuda_check.h"
 
 namespace mx::op::cuda {
@@ -39,5 +42,14 @@ void launch_elements(int64_t n, cudaStream_t stream, std::string_view where, F f
 }
 
 inline cudaStream_t stream_of(void* stream) { return static_cast<cudaStream_t>(stream); }
+
+// fn(T{}) with T float or double, for kernels written for those two only
+// (LRN, Pooling); any other dtype is refused naming the operator.
+template <typename Fn>
+void dispatch_float_or_double(DType dtype, const char* op, Fn&& fn) {
+  if (dtype == DType::kFloat32) return fn(float{});
+  if (dtype == DType::kFloat64) return fn(double{});
+  throw Error(str(op, " supports float32 and float64, not ", dtype_name(dtype)));
+}
 
 }  // namespace mx::op::cuda

@@ -2,20 +2,9 @@
 #include "op/cuda/lrn_gpu.h"
 
 namespace mx::op::cuda {
-namespace {
-
-template <typename Fn>
-void dispatch_float(DType dtype, Fn&& fn) {
-  if (dtype == DType::kFloat32) return fn(float{});
-  if (dtype == DType::kFloat64) return fn(double{});
-  throw Error(str("LRN supports float32 and float64, not ", dtype_name(dtype)));
-}
-
-}  // namespace
-
 void lrn_forward_gpu(const LrnKernelGeom& g, DType dtype, const void* x, void* y, void* norm,
                      OpReq req, void* stream) {
-  dispatch_float(dtype, [&](auto zero) {
+  dispatch_float_or_double(dtype, "LRN", [&](auto zero) {
     using T = decltype(zero);
     launch_elements(
         g.size(), stream_of(stream), "LRN",
@@ -26,7 +15,7 @@ void lrn_forward_gpu(const LrnKernelGeom& g, DType dtype, const void* x, void* y
 void lrn_backward_gpu(const LrnKernelGeom& g, DType dtype, const void* x, const void* y,
                       const void* norm, const void* dy, void* dx, OpReq req, void* stream) {
   if (req == OpReq::kNull) return;
-  dispatch_float(dtype, [&](auto zero) {
+  dispatch_float_or_double(dtype, "LRN", [&](auto zero) {
     using T = decltype(zero);
     launch_elements(g.size(), stream_of(stream), "LRN",
                     LrnBackward<T>{g, static_cast<const T*>(x), static_cast<const T*>(y),

@@ -2,21 +2,10 @@
 #include "op/cuda/pooling_gpu.h"
 
 namespace mx::op::cuda {
-namespace {
-
-template <typename Fn>
-void dispatch_float(DType dtype, Fn&& fn) {
-  if (dtype == DType::kFloat32) return fn(float{});
-  if (dtype == DType::kFloat64) return fn(double{});
-  throw Error(str("Pooling supports float32 and float64, not ", dtype_name(dtype)));
-}
-
-}  // namespace
-
 void pooling_forward_gpu(const PoolKernelGeom& g, DType dtype, const void* x, void* y, OpReq req,
                          void* stream) {
   if (req == OpReq::kNull) return;
-  dispatch_float(dtype, [&](auto zero) {
+  dispatch_float_or_double(dtype, "Pooling", [&](auto zero) {
     using T = decltype(zero);
     launch_elements(g.out_size(), stream_of(stream), "Pooling",
                     PoolForward<T>{g, static_cast<const T*>(x), static_cast<T*>(y), req});
@@ -26,7 +15,7 @@ void pooling_forward_gpu(const PoolKernelGeom& g, DType dtype, const void* x, vo
 void pooling_backward_gpu(const PoolKernelGeom& g, DType dtype, const void* x, const void* y,
                           const void* dy, void* dx, OpReq req, void* stream) {
   if (req == OpReq::kNull) return;
-  dispatch_float(dtype, [&](auto zero) {
+  dispatch_float_or_double(dtype, "Pooling", [&](auto zero) {
     using T = decltype(zero);
     launch_elements(g.in_size(), stream_of(stream), "Pooling",
                     PoolBackward<T>{g, static_cast<const T*>(x), static_cast<const T*>(y),

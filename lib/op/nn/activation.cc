@@ -9,6 +9,7 @@
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/nn/activation_kernels.h"
+#include "op/nn/activation_param.h"
 #include "op/registry.h"
 #include "op/vmath/vmath.h"
 #if MX_USE_CUDA
@@ -17,15 +18,6 @@
 
 namespace mx::op {
 namespace {
-
-struct ActivationParam : Params<ActivationParam> {
-  ActType act_type = ActType::kRelu;
-  static void declare(ParamDecl<ActivationParam>& d) {
-    auto field = d.field("act_type", &ActivationParam::act_type);
-    for (const ActivationKind& kind : kActivationKinds) field.add_enum(kind.name, kind.type);
-    field.describe("Activation function to apply.");
-  }
-};
 
 // Calls fn with a functor returning t as a compile-time constant, so that
 // each loop is specialised for one function (and the compiler vectorises

@@ -18,6 +18,7 @@
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/nn/batch_norm_kernels.h"
+#include "op/nn/batch_norm_param.h"
 #include "op/registry.h"
 #if MX_USE_CUDA
 #include "op/cuda/nn_gpu.h"
@@ -25,41 +26,6 @@
 
 namespace mx::op {
 namespace {
-
-struct BatchNormParam : Params<BatchNormParam> {
-  double eps = 1e-3;
-  float momentum = 0.9f;
-  bool fix_gamma = true;
-  bool use_global_stats = false;
-  bool output_mean_var = false;
-  int axis = 1;
-  bool cudnn_off = false;
-
-  static void declare(ParamDecl<BatchNormParam>& d) {
-    d.field("eps", &BatchNormParam::eps)
-        .set_default(1e-3)
-        .set_lower_bound(0.0)
-        .describe("Added to the variance before taking its square root.");
-    d.field("momentum", &BatchNormParam::momentum)
-        .set_default(0.9f)
-        .describe("Moving statistics: moving = moving * momentum + batch * (1 - momentum).");
-    d.field("fix_gamma", &BatchNormParam::fix_gamma)
-        .set_default(true)
-        .describe("Use a scale of 1 instead of gamma (gamma gets a zero gradient).");
-    d.field("use_global_stats", &BatchNormParam::use_global_stats)
-        .set_default(false)
-        .describe("Normalize with the moving statistics in training too (no update).");
-    d.field("output_mean_var", &BatchNormParam::output_mean_var)
-        .set_default(false)
-        .describe("Also output the mean and the inverse standard deviation.");
-    d.field("axis", &BatchNormParam::axis)
-        .set_default(1)
-        .describe("The channel axis (negative counts from the end).");
-    d.field("cudnn_off", &BatchNormParam::cudnn_off)
-        .set_default(false)
-        .describe("Turn off cuDNN (accepted for compatibility; the CPU ignores it).");
-  }
-};
 
 int channel_axis(const BatchNormParam& p, int ndim) {
   const int axis = p.axis < 0 ? p.axis + ndim : p.axis;

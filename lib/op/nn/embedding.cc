@@ -70,25 +70,13 @@ void infer_embedding_type(const EmbeddingParam& p, DTypeVector& in, DTypeVector&
   assign_type(out[0], p.dtype, "output");
 }
 
-// Calls fn(typed pointer) for the index dtypes supported.
-template <typename Fn>
-void dispatch_index(const TensorRef& t, Fn&& fn) {
-  dispatch_dtype(t.dtype, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    if constexpr (is_half_like_v<I>)
-      throw Error("Embedding: float16 and bfloat16 indices are not supported");
-    else
-      fn(t.ptr<I>());
-  });
-}
-
 template <typename T>
 void embedding_forward(const EmbeddingParam& p, const ForwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
   const T* w = c.inputs[1].ptr<T>();
   T* y = c.outputs[0].ptr<T>();
   const int64_t count = c.inputs[0].size(), dim = p.output_dim;
-  dispatch_index(c.inputs[0], [&](const auto* idx) {
+  kernels::dispatch_embedding_index(c.inputs[0], [&](const auto* idx) {
     parallel_for(count, std::max<int64_t>(1, kParallelGrain / dim),
                  [&](int64_t begin, int64_t end) {
                    for (int64_t i = begin; i < end; ++i) {
@@ -116,7 +104,7 @@ void embedding_backward(const EmbeddingParam& p, const BackwardCall& c) {
   T* dw = c.in_grads[1].ptr<T>();
   const int64_t count = c.inputs[0].size(), dim = p.output_dim;
   if (c.req[1] != OpReq::kAdd) std::fill(dw, dw + p.input_dim * dim, T(0));
-  dispatch_index(c.inputs[0], [&](const auto* idx) {
+  kernels::dispatch_embedding_index(c.inputs[0], [&](const auto* idx) {
     // Split over columns: every thread visits the indices in order, so the
     // sums do not depend on the thread count and no two threads share a value.
     parallel_for(dim, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(count, 1)),

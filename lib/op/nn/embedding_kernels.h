@@ -10,6 +10,19 @@
 
 namespace mx::op::kernels {
 
+// Calls fn(typed index pointer) for Embedding's index types (every dtype but
+// float16 and bfloat16), for the CPU operator and the GPU kernels alike.
+template <typename Fn>
+void dispatch_embedding_index(const TensorRef& t, Fn&& fn) {
+  dispatch_dtype(t.dtype, [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    if constexpr (is_half_like_v<I>)
+      throw Error("Embedding: float16 and bfloat16 indices are not supported");
+    else
+      fn(t.ptr<I>());
+  });
+}
+
 // The weight row read for index value v: truncated, then clipped into
 // [0, rows) as MXNet does (negative values, fractions below 1 and NaN: row 0).
 template <typename I>

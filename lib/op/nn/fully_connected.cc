@@ -6,6 +6,7 @@
 #include "op/blas.h"
 #include "op/dnnl/dnnl_switch.h"
 #include "op/infer_util.h"
+#include "op/nn/fully_connected_param.h"
 #include "op/registry.h"
 #if MX_USE_DNNL
 #include "op/dnnl/dnnl_fully_connected.h"
@@ -18,23 +19,6 @@
 
 namespace mx::op {
 namespace {
-
-struct FullyConnectedParam : Params<FullyConnectedParam> {
-  int num_hidden = 0;
-  bool no_bias = false;
-  bool flatten = true;
-  static void declare(ParamDecl<FullyConnectedParam>& d) {
-    d.field("num_hidden", &FullyConnectedParam::num_hidden)
-        .set_lower_bound(1)
-        .describe("Number of hidden units (output features).");
-    d.field("no_bias", &FullyConnectedParam::no_bias)
-        .set_default(false)
-        .describe("Disable the bias.");
-    d.field("flatten", &FullyConnectedParam::flatten)
-        .set_default(true)
-        .describe("Flatten all but the first axis of the input (else apply to the last axis).");
-  }
-};
 
 // Rows (batch) and features (K) of the input as the product sees it.
 std::pair<int64_t, int64_t> input_matrix(const FullyConnectedParam& p, const Shape& data) {

@@ -78,12 +78,6 @@ double as_double(I v) {
     return static_cast<double>(v);
 }
 
-// Calls fn(TypeTag<I>) for an index array of any dtype.
-template <typename Fn>
-void dispatch_index(const TensorRef& indices, Fn&& fn) {
-  dispatch_dtype(indices.dtype, [&](auto tag) { fn(tag); });
-}
-
 // Indices of unknown dtype are taken to be the data's, as data loaders
 // produce them; the output has the data's dtype.
 void infer_indexing_type(DTypeVector& in, DTypeVector& out) {
@@ -160,7 +154,7 @@ void take_forward_cpu(const TakeParam& p, const ForwardCall& c) {
   const kernels::TakeLayout l = take_layout(p, data.shape, indices.shape);
   if (c.req[0] == OpReq::kNull || out.size() == 0) return;
   if (l.size == 0) throw Error("take: cannot take from an axis of size 0");
-  dispatch_index(indices, [&](auto itag) {
+  dispatch_dtype(indices.dtype, [&](auto itag) {
     using I = typename decltype(itag)::type;
     const I* idx = indices.ptr<I>();
     if (p.mode == kernels::TakeMode::kRaise) check_take_indices(idx, l.count, l.size);
@@ -187,7 +181,7 @@ void take_backward_cpu(const TakeParam& p, const BackwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
   const TensorRef &indices = c.inputs[1], &grad = c.in_grads[0];
   const kernels::TakeLayout l = take_layout(p, grad.shape, indices.shape);
-  dispatch_index(indices, [&](auto itag) {
+  dispatch_dtype(indices.dtype, [&](auto itag) {
     using I = typename decltype(itag)::type;
     const I* idx = indices.ptr<I>();
     dispatch_real(grad.dtype, "take", [&](auto tag) {
@@ -260,7 +254,7 @@ void gather_nd_forward_cpu(const NoParams&, const ForwardCall& c) {
   const TensorRef &data = c.inputs[0], &indices = c.inputs[1];
   const kernels::GatherNdLayout l = gather_nd_layout(data.shape, indices.shape);
   if (c.req[0] == OpReq::kNull) return;
-  dispatch_index(indices, [&](auto itag) {
+  dispatch_dtype(indices.dtype, [&](auto itag) {
     using I = typename decltype(itag)::type;
     const I* idx = indices.ptr<I>();
     check_gather_nd_indices(idx, l);
@@ -282,7 +276,7 @@ void gather_nd_backward_cpu(const NoParams&, const BackwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
   const TensorRef &indices = c.inputs[1], &grad = c.in_grads[0];
   const kernels::GatherNdLayout l = gather_nd_layout(grad.shape, indices.shape);
-  dispatch_index(indices, [&](auto itag) {
+  dispatch_dtype(indices.dtype, [&](auto itag) {
     using I = typename decltype(itag)::type;
     const I* idx = indices.ptr<I>();
     dispatch_real(grad.dtype, "gather_nd", [&](auto tag) {
