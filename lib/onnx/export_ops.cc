@@ -255,125 +255,141 @@ void softmax_like(std::map<std::string, ExportRule>& r, const std::string& mx,
   };
 }
 
+// The layers with weights and the nn family, one function per operator.
+
+void export_convolution(ExportContext& c, const ExportNode& e) {
+  const auto& p = e.param<op::ConvolutionParam>();
+  const auto kernel = p.kernel.to_vector();
+  NodeProto* n = c.add("Conv", e.name(), e.inputs, e.outputs);
+  set_ints(n, "kernel_shape", kernel);
+  set_ints(n, "strides", dims(p.stride, kernel.size(), 1));
+  set_ints(n, "dilations", dims(p.dilate, kernel.size(), 1));
+  set_ints(n, "pads", twice(dims(p.pad, kernel.size(), 0)));
+  set_int(n, "group", p.num_group);
+}
+
+void export_deconvolution(ExportContext& c, const ExportNode& e) {
+  const auto& p = e.param<op::DeconvolutionParam>();
+  if (p.target_shape.ndim() > 0)
+    throw UnsupportedExport("target_shape is not exported (give pad and adj instead)");
+  const auto kernel = p.kernel.to_vector();
+  NodeProto* n = c.add("ConvTranspose", e.name(), e.inputs, e.outputs);
+  set_ints(n, "kernel_shape", kernel);
+  set_ints(n, "strides", dims(p.stride, kernel.size(), 1));
+  set_ints(n, "dilations", dims(p.dilate, kernel.size(), 1));
+  set_ints(n, "pads", twice(dims(p.pad, kernel.size(), 0)));
+  set_ints(n, "output_padding", dims(p.adj, kernel.size(), 0));
+  set_int(n, "group", p.num_group);
+}
+
+void export_fully_connected(ExportContext& c, const ExportNode& e) {
+  const auto& p = e.param<op::FullyConnectedParam>();
+  const int nd = c.shape_of(e.inputs[0]).ndim();
+  const bool bias = !p.no_bias;
+  if (p.flatten || nd == 2) {
+    std::string in = e.inputs[0];
+    if (nd != 2) {
+      in = c.unique(e.name() + "_flat");
+      set_int(c.add("Flatten", e.name() + "_flatten", {e.inputs[0]}, {in}), "axis", 1);
+    }
+    std::vector<std::string> inputs{in, e.inputs[1]};
+    if (bias) inputs.push_back(e.inputs[2]);
+    set_int(c.add("Gemm", e.name(), inputs, e.outputs), "transB", 1);
+    return;
+  }
+  std::string wt = c.unique(e.name() + "_weight_t");
+  c.add("Transpose", e.name() + "_transpose", {e.inputs[1]}, {wt});
+  if (!bias) {
+    c.add("MatMul", e.name(), {e.inputs[0], wt}, e.outputs);
+    return;
+  }
+  std::string prod = c.unique(e.name() + "_matmul");
+  c.add("MatMul", e.name() + "_matmul", {e.inputs[0], wt}, {prod});
+  c.add("Add", e.name(), {prod, e.inputs[2]}, e.outputs);
+}
+
+void export_activation(ExportContext& c, const ExportNode& e) {
+  const op::ActType type = e.param<op::ActivationParam>().act_type;
+  c.add(op::activation_kind(type).onnx_op, e.name(), {e.inputs[0]}, e.outputs);
+}
+
+void export_leaky_relu(ExportContext& c, const ExportNode& e) {
+  const auto& p = e.param<op::LeakyReLUParam>();
+  switch (p.act_type) {
+    case op::LeakyType::kLeaky:
+      set_float(c.add("LeakyRelu", e.name(), {e.inputs[0]}, e.outputs), "alpha", p.slope);
+      return;
+    case op::LeakyType::kElu:
+      set_float(c.add("Elu", e.name(), {e.inputs[0]}, e.outputs), "alpha", p.slope);
+      return;
+    case op::LeakyType::kSelu: c.add("Selu", e.name(), {e.inputs[0]}, e.outputs); return;
+    case op::LeakyType::kPRelu: {
+      // mx's gamma has one value per channel (axis 1); ONNX broadcasts from the right.
+      const int nd = c.shape_of(e.inputs[0]).ndim();
+      std::vector<int64_t> shape{-1};
+      for (int i = 2; i < nd; ++i) shape.push_back(1);
+      std::string slope_name = c.unique(e.name() + "_slope");
+      c.add("Reshape", e.name() + "_reshape", {e.inputs[1], c.ints(e.name() + "_shape", shape)},
+            {slope_name});
+      c.add("PRelu", e.name(), {e.inputs[0], slope_name}, e.outputs);
+      return;
+    }
+    case op::LeakyType::kRRelu:
+    case op::LeakyType::kGelu: break;
+  }
+  throw UnsupportedExport("act_type '" + e.get("act_type") +
+                          "' has no ONNX equivalent at opsets 11-17");
+}
+
+void export_batch_norm(ExportContext& c, const ExportNode& e) {
+  const auto& p = e.param<op::BatchNormParam>();
+  if (p.output_mean_var) throw UnsupportedExport("output_mean_var is not exported");
+  const int nd = c.shape_of(e.inputs[0]).ndim();
+  if (positive_axis(p.axis, nd) != 1) throw UnsupportedExport("ONNX normalizes over axis 1 only");
+  std::vector<std::string> inputs = e.inputs;
+  if (p.fix_gamma) {
+    // mx uses a scale of 1 and ignores gamma's values.
+    const Shape& g = c.shape_of(e.inputs[1]);
+    auto* t = c.graph->add_initializer();
+    t->set_name(c.unique(e.name() + "_fixed_gamma"));
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    t->add_dims(g.size());
+    for (int64_t i = 0; i < g.size(); ++i) t->add_float_data(1.0f);
+    inputs[1] = t->name();
+  }
+  NodeProto* n = c.add("BatchNormalization", e.name(), inputs, e.outputs);
+  set_float(n, "epsilon", static_cast<float>(p.eps));
+  set_float(n, "momentum", p.momentum);
+}
+
+void export_pooling(ExportContext& c, const ExportNode& e) {
+  const auto& p = e.param<op::PoolingParam>();
+  if (p.pool_type == op::PoolType::kSum)
+    throw UnsupportedExport("pool_type 'sum' has no ONNX equivalent");
+  const bool max = p.pool_type == op::PoolType::kMax;
+  if (p.global_pool) {
+    c.add(max ? "GlobalMaxPool" : "GlobalAveragePool", e.name(), {e.inputs[0]}, e.outputs);
+    return;
+  }
+  const auto kernel = p.kernel.to_vector();
+  NodeProto* n = c.add(max ? "MaxPool" : "AveragePool", e.name(), {e.inputs[0]}, e.outputs);
+  set_ints(n, "kernel_shape", kernel);
+  set_ints(n, "strides", dims(p.stride, kernel.size(), 1));
+  set_ints(n, "pads", twice(dims(p.pad, kernel.size(), 0)));
+  if (p.pooling_convention == op::PoolingConvention::kFull) set_int(n, "ceil_mode", 1);
+  if (!max) set_int(n, "count_include_pad", p.count_include_pad.value_or(true) ? 1 : 0);
+}
+
 // Layers with weights and the nn family: Convolution, Deconvolution,
 // FullyConnected, activations, BatchNorm, Pooling.
 void add_layer_rules(std::map<std::string, ExportRule>& r) {
-  r["Convolution"] = [](ExportContext& c, const ExportNode& e) {
-    const auto& p = e.param<op::ConvolutionParam>();
-    const auto kernel = p.kernel.to_vector();
-    NodeProto* n = c.add("Conv", e.name(), e.inputs, e.outputs);
-    set_ints(n, "kernel_shape", kernel);
-    set_ints(n, "strides", dims(p.stride, kernel.size(), 1));
-    set_ints(n, "dilations", dims(p.dilate, kernel.size(), 1));
-    set_ints(n, "pads", twice(dims(p.pad, kernel.size(), 0)));
-    set_int(n, "group", p.num_group);
-  };
-  r["Deconvolution"] = [](ExportContext& c, const ExportNode& e) {
-    const auto& p = e.param<op::DeconvolutionParam>();
-    if (p.target_shape.ndim() > 0)
-      throw UnsupportedExport("target_shape is not exported (give pad and adj instead)");
-    const auto kernel = p.kernel.to_vector();
-    NodeProto* n = c.add("ConvTranspose", e.name(), e.inputs, e.outputs);
-    set_ints(n, "kernel_shape", kernel);
-    set_ints(n, "strides", dims(p.stride, kernel.size(), 1));
-    set_ints(n, "dilations", dims(p.dilate, kernel.size(), 1));
-    set_ints(n, "pads", twice(dims(p.pad, kernel.size(), 0)));
-    set_ints(n, "output_padding", dims(p.adj, kernel.size(), 0));
-    set_int(n, "group", p.num_group);
-  };
-  r["FullyConnected"] = [](ExportContext& c, const ExportNode& e) {
-    const auto& p = e.param<op::FullyConnectedParam>();
-    const int nd = c.shape_of(e.inputs[0]).ndim();
-    const bool bias = !p.no_bias;
-    if (p.flatten || nd == 2) {
-      std::string in = e.inputs[0];
-      if (nd != 2) {
-        in = c.unique(e.name() + "_flat");
-        set_int(c.add("Flatten", e.name() + "_flatten", {e.inputs[0]}, {in}), "axis", 1);
-      }
-      std::vector<std::string> inputs{in, e.inputs[1]};
-      if (bias) inputs.push_back(e.inputs[2]);
-      set_int(c.add("Gemm", e.name(), inputs, e.outputs), "transB", 1);
-      return;
-    }
-    std::string wt = c.unique(e.name() + "_weight_t");
-    c.add("Transpose", e.name() + "_transpose", {e.inputs[1]}, {wt});
-    if (!bias) {
-      c.add("MatMul", e.name(), {e.inputs[0], wt}, e.outputs);
-      return;
-    }
-    std::string prod = c.unique(e.name() + "_matmul");
-    c.add("MatMul", e.name() + "_matmul", {e.inputs[0], wt}, {prod});
-    c.add("Add", e.name(), {prod, e.inputs[2]}, e.outputs);
-  };
-  r["Activation"] = [](ExportContext& c, const ExportNode& e) {
-    const op::ActType type = e.param<op::ActivationParam>().act_type;
-    c.add(op::activation_kind(type).onnx_op, e.name(), {e.inputs[0]}, e.outputs);
-  };
-  r["LeakyReLU"] = [](ExportContext& c, const ExportNode& e) {
-    const auto& p = e.param<op::LeakyReLUParam>();
-    switch (p.act_type) {
-      case op::LeakyType::kLeaky:
-        set_float(c.add("LeakyRelu", e.name(), {e.inputs[0]}, e.outputs), "alpha", p.slope);
-        return;
-      case op::LeakyType::kElu:
-        set_float(c.add("Elu", e.name(), {e.inputs[0]}, e.outputs), "alpha", p.slope);
-        return;
-      case op::LeakyType::kSelu: c.add("Selu", e.name(), {e.inputs[0]}, e.outputs); return;
-      case op::LeakyType::kPRelu: {
-        // mx's gamma has one value per channel (axis 1); ONNX broadcasts from the right.
-        const int nd = c.shape_of(e.inputs[0]).ndim();
-        std::vector<int64_t> shape{-1};
-        for (int i = 2; i < nd; ++i) shape.push_back(1);
-        std::string slope_name = c.unique(e.name() + "_slope");
-        c.add("Reshape", e.name() + "_reshape", {e.inputs[1], c.ints(e.name() + "_shape", shape)},
-              {slope_name});
-        c.add("PRelu", e.name(), {e.inputs[0], slope_name}, e.outputs);
-        return;
-      }
-      case op::LeakyType::kRRelu:
-      case op::LeakyType::kGelu: break;
-    }
-    throw UnsupportedExport("act_type '" + e.get("act_type") +
-                            "' has no ONNX equivalent at opsets 11-17");
-  };
-  r["BatchNorm"] = [](ExportContext& c, const ExportNode& e) {
-    const auto& p = e.param<op::BatchNormParam>();
-    if (p.output_mean_var) throw UnsupportedExport("output_mean_var is not exported");
-    const int nd = c.shape_of(e.inputs[0]).ndim();
-    if (positive_axis(p.axis, nd) != 1) throw UnsupportedExport("ONNX normalizes over axis 1 only");
-    std::vector<std::string> inputs = e.inputs;
-    if (p.fix_gamma) {
-      // mx uses a scale of 1 and ignores gamma's values.
-      const Shape& g = c.shape_of(e.inputs[1]);
-      auto* t = c.graph->add_initializer();
-      t->set_name(c.unique(e.name() + "_fixed_gamma"));
-      t->set_data_type(::onnx::TensorProto::FLOAT);
-      t->add_dims(g.size());
-      for (int64_t i = 0; i < g.size(); ++i) t->add_float_data(1.0f);
-      inputs[1] = t->name();
-    }
-    NodeProto* n = c.add("BatchNormalization", e.name(), inputs, e.outputs);
-    set_float(n, "epsilon", static_cast<float>(p.eps));
-    set_float(n, "momentum", p.momentum);
-  };
-  r["Pooling"] = [](ExportContext& c, const ExportNode& e) {
-    const auto& p = e.param<op::PoolingParam>();
-    if (p.pool_type == op::PoolType::kSum)
-      throw UnsupportedExport("pool_type 'sum' has no ONNX equivalent");
-    const bool max = p.pool_type == op::PoolType::kMax;
-    if (p.global_pool) {
-      c.add(max ? "GlobalMaxPool" : "GlobalAveragePool", e.name(), {e.inputs[0]}, e.outputs);
-      return;
-    }
-    const auto kernel = p.kernel.to_vector();
-    NodeProto* n = c.add(max ? "MaxPool" : "AveragePool", e.name(), {e.inputs[0]}, e.outputs);
-    set_ints(n, "kernel_shape", kernel);
-    set_ints(n, "strides", dims(p.stride, kernel.size(), 1));
-    set_ints(n, "pads", twice(dims(p.pad, kernel.size(), 0)));
-    if (p.pooling_convention == op::PoolingConvention::kFull) set_int(n, "ceil_mode", 1);
-    if (!max) set_int(n, "count_include_pad", p.count_include_pad.value_or(true) ? 1 : 0);
-  };
+  r["Convolution"] = export_convolution;
+  r["Deconvolution"] = export_deconvolution;
+  r["FullyConnected"] = export_fully_connected;
+  r["Activation"] = export_activation;
+  r["LeakyReLU"] = export_leaky_relu;
+  r["BatchNorm"] = export_batch_norm;
+  r["Pooling"] = export_pooling;
 }
 
 // Flatten, Dropout, the output layers and softmax.
