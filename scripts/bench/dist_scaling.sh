@@ -5,10 +5,11 @@
 # `tc ... tbf` to a rate (each way); every rate is measured before it is used
 # (scripts/bench/tcp_rate.py, one TCP connection host 1 -> host 2). All
 # hosts share this machine's CPU cores: worker (and DDP rank) i is pinned to
-# core i mod cores with one thread (MX_NUM_THREADS=1, torch.set_num_threads(1));
-# servers are not pinned. On a machine with fewer cores than workers the
-# workers share cores, which a real cluster would not: the per-worker
-# throughput then measures CPU sharing as well as the network.
+# core i mod cores (all its threads) and computes on one thread
+# (MX_NUM_THREADS=1, torch.set_num_threads(1)); --pin none leaves them
+# unpinned; servers are not pinned. On a machine with fewer cores than
+# workers the workers share cores, which a real cluster would not: the
+# per-worker throughput then measures CPU sharing as well as the network.
 #
 # usage: scripts/bench/dist_scaling.sh [throughput|convergence|all] [OPTIONS]
 #   throughput    LeNet (batch 64 per worker, synthetic data, --batches steps)
@@ -37,6 +38,9 @@
 #   --rounds R      throughput rounds (default 2)
 #   --epochs E      convergence epochs (default 3)
 #   --conv-link R   the convergence runs' link (default 1gbit)
+#   --pin cores|none  cores (default): worker i's process, all its threads,
+#                   on core i mod cores; none: no pinning, the kernel places
+#                   every thread (each worker still computes on one thread)
 #   --out DIR       keep the results there (default: a temporary folder,
 #                   removed at the end)
 # Needs root (network namespaces, tc); without it prints SKIPPED and exits
@@ -55,6 +59,7 @@ batches=150
 rounds=2
 epochs=3
 conv_link=1gbit
+pinning=cores
 out=
 while [ $# -gt 0 ]; do
   case $1 in
@@ -66,6 +71,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2 ;;
     --epochs) epochs=$2 ;;
     --conv-link) conv_link=$2 ;;
+    --pin) pinning=$2 ;;
     --out) out=$2 ;;
     *)
       sed -n '/^# usage:/,/^# end, however/p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -74,6 +80,7 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
+case $pinning in cores | none) ;; *) echo "dist_scaling.sh: --pin cores or none, not '$pinning'" >&2 && exit 2 ;; esac
 for program in mx-train mx-serve-ps; do
   [ -x "$bin/$program" ] || { echo "dist_scaling.sh: no $bin/$program (--bin DIR)" >&2; exit 2; }
 done
@@ -99,6 +106,11 @@ trap 'exit 143' INT TERM
 
 say() { echo "[dist_scaling $(date +%T)] $*" >&2; }
 cores=$(nproc)
+# pin I: sets the array pfx to the command prefix that pins worker I
+# (0-based) to core I mod cores, all of the process's threads (its
+# communication threads included); empty with --pin none.
+pfx=()
+pin() { if [ "$pinning" = cores ]; then pfx=(taskset -c $(($1 % cores))); else pfx=(); fi; }
 servers_for() { if [ "$1" -le 2 ]; then echo 1; else echo 2; fi; }
 max_workers=0 max_servers=0
 for w in $workers_list; do
@@ -175,7 +187,8 @@ mx_job() {
     args+=(-H "$(name $((max_workers + i)))" -np 1 "$bin/mx-serve-ps" :)
   done
   for i in $(seq 1 "$w"); do
-    args+=(-H "$(name "$i")" -np 1 taskset -c $(((i - 1) % cores)) "$bin/mx-train" "$config"
+    pin $((i - 1))
+    args+=(-H "$(name "$i")" -np 1 "${pfx[@]}" "$bin/mx-train" "$config"
       kvstore.type=dist_sync kvstore.bigarray_bound=100000 "$@" --run-dir "$run")
     [ "$i" = "$w" ] || args+=(:)
   done
@@ -192,13 +205,14 @@ throughput() {
   local r link w mode run ms before after sbefore safter mb smb alone_mx alone_pt eff tput
   for r in $(seq "$rounds"); do
     # One worker alone, pinned to core 0, one thread: the reference.
-    in_host 1 env MX_NUM_THREADS=1 taskset -c 0 "$bin/mx-train" "$work/lenet.yaml" --run-dir "$work/alone$r" >/dev/null 2>&1
+    pin 0
+    in_host 1 env MX_NUM_THREADS=1 "${pfx[@]}" "$bin/mx-train" "$work/lenet.yaml" --run-dir "$work/alone$r" >/dev/null 2>&1
     ms=$(step_ms "$work/alone$r")
     alone_mx=$(awk -v m="$ms" 'BEGIN { printf "%.1f", 64000 / m }')
     printf '%s\t-\t-\t1\t0\tmx\talone\t%s\t%s\t1.00\t0\t-\t%s\n' "$r" "$ms" "$alone_mx" "$(cut -d' ' -f1 /proc/loadavg)" >>"$tsv"
     say "mx alone: $ms ms/step"
     if [ "$python" != none ]; then
-      in_host 1 taskset -c 0 "$python" "$root/scripts/bench/lenet_ddp.py" --batches "$batches" >"$work/pt_alone"
+      in_host 1 "${pfx[@]}" "$python" "$root/scripts/bench/lenet_ddp.py" --batches "$batches" >"$work/pt_alone"
       ms=$(sed -n 's/.* \([0-9.]*\) ms\/step.*/\1/p' "$work/pt_alone")
       alone_pt=$(awk -v m="$ms" 'BEGIN { printf "%.1f", 64000 / m }')
       printf '%s\t-\t-\t1\t0\tpytorch\talone\t%s\t%s\t1.00\t0\t-\t%s\n' "$r" "$ms" "$alone_pt" "$(cut -d' ' -f1 /proc/loadavg)" >>"$tsv"
@@ -233,7 +247,8 @@ throughput() {
         port=$((port + 1))
         before=$(link_bytes 1)
         for i in $(seq 1 "$w"); do
-          in_host "$i" env GLOO_SOCKET_IFNAME=mx0 timeout 300 taskset -c $(((i - 1) % cores)) "$python" \
+          pin $((i - 1))
+          in_host "$i" env GLOO_SOCKET_IFNAME=mx0 timeout 300 "${pfx[@]}" "$python" \
             "$root/scripts/bench/lenet_ddp.py" --rank $((i - 1)) --world "$w" --master 192.0.2.1:$port \
             --batches "$batches" >"$work/ddp$i" 2>&1 &
           pids+=($!)

@@ -87,16 +87,22 @@ def main():
                % (left + pw // 2, h - 12))
     ylabel = args.metric + (" (%)" if scale == 100 else "")
     out.append('<text transform="translate(16,%d) rotate(-90)" text-anchor="middle">%s</text>' % (top + ph // 2, ylabel))
+    legend = []
     for i, (label, pts) in enumerate(runs):
         c = COLOURS[i % len(COLOURS)]
         path = " ".join("%.1f,%.1f" % (X(t), Y(v * scale)) for t, v in pts)
         out.append('<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>' % (path, c))
         for t, v in pts:
             out.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>' % (X(t), Y(v * scale), c))
-        ly = top + ph - 12 - 18 * (len(runs) - 1 - i)
+        legend.append((label, c))
+    # The legend in the top left corner, on white: accuracy curves rise to the right.
+    out.append('<rect x="%d" y="%d" width="150" height="%d" fill="white" stroke="#ccc"/>'
+               % (left + 8, top + 8, 18 * len(legend) + 8))
+    for i, (label, c) in enumerate(legend):
+        ly = top + 26 + 18 * i
         out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/>'
-                   % (left + pw - 190, ly - 4, left + pw - 170, ly - 4, c))
-        out.append('<text x="%d" y="%d">%s</text>' % (left + pw - 164, ly, label))
+                   % (left + 16, ly - 4, left + 36, ly - 4, c))
+        out.append('<text x="%d" y="%d">%s</text>' % (left + 42, ly, label))
     out.append("</svg>")
     with open(args.output, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
