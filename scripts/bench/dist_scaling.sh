@@ -125,7 +125,13 @@ if [ $nhosts -lt 2 ]; then nhosts=2; fi # the rate is measured between hosts 1 a
 export MX_NETNS_HOSTS=$hosts
 name() { "$hosts_sh" name "$hosts" "$1"; }
 ns() { "$hosts_sh" ns "$hosts" "$1"; }
-in_host() { local i=$1 && shift && "$hosts_sh" run "$hosts" "$i" "$@"; }
+# in_host I CMD...: CMD in host I; waited for in the background, so that
+# Ctrl-C or SIGTERM reaches the traps at once (the clean-up ends CMD).
+in_host() {
+  local i=$1 && shift
+  "$hosts_sh" run "$hosts" "$i" "$@" &
+  wait $!
+}
 say "$nhosts hosts: $(awk '{ printf "%s %s; ", $3, $2 }' "$hosts/hosts")$cores cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Shape every link to RATE and measure what one TCP connection achieves.
