@@ -70,6 +70,10 @@ def main():
         t = torch.tensor([seconds], dtype=torch.float64)
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         seconds = t.item()
+        # Every rank done with the store before any tears it down: without
+        # this barrier a rank sometimes aborted at exit ("terminate called
+        # without an active exception") after the result was printed.
+        dist.barrier()
         dist.destroy_process_group()
     if args.rank == 0:
         print("ddp world %d: %.3f seconds for %d steps, %.2f ms/step, %.1f samples/s per worker (torch %s, %d thread%s)"
