@@ -8,12 +8,17 @@
 #          exit 0 if network namespaces can be made here; otherwise print why
 #          and exit 77 (the tests' skip code)
 #        netns_hosts.sh up DIR N [--same-name]
-#          make N (1-3) hosts; their description goes to DIR (created):
+#          make N (1-8) hosts; their description goes to DIR (created):
 #          DIR/hosts ("namespace address hostname same-name mpirun-name" per
 #          line), DIR/hostfile (mpirun's: by host name, resolved through
 #          /etc/netns/NAMESPACE/hosts). --same-name: every host keeps this
 #          machine's host name, as containers on several machines may, and
 #          mpirun names them by address.
+#        netns_hosts.sh shape DIR RATE [BURST]
+#          limit every host's link to RATE (tc's units, e.g. 1gbit) each way:
+#          a tbf qdisc on the host's end (what it sends) and on the bridge's
+#          end (what it receives); BURST (default 256kb) is the bucket.
+#          RATE none removes the limit; the namespaces' deletion does too
 #        netns_hosts.sh down DIR
 #          kill every process in the hosts, delete the namespaces and links
 #        netns_hosts.sh run DIR I CMD [ARG...]
@@ -69,7 +74,7 @@ cmd_up() {
   [ $# -ge 2 ] || usage
   local dir=$1 count=$2 same_name=0
   [ "${3:-}" = --same-name ] && same_name=1
-  case $count in 1 | 2 | 3) ;; *) die "1 to 3 hosts, not '$count'" ;; esac
+  case $count in 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8) ;; *) die "1 to 8 hosts, not '$count'" ;; esac
   mkdir -p "$dir"
   local prefix="mxh-$$"
   local bridge="$prefix-br"
@@ -172,6 +177,22 @@ cmd_run() {
   exec ip netns exec "$ns" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$name" "$@"
 }
 
+cmd_shape() {
+  [ $# -ge 2 ] || usage
+  local dir=$1 rate=$2 burst=${3:-256kb} bridge ns i=0
+  bridge=$(head -n 1 "$dir/namespaces")
+  while read -r ns _; do
+    i=$((i + 1))
+    if [ "$rate" = none ]; then
+      ip netns exec "$ns" tc qdisc del dev mx0 root 2>/dev/null || true
+      ip netns exec "$bridge" tc qdisc del dev "h$i" root 2>/dev/null || true
+      continue
+    fi
+    ip netns exec "$ns" tc qdisc replace dev mx0 root tbf rate "$rate" burst "$burst" latency 50ms
+    ip netns exec "$bridge" tc qdisc replace dev "h$i" root tbf rate "$rate" burst "$burst" latency 50ms
+  done <"$dir/hosts"
+}
+
 cmd_sysctl() {
   [ $# -eq 2 ] || usage
   local ns
@@ -201,5 +222,6 @@ case $command in
   name) [ $# -eq 2 ] || usage && host_field "$1" "$2" 5 ;;
   pids) cmd_pids "$@" ;;
   sysctl) cmd_sysctl "$@" ;;
+  shape) cmd_shape "$@" ;;
   *) usage ;;
 esac
