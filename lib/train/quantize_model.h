@@ -47,6 +47,7 @@ struct QuantizeReport {
   std::vector<QuantizedLayer> layers;
   double output_error = 0;  // relative, of the network's first output
   double top1_agreement = 0;
+  int64_t top1_agreeing = 0;  // examples whose top-1 class int8 and float32 agree on
   std::optional<double> accuracy_float32, accuracy_int8;  // when the data has labels
 };
 
