@@ -57,6 +57,31 @@ mxo::ExportOptions export_options(const NDArray& input) {
   return o;
 }
 
+// Exports `net` at each opset, checks the model with ONNX's own shape and
+// type inference and that it uses exactly `onnx_ops`, imports it back and
+// compares its outputs on `values` with the network's own.
+void check_round_trip(const graph::Symbol& net, const std::map<std::string, NDArray>& values,
+                      mxo::ExportOptions o, std::initializer_list<int> opsets,
+                      const std::set<std::string>& onnx_ops) {
+  mxo::ImportedModel direct;
+  direct.symbol = net;
+  const auto want = mxo::testing::run_imported(direct, values);
+  for (int opset : opsets) {
+    CAPTURE(opset);
+    o.opset = opset;
+    ::onnx::ModelProto m = mxo::export_model(net, {}, {}, o);
+    ::onnx::shape_inference::InferShapes(m, ::onnx::OpSchemaRegistry::Instance(),
+                                         ::onnx::ShapeInferenceOptions(true, 1));
+    std::set<std::string> ops;
+    for (const auto& n : m.graph().node()) ops.insert(n.op_type());
+    CHECK(ops == onnx_ops);
+    const auto got = mxo::testing::run_imported(mxo::import_model(m, "round-trip.onnx"), values);
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < got.size(); ++k)
+      check_close(got[k], want[k], "output " + std::to_string(k));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("mx's exports of the shipped configs give ONNX Runtime's outputs") {
@@ -339,28 +364,13 @@ TEST_CASE("comparisons and logical operators export with BOOL inside and import 
       {"data", NDArray::from_vector(Shape{2, 3}, std::vector<float>{0, 1, -1, 1, 0, 2})},
       {"other", NDArray::from_vector(Shape{2, 3}, std::vector<float>{0, 2, -1, 0, 0, 1})},
       {"row", NDArray::from_vector(Shape{1, 3}, std::vector<float>{1, 0, -1})}};
-  mxo::ImportedModel direct;
-  direct.symbol = net;
-  const auto want = mxo::testing::run_imported(direct, values);
   mxo::ExportOptions o;
   o.input_shapes = {{"data", Shape{2, 3}}, {"other", Shape{2, 3}}, {"row", Shape{1, 3}}};
   o.dynamic_batch = false;
-  for (int opset : {12, 13, 17}) {
-    CAPTURE(opset);
-    o.opset = opset;
-    ::onnx::ModelProto m = mxo::export_model(net, {}, {}, o);
-    // ONNX's own type check: BOOL operands for And/Or/Xor/Not, FLOAT outputs.
-    ::onnx::shape_inference::InferShapes(m, ::onnx::OpSchemaRegistry::Instance(),
-                                         ::onnx::ShapeInferenceOptions(true, 1));
-    std::set<std::string> ops;
-    for (const auto& n : m.graph().node()) ops.insert(n.op_type());
-    CHECK(ops == std::set<std::string>{"Equal", "Not", "Greater", "GreaterOrEqual", "Less",
-                                       "LessOrEqual", "And", "Or", "Xor", "Cast"});
-    const auto got = mxo::testing::run_imported(mxo::import_model(m, "logic.onnx"), values);
-    REQUIRE(got.size() == want.size());
-    for (size_t k = 0; k < got.size(); ++k)
-      check_close(got[k], want[k], "output " + std::to_string(k));
-  }
+  // ONNX's own type check: BOOL operands for And/Or/Xor/Not, FLOAT outputs.
+  check_round_trip(net, values, o, {12, 13, 17},
+                   {"Equal", "Not", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or",
+                    "Xor", "Cast"});
   o.opset = 11;
   CHECK(mx::test::error_text<Error>([&] { mxo::export_model(net, {}, {}, o); }) ==
         "cannot export to ONNX: node 'broadcast_greater_equal0' (broadcast_greater_equal): "
@@ -389,25 +399,10 @@ TEST_CASE("SwapAxis, squeeze and erf export as Transpose, Squeeze and Erf and im
   std::vector<float> v(2 * 1 * 3);
   for (size_t i = 0; i < v.size(); ++i) v[i] = -1.5f + 0.6f * static_cast<float>(i);
   const std::map<std::string, NDArray> values = {{"data", NDArray::from_vector(Shape{2, 1, 3}, v)}};
-  mxo::ImportedModel direct;
-  direct.symbol = net;
-  const auto want = mxo::testing::run_imported(direct, values);
   mxo::ExportOptions o;
   o.input_shapes = {{"data", Shape{2, 1, 3}}};
-  for (int opset : {11, 13}) {
-    CAPTURE(opset);
-    o.opset = opset;
-    ::onnx::ModelProto m = mxo::export_model(net, {}, {}, o);
-    ::onnx::shape_inference::InferShapes(m, ::onnx::OpSchemaRegistry::Instance(),
-                                         ::onnx::ShapeInferenceOptions(true, 1));
-    std::set<std::string> ops;
-    for (const auto& n : m.graph().node()) ops.insert(n.op_type());
-    CHECK(ops == std::set<std::string>{"Transpose", "Squeeze", "Erf"});
-    const auto got = mxo::testing::run_imported(mxo::import_model(m, "axes.onnx"), values);
-    REQUIRE(got.size() == want.size());
-    for (size_t k = 0; k < got.size(); ++k)
-      check_close(got[k], want[k], "output " + std::to_string(k));
-  }
+  check_round_trip(net, values, o, {11, 13}, {"Transpose", "Squeeze", "Erf"});
+  o.opset = 13;
   CHECK(mx::test::error_text<Error>(
             [&] { mxo::export_model(Symbol::create("squeeze", "all", {}, {x}), {}, {}, o); }) ==
         "cannot export to ONNX: node 'all' (squeeze): squeeze without an axis depends on "
