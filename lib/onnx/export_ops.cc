@@ -257,10 +257,10 @@ void softmax_like(std::map<std::string, ExportRule>& r, const std::string& mx,
 
 // The layers with weights and the nn family, one function per operator.
 
-void export_convolution(ExportContext& c, const ExportNode& e) {
-  const auto& p = e.param<op::ConvolutionParam>();
+// The attributes Conv and ConvTranspose share, from either Params struct.
+template <typename P>
+void set_conv_window(NodeProto* n, const P& p) {
   const auto kernel = p.kernel.to_vector();
-  NodeProto* n = c.add("Conv", e.name(), e.inputs, e.outputs);
   set_ints(n, "kernel_shape", kernel);
   set_ints(n, "strides", dims(p.stride, kernel.size(), 1));
   set_ints(n, "dilations", dims(p.dilate, kernel.size(), 1));
@@ -268,18 +268,17 @@ void export_convolution(ExportContext& c, const ExportNode& e) {
   set_int(n, "group", p.num_group);
 }
 
+void export_convolution(ExportContext& c, const ExportNode& e) {
+  set_conv_window(c.add("Conv", e.name(), e.inputs, e.outputs), e.param<op::ConvolutionParam>());
+}
+
 void export_deconvolution(ExportContext& c, const ExportNode& e) {
   const auto& p = e.param<op::DeconvolutionParam>();
   if (p.target_shape.ndim() > 0)
     throw UnsupportedExport("target_shape is not exported (give pad and adj instead)");
-  const auto kernel = p.kernel.to_vector();
   NodeProto* n = c.add("ConvTranspose", e.name(), e.inputs, e.outputs);
-  set_ints(n, "kernel_shape", kernel);
-  set_ints(n, "strides", dims(p.stride, kernel.size(), 1));
-  set_ints(n, "dilations", dims(p.dilate, kernel.size(), 1));
-  set_ints(n, "pads", twice(dims(p.pad, kernel.size(), 0)));
-  set_ints(n, "output_padding", dims(p.adj, kernel.size(), 0));
-  set_int(n, "group", p.num_group);
+  set_conv_window(n, p);
+  set_ints(n, "output_padding", dims(p.adj, static_cast<size_t>(p.kernel.ndim()), 0));
 }
 
 void export_fully_connected(ExportContext& c, const ExportNode& e) {
