@@ -1,5 +1,6 @@
 // mx-plot: pictures of training runs and networks (docs/pictures.md).
 //   mx-plot runs/lr0.1 runs/lr0.05 -o compare.png --metric val.accuracy
+//   mx-plot runs/1-worker runs/4-workers -o time.svg --metric val.accuracy --x time
 //   mx-plot --graph resnet-18-symbol.json --shape 1,3,224,224 -o resnet18.svg
 #include <iostream>
 #include <string>
@@ -24,6 +25,11 @@ int main(int argc, char** argv) {
                  "the series to draw, e.g. val.accuracy (repeat or separate with commas; "
                  "default: the validation metrics and the learning rate)")
       ->delimiter(',');
+  std::string x_axis = "epoch";
+  app.add_option("--x", x_axis,
+                 "the x axis of compared runs: epoch, or time (training time at each epoch's end, "
+                 "as in the MXNet paper's convergence figure)")
+      ->check(CLI::IsMember({"epoch", "time"}));
   app.add_flag("--list", list, "print the series the runs have, then exit");
   app.add_option("--graph", model, "draw this network instead: an MXNet -symbol.json or an .onnx");
   app.add_option("--shape", shape, "with --graph: the input's shape, e.g. 1,3,224,224");
@@ -52,8 +58,10 @@ int main(int argc, char** argv) {
       return;
     }
     // One run without --metric: its curves, as curves.png shows them.
-    const auto chart = runs.size() == 1 && metrics.empty() ? mx::viz::run_curves_chart(runs[0])
-                                                           : mx::viz::compare_chart(runs, metrics);
+    const auto x = x_axis == "time" ? mx::viz::XAxis::kTime : mx::viz::XAxis::kEpoch;
+    const auto chart = runs.size() == 1 && metrics.empty() && x == mx::viz::XAxis::kEpoch
+                           ? mx::viz::run_curves_chart(runs[0])
+                           : mx::viz::compare_chart(runs, metrics, x);
     mx::viz::render_chart(chart, output);
     std::cout << "wrote " << output << "\n";
   });

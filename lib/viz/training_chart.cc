@@ -24,15 +24,17 @@ std::string prefix_of(const std::string& name) {
   return dot == std::string::npos ? "" : name.substr(0, dot);
 }
 
+// `xs`: the x of each epoch's point (default: the epoch).
 Series make_series(const RunHistory& run, const std::string& name, const std::string& label,
-                   int color, LineStyle style) {
+                   int color, LineStyle style, const std::vector<double>* xs = nullptr) {
   Series s;
   s.name = label;
   s.color = color;
   s.style = style;
   const double scale = series_look(name).scale;
   const auto& values = run.series.at(name);
-  for (size_t i = 0; i < values.size(); ++i) s.points.push_back({run.epochs[i], values[i] * scale});
+  for (size_t i = 0; i < values.size(); ++i)
+    s.points.push_back({xs != nullptr ? (*xs)[i] : run.epochs[i], values[i] * scale});
   s.markers = values.size() <= 60;
   return s;
 }
@@ -165,8 +167,29 @@ Chart run_curves_chart(const RunHistory& run) {
   return chart;
 }
 
-Chart compare_chart(const std::vector<RunHistory>& runs, const std::vector<std::string>& names) {
+// The training time at the end of each epoch of `run`, in seconds.
+std::vector<double> training_time(const RunHistory& run) {
+  const auto seconds = run.series.find("seconds");
+  if (seconds == run.series.end())
+    throw InputError(run.path + ": metrics.jsonl has no epoch 'seconds' to draw against time");
+  std::vector<double> ends;
+  double total = 0;
+  for (size_t i = 0; i < seconds->second.size(); ++i) {
+    if (!std::isfinite(seconds->second[i]))
+      throw InputError(str(run.path, ": epoch ", run.epochs[i],
+                           " of metrics.jsonl has no 'seconds' to draw against time"));
+    total += seconds->second[i];
+    ends.push_back(total);
+  }
+  return ends;
+}
+
+Chart compare_chart(const std::vector<RunHistory>& runs, const std::vector<std::string>& names,
+                    XAxis x) {
   if (runs.empty()) throw InputError("give at least one run directory");
+  std::vector<std::vector<double>> times;
+  if (x == XAxis::kTime)
+    for (const auto& run : runs) times.push_back(training_time(run));
   std::vector<std::string> shown = names;
   if (shown.empty()) {
     std::set<std::string> val, train;
@@ -204,10 +227,15 @@ Chart compare_chart(const std::vector<RunHistory>& runs, const std::vector<std::
                                        : "") +
                   look.title;
     panel.y_label = look.axis_label;
+    if (x == XAxis::kTime) {
+      panel.x_label = "training time (s)";
+      panel.integer_x = false;
+    }
     for (size_t i = 0; i < runs.size(); ++i)
       if (runs[i].has(name))
-        panel.series.push_back(
-            make_series(runs[i], name, runs[i].name, static_cast<int>(i), LineStyle::kSolid));
+        panel.series.push_back(make_series(runs[i], name, runs[i].name, static_cast<int>(i),
+                                           LineStyle::kSolid,
+                                           x == XAxis::kTime ? &times[i] : nullptr));
     panel.log_y = name == "learning_rate" && spans_decades(panel);
     chart.panels.push_back(std::move(panel));
   }

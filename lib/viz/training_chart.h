@@ -26,10 +26,16 @@ SeriesLook series_look(const std::string& name);
 // its best validation figure.
 Chart run_curves_chart(const RunHistory& run);
 
+// What compare_chart's x axis shows: the epoch, or the training time at
+// each epoch's end (the sum of the epochs' "seconds"), as the MXNet paper's
+// convergence figure plots accuracy against wall-clock time.
+enum class XAxis { kEpoch, kTime };
+
 // The series `names` of several runs, a panel per name with a line per run.
 // Empty `names`: the validation metrics (the training ones if there are
 // none) and the learning rate. A name no run has is an InputError listing
-// the names there are.
-Chart compare_chart(const std::vector<RunHistory>& runs, const std::vector<std::string>& names);
+// the names there are; so is kTime for a run without its epochs' seconds.
+Chart compare_chart(const std::vector<RunHistory>& runs, const std::vector<std::string>& names,
+                    XAxis x = XAxis::kEpoch);
 
 }  // namespace mx::viz

@@ -298,15 +298,10 @@ convergence() {
     say "  wall clock at each epoch's end (s): $(awk '{ printf "%s ", $2 }' "$run/wallclock.tsv")"
     runs+=("$run")
   done
-  # The pictures: against the epoch (mx-plot) and against wall-clock time.
-  if [ -x "$bin/mx-plot" ]; then
-    "$bin/mx-plot" "${runs[@]}" --metric val.accuracy -o "$out/convergence-epochs.png" >&2
-  fi
-  local labelled=() r
-  for r in "${runs[@]}"; do labelled+=("$r=$(basename "$r" | tr - ' ')"); done
-  python3 "$root/scripts/bench/plot_wallclock.py" "${labelled[@]}" -o "$out/convergence-time.svg" \
-    --title "LeNet, Fashion-MNIST, dist_sync over $conv_link links (emulated on one machine)"
-  say "pictures: $out/convergence-epochs.png, $out/convergence-time.svg"
+  # The pictures (mx-plot): against the epoch and against the training time.
+  "$bin/mx-plot" "${runs[@]}" --metric val.accuracy -o "$out/convergence-epochs.png" >&2
+  "$bin/mx-plot" "${runs[@]}" --metric val.accuracy --x time -o "$out/convergence-time.png" >&2
+  say "pictures: $out/convergence-epochs.png, $out/convergence-time.png"
 }
 
 case $what in

@@ -341,6 +341,26 @@ TEST_CASE("runs compared: a line per run, an unknown series lists the names ther
         "seconds, train.accuracy, train.cross-entropy, val.accuracy, val.cross-entropy");
 }
 
+TEST_CASE("runs compared against training time: each point at the sum of the epochs' seconds") {
+  RunHistory a = parse_run_history(kThreeEpochs, "a");
+  a.path = "runs/a";
+  const auto& seconds = a.series.at("seconds");
+  const Chart chart = compare_chart({a}, {"val.accuracy"}, XAxis::kTime);
+  REQUIRE(chart.panels.size() == 1);
+  CHECK(chart.panels[0].x_label == "training time (s)");
+  CHECK_FALSE(chart.panels[0].integer_x);
+  const auto& points = chart.panels[0].series.at(0).points;
+  REQUIRE(points.size() == seconds.size());
+  double total = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    total += seconds[i];
+    CHECK(points[i].x == doctest::Approx(total));
+  }
+  a.series.erase("seconds");
+  CHECK(mx::test::error_text([&] { compare_chart({a}, {"val.accuracy"}, XAxis::kTime); }) ==
+        "runs/a: metrics.jsonl has no epoch 'seconds' to draw against time");
+}
+
 TEST_CASE("network_dot: a box per layer with its parameters and shape, edges, clusters") {
   using graph::Symbol;
   Symbol x = Symbol::variable("data");
