@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <set>
 
@@ -206,23 +207,30 @@ void compare_with_float32(const QuantizeOptions& o, const Preprocess& pre, Predi
   // than the written model's. The probes give the per-layer errors only.
   Predictor deployed(o.model, o.epoch, Context::cpu());
   deployed.use_symbol(graph::Symbol({marked.outputs().front()}));
-  Predictor quantized(o.model, o.epoch, Context::cpu());
-  std::vector<NodeEntry> marked_heads{marked.outputs().front()};
   std::vector<NodeEntry> reference_heads{reference.symbol().outputs().front()};
+  std::vector<NodeEntry> probe_heads;
   for (const NodeEntry& e : ends) {
-    marked_heads.push_back(NodeEntry{marked_nodes.at(e.node->name), 0, 0});
+    probe_heads.push_back(NodeEntry{marked_nodes.at(e.node->name), 0, 0});
     reference_heads.push_back(e);
   }
-  quantized.use_symbol(graph::Symbol(marked_heads));
-  std::vector<double> diff2(marked_heads.size(), 0), ref2(marked_heads.size(), 0);
+  std::optional<Predictor> probed;
+  if (!probe_heads.empty()) {
+    probed.emplace(o.model, o.epoch, Context::cpu());
+    probed->use_symbol(graph::Symbol(probe_heads));
+  }
+  std::vector<double> diff2(reference_heads.size(), 0), ref2(reference_heads.size(), 0);
   int64_t agree = 0, right_float = 0, right_int8 = 0, labelled = 0;
   InputBatches batches = read_input_batches(o.calibration, pre);
   for (int b = 0; o.batches <= 0 || b < o.batches; ++b) {
     auto batch = batches.next();
     if (!batch) break;
     const auto want = reference.internal_values(batch->data, reference_heads);
-    auto got = quantized.predict_all(batch->data);
-    got[0] = deployed.predict_all(batch->data)[0];
+    // The output first, then each probe, in reference_heads' order.
+    std::vector<NDArray> got{deployed.predict_all(batch->data)[0]};
+    if (probed) {
+      const auto& probes = probed->predict_all(batch->data);
+      got.insert(got.end(), probes.begin(), probes.end());
+    }
     for (size_t h = 0; h < want.size(); ++h) {
       const auto w = want[h].to_vector<float>();
       const auto g = got[h].to_vector<float>();
