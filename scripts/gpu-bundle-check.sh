@@ -12,8 +12,10 @@
 # goes, TF32 off and (without --quick) on: mx's GPU time per layer and per
 # operator with its cuDNN algorithm choices (mx-train --benchmark,
 # MX_LOG_LEVEL=debug) and PyTorch's kernels grouped (gpu_pytorch.py
-# profile-resnet50); and the training rows again with MX_GPU_SYNC=1 (every
-# GPU operation waiting for its stream). --profile-only: that profile alone.
+# profile-resnet50); the training rows again with MX_GPU_SYNC=1 (every
+# GPU operation waiting for its stream) and ResNet-50's with
+# MX_CUDNN_BENCHMARK_LIMIT=10 (fewer cuDNN engines timed). --profile-only:
+# that profile alone.
 # The CUDA libraries come from the machine: /usr/local/cuda/lib64 and, where
 # python3 has NVIDIA's pip packages (PyTorch's), their lib folders.
 # FASHION_MNIST_DIR holds the four .gz IDX files (a subset of the training
@@ -180,6 +182,11 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
       --build "$work/build" "${sync_flags[@]}" --rows resnet50-train,resnet18-train \
       > "$logs/bench_sync_each_op.md" 2>&1 || fail "benchmarks with MX_GPU_SYNC=1"
     cat "$logs/bench_sync_each_op.md"
+    step "ResNet-50 training with MX_CUDNN_BENCHMARK_LIMIT=10 (PyTorch's default count of timed engines)"
+    MX_CUDNN_BENCHMARK_LIMIT=10 timeout 200 python3 "$root/scripts/bench/gpu_vs_pytorch.py" \
+      --python python3 --build "$work/build" --repeats 1 --rows resnet50-train \
+      > "$logs/bench_limit10.md" 2>&1 || fail "benchmarks with MX_CUDNN_BENCHMARK_LIMIT=10"
+    cat "$logs/bench_limit10.md"
   fi
 else
   echo "benchmarks left out: python3 has no PyTorch with CUDA"

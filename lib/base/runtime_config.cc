@@ -98,6 +98,12 @@ const std::vector<RuntimeSetting>& settings() {
        [](RuntimeConfig& c, const std::string& v, const std::string& source) {
          c.gpu_deterministic = on_off(v, source);
        }},
+      {"MX_CUDNN_BENCHMARK_LIMIT", "an integer from 1 to 1024", "32", "op",
+       "how many of cuDNN's engine configurations are timed for each convolution pass "
+       "(as PyTorch's torch.backends.cudnn.benchmark_limit)",
+       [](RuntimeConfig& c, const std::string& v, const std::string& source) {
+         c.cudnn_benchmark_limit = positive_int(v, source);
+       }},
       {"MX_DNNL_WINOGRAD", "0 or 1", "1", "op",
        "0: 3x3 convolutions use oneDNN's direct algorithm instead of Winograd",
        [](RuntimeConfig& c, const std::string& v, const std::string& source) {

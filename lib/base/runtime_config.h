@@ -38,6 +38,7 @@ struct RuntimeConfig {
   std::string vmath_isa;  // scalar, avx2, avx512; empty: the widest this CPU runs
   bool gpu_tf32 = false;
   bool gpu_deterministic = false;
+  int cudnn_benchmark_limit = 32;  // graph-API engine configurations timed per convolution pass
   // executor
   bool dnnl_fuse = true;
   // train

@@ -218,28 +218,30 @@ void run_batch_norm_forward(const op::BatchNormForwardChannel<T>& f, int64_t spl
   for (int64_t ch = 0; ch < f.view.channels; ++ch) {
     double mean = 0, sq = 0;
     if (f.batch_stats) {
-      double sum = 0;
+      double s1 = 0, s2 = 0;
       for (int64_t k = 0; k < splits; ++k) {
-        double part = 0;
-        for (int64_t t = 0; t < threads; ++t) part += f.partial_sum(ch, k, splits, t, threads);
-        sum += part;
+        for (int64_t t = 0; t < threads; ++t) {
+          double a, b;
+          f.partial_sums(ch, f.shift_of(ch), k, splits, t, threads, a, b);
+          s1 += a;
+          s2 += b;
+        }
       }
-      mean = f.mean_of(sum);
-      for (int64_t k = 0; k < splits; ++k) {
-        double part = 0;
-        for (int64_t t = 0; t < threads; ++t) part += f.partial_sq(ch, mean, k, splits, t, threads);
-        sq += part;
-      }
+      f.mean_and_sq(f.shift_of(ch), s1, s2, mean, sq);
     }
     const op::BatchNormStats s = f.stats(ch, mean, sq);
     f.finish(ch, s, sq);
     f.scale_shift(ch, s, scale[ch], shift[ch]);
   }
-  const int64_t n = f.view.count() * f.view.channels;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t ch = f.view.channel_of(i);
-    f.apply(i, scale[ch], shift[ch]);
-  }
+  // By planes, as batch_norm_gpu.cu writes rows of 32 or more elements.
+  for (int64_t plane = 0; plane < f.view.outer * f.view.channels; ++plane)
+    for (int64_t j = 0; j < f.view.inner; ++j) {
+      const int64_t ch = plane % f.view.channels;
+      f.apply(plane * f.view.inner + j, scale[ch], shift[ch]);
+    }
+  // Element by element, as it writes shorter rows: the same channels.
+  for (int64_t i = 0; i < f.view.count() * f.view.channels; ++i)
+    REQUIRE(f.view.channel_of(i) == (i / f.view.inner) % f.view.channels);
 }
 
 template <typename T>
@@ -268,6 +270,7 @@ struct BatchNormCase {
   Shape shape;
   int axis;
   bool fix_gamma, use_global_stats, is_train;
+  double offset = 0;  // added to the data: a mean far from zero against the spread
 };
 
 }  // namespace
@@ -275,12 +278,16 @@ struct BatchNormCase {
 TEST_CASE_TEMPLATE("BatchNorm's per-(channel, split, thread) kernels equal the CPU operator", T,
                    float, double) {
   const BatchNormCase cases[] = {
-      {{4, 3, 5, 2}, 1, false, false, true}, {{4, 3, 5, 2}, 1, true, false, true},
-      {{6, 4}, 1, false, false, true},       {{2, 3, 4}, -1, false, false, true},
-      {{2, 3, 4}, 2, false, true, true},     {{5, 3, 2, 2}, 1, false, false, false},
-      {{1, 2, 1}, 1, false, false, true},    // one element per channel
-      {{2, 3, 300}, 1, false, false, true},  // rows longer than a block
-      {{7, 2, 260}, 1, false, false, true},  // more rows than splits
+      {{4, 3, 5, 2}, 1, false, false, true},
+      {{4, 3, 5, 2}, 1, true, false, true},
+      {{6, 4}, 1, false, false, true},
+      {{2, 3, 4}, -1, false, false, true},
+      {{2, 3, 4}, 2, false, true, true},
+      {{5, 3, 2, 2}, 1, false, false, false},
+      {{1, 2, 1}, 1, false, false, true},           // one element per channel
+      {{2, 3, 300}, 1, false, false, true},         // rows longer than a block
+      {{7, 2, 260}, 1, false, false, true},         // more rows than splits
+      {{3, 2, 40}, 1, false, false, true, 1000.0},  // the shifted sums keep the variance
   };
   uint64_t seed = 100;
   for (const BatchNormCase& bc : cases) {
@@ -295,7 +302,8 @@ TEST_CASE_TEMPLATE("BatchNorm's per-(channel, split, thread) kernels equal the C
       const int axis = bc.axis < 0 ? bc.axis + s.ndim() : bc.axis;
       const op::BatchNormView view{s.prod(0, axis), s[axis], s.prod(axis + 1, s.ndim())};
       const Shape cs{view.channels};
-      const std::vector<T> x = random_values<T>(s.size(), ++seed, -2, 3);
+      std::vector<T> x = random_values<T>(s.size(), ++seed, -2, 3);
+      for (T& v : x) v = static_cast<T>(v + bc.offset);
       const std::vector<T> gamma = random_values<T>(view.channels, ++seed, 0.5, 1.5);
       const std::vector<T> beta = random_values<T>(view.channels, ++seed);
       const std::vector<T> mm0 = random_values<T>(view.channels, ++seed);

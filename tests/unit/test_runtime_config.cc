@@ -65,6 +65,7 @@ TEST_CASE("an empty environment gives every default") {
   CHECK(c.vmath_isa.empty());
   CHECK_FALSE(c.gpu_tf32);
   CHECK_FALSE(c.gpu_deterministic);
+  CHECK(c.cudnn_benchmark_limit == 32);
   CHECK(c.dnnl_fuse);
   CHECK_FALSE(c.step_profile);
 }
@@ -90,6 +91,7 @@ TEST_CASE("valid values set their fields") {
                                    {"MX_GPU_TF32", "1"},
                                    {"MX_GPU_SYNC", "1"},
                                    {"MX_GPU_DETERMINISTIC", "1"},
+                                   {"MX_CUDNN_BENCHMARK_LIMIT", "5"},
                                    {"MX_DNNL_WINOGRAD", "0"},
                                    {"MX_DNNL_FUSE", "0"},
                                    {"MX_VMATH_ISA", "scalar"},
@@ -106,6 +108,7 @@ TEST_CASE("valid values set their fields") {
   CHECK(c.gpu_tf32);
   CHECK(c.gpu_sync);
   CHECK(c.gpu_deterministic);
+  CHECK(c.cudnn_benchmark_limit == 5);
   CHECK_FALSE(c.dnnl_winograd);
   CHECK_FALSE(c.dnnl_fuse);
   CHECK(c.vmath_isa == "scalar");
@@ -142,10 +145,12 @@ TEST_CASE("a malformed value is an InputError naming the variable and the value"
         Case{"MX_NUM_THREADS", "4x", "an integer from 1 to 1024"},
         Case{"MX_NUM_THREADS", "1025", "an integer from 1 to 1024"},
         Case{"MX_CPU_WORKER_NTHREADS", "-2", "an integer from 1 to 1024"},
-        Case{"MX_DNNL_THREADS", "two", "an integer from 1 to 1024"}, Case{"MX_DNNL", "2", "0 or 1"},
-        Case{"MX_DNNL_WINOGRAD", "nope", "0 or 1"}, Case{"MX_DNNL_FUSE", "off please", "0 or 1"},
-        Case{"MX_GPU_SYNC", "sync", "0 or 1"}, Case{"MX_GPU_TF32", "tf32", "0 or 1"},
-        Case{"MX_GPU_DETERMINISTIC", "2", "0 or 1"}, Case{"MX_STEP_PROFILE", "verbose", "0 or 1"},
+        Case{"MX_DNNL_THREADS", "two", "an integer from 1 to 1024"},
+        Case{"MX_CUDNN_BENCHMARK_LIMIT", "0", "an integer from 1 to 1024"},
+        Case{"MX_DNNL", "2", "0 or 1"}, Case{"MX_DNNL_WINOGRAD", "nope", "0 or 1"},
+        Case{"MX_DNNL_FUSE", "off please", "0 or 1"}, Case{"MX_GPU_SYNC", "sync", "0 or 1"},
+        Case{"MX_GPU_TF32", "tf32", "0 or 1"}, Case{"MX_GPU_DETERMINISTIC", "2", "0 or 1"},
+        Case{"MX_STEP_PROFILE", "verbose", "0 or 1"},
         Case{"MX_ENGINE", "fast", "one of threaded, naive"},
         Case{"MX_VMATH_ISA", "avx3", "one of scalar, avx2, avx512"},
         Case{"MX_LOG_LEVEL", "loud", "debug, info, warning or error"}}) {

@@ -3,8 +3,11 @@
 // a layer with few channels and many elements (ResNet's first stages: 64
 // channels of 200,000 elements at batch 64) keeps every multiprocessor
 // busy; one thread per channel then combines its parts in a fixed order (the
-// results do not depend on timing), and the output is written element by
-// element. The parts live in the operator's TempSpace.
+// results do not depend on timing), and the output is written plane by plane
+// (one block row per (outer, channel) plane, so that no thread divides to find
+// its channel). The forward pass reads the data twice: once for both sums
+// (shifted, batch_norm_kernels.h), once to write the output. The parts live
+// in the operator's TempSpace.
 // Our own kernels rather than cuDNN's batch normalization: cuDNN moves the
 // running variance with the unbiased variance, MXNet and the CPU kernel with
 // the biased one, and cuDNN rejects eps below CUDNN_BN_MIN_EPSILON, which
@@ -36,46 +39,83 @@ __device__ double sum_parts(const double* parts, int64_t ch, int64_t splits) {
   return s;
 }
 
-// Block (split, channel): its part of the channel's sum.
+// Block (split, channel): its parts of the channel's shifted sums.
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
-    bn_sum_parts(BatchNormForwardChannel<T> f, int64_t splits, double* sums) {
+    bn_stats_parts(BatchNormForwardChannel<T> f, int64_t splits, double* s1s, double* s2s) {
   __shared__ double shared[kBlockThreads];
   const int64_t split = blockIdx.x, ch = blockIdx.y;
-  const double s = block_sum(f.partial_sum(ch, split, splits, threadIdx.x, blockDim.x), shared);
-  if (threadIdx.x == 0) sums[ch * splits + split] = s;
-}
-
-// Block (split, channel): its part of the squared deviations from the mean.
-template <typename T>
-__global__ void __launch_bounds__(kBlockThreads)
-    bn_sq_parts(BatchNormForwardChannel<T> f, int64_t splits, const double* sums, double* sqs) {
-  __shared__ double shared[kBlockThreads];
-  const int64_t split = blockIdx.x, ch = blockIdx.y;
-  const double mean = f.mean_of(sum_parts(sums, ch, splits));
-  const double s =
-      block_sum(f.partial_sq(ch, mean, split, splits, threadIdx.x, blockDim.x), shared);
-  if (threadIdx.x == 0) sqs[ch * splits + split] = s;
+  double s1, s2;
+  f.partial_sums(ch, f.shift_of(ch), split, splits, threadIdx.x, blockDim.x, s1, s2);
+  s1 = block_sum(s1, shared);
+  s2 = block_sum(s2, shared);
+  if (threadIdx.x == 0) {
+    s1s[ch * splits + split] = s1;
+    s2s[ch * splits + split] = s2;
+  }
 }
 
 // One thread per channel: statistics, moving and saved statistics, and the
 // channel's scale and shift (as doubles holding T values).
 template <typename T>
-__global__ void bn_forward_finish(BatchNormForwardChannel<T> f, int64_t splits, const double* sums,
-                                  const double* sqs, double* scale_shift) {
+__global__ void bn_forward_finish(BatchNormForwardChannel<T> f, int64_t splits, const double* s1s,
+                                  const double* s2s, double* scale_shift) {
   const int64_t ch = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (ch >= f.view.channels) return;
   double mean = 0, sq = 0;
-  if (f.batch_stats) {
-    mean = f.mean_of(sum_parts(sums, ch, splits));
-    sq = sum_parts(sqs, ch, splits);
-  }
+  if (f.batch_stats)
+    f.mean_and_sq(f.shift_of(ch), sum_parts(s1s, ch, splits), sum_parts(s2s, ch, splits), mean, sq);
   const BatchNormStats s = f.stats(ch, mean, sq);
   f.finish(ch, s, sq);
   T scale, shift;
   f.scale_shift(ch, s, scale, shift);
   scale_shift[2 * ch] = scale;
   scale_shift[2 * ch + 1] = shift;
+}
+
+// How the element-wise passes cover the data: by planes (blockIdx.x the
+// plane, blockIdx.y and the threads along it) where planes are long enough
+// to fill a block's warps, else a grid-stride loop over all elements.
+struct ApplyLaunch {
+  bool by_plane = false;
+  dim3 grid;
+  unsigned threads = kBlockThreads;
+};
+
+ApplyLaunch apply_launch(const BatchNormView& v) {
+  ApplyLaunch l;
+  const int64_t planes = v.outer * v.channels;
+  if (v.inner < 32 || planes > 0x7fffffffLL) {
+    l.grid = dim3(blocks_for(v.count() * v.channels));
+    return l;
+  }
+  l.by_plane = true;
+  l.threads = static_cast<unsigned>(std::min<int64_t>(kBlockThreads, (v.inner + 31) / 32 * 32));
+  const int64_t along = std::min<int64_t>((v.inner + l.threads - 1) / l.threads, 65535);
+  l.grid = dim3(static_cast<unsigned>(planes), static_cast<unsigned>(along));
+  return l;
+}
+
+// The element range [begin, end) and stride of this thread's elements in
+// its block's plane.
+struct PlaneRange {
+  int64_t plane, begin, end, stride;
+};
+
+__device__ PlaneRange plane_range(const BatchNormView& v) {
+  const int64_t plane = blockIdx.x;
+  return {plane, plane * v.inner + blockIdx.y * static_cast<int64_t>(blockDim.x) + threadIdx.x,
+          (plane + 1) * v.inner, static_cast<int64_t>(gridDim.y) * blockDim.x};
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kBlockThreads)
+    bn_forward_apply_planes(BatchNormForwardChannel<T> f, const double* scale_shift) {
+  const PlaneRange r = plane_range(f.view);
+  const int64_t ch = r.plane % f.view.channels;
+  const T scale = static_cast<T>(scale_shift[2 * ch]),
+          shift = static_cast<T>(scale_shift[2 * ch + 1]);
+  for (int64_t i = r.begin; i < r.end; i += r.stride) f.apply(i, scale, shift);
 }
 
 template <typename T>
@@ -127,6 +167,14 @@ __global__ void __launch_bounds__(kBlockThreads)
     f.apply(i, g[f.view.channel_of(i)]);
 }
 
+template <typename T>
+__global__ void __launch_bounds__(kBlockThreads)
+    bn_backward_apply_planes(BatchNormBackwardChannel<T> f, const BatchNormDataGrad* g) {
+  const PlaneRange r = plane_range(f.view);
+  const BatchNormDataGrad grad = g[r.plane % f.view.channels];
+  for (int64_t i = r.begin; i < r.end; i += r.stride) f.apply(i, grad);
+}
+
 unsigned channel_blocks(int64_t channels) {
   return static_cast<unsigned>((channels + kBlockThreads - 1) / kBlockThreads);
 }
@@ -149,23 +197,24 @@ void batch_norm_forward(const BatchNormForwardChannel<T>& f, void* workspace, vo
   if (f.view.channels <= 0) return;
   const cudaStream_t s = stream_of(stream);
   const int64_t splits = splits_for(f.view), channels = f.view.channels;
-  double* sums = static_cast<double*>(workspace);
-  double* sqs = sums + channels * splits;
-  double* scale_shift = sqs + channels * splits;
+  double* s1s = static_cast<double*>(workspace);
+  double* s2s = s1s + channels * splits;
+  double* scale_shift = s2s + channels * splits;
   if (f.batch_stats && f.view.count() > 0) {
-    bn_sum_parts<T><<<part_grid(f.view, splits), kBlockThreads, 0, s>>>(f, splits, sums);
-    check_launch("bn_sum_parts", kWhere);
-    bn_sq_parts<T><<<part_grid(f.view, splits), kBlockThreads, 0, s>>>(f, splits, sums, sqs);
-    check_launch("bn_sq_parts", kWhere);
+    bn_stats_parts<T><<<part_grid(f.view, splits), kBlockThreads, 0, s>>>(f, splits, s1s, s2s);
+    check_launch("bn_stats_parts", kWhere);
   } else {
-    MX_CUDA_CHECK(cudaMemsetAsync(sums, 0, 2 * channels * splits * sizeof(double), s), kWhere);
+    MX_CUDA_CHECK(cudaMemsetAsync(s1s, 0, 2 * channels * splits * sizeof(double), s), kWhere);
   }
   bn_forward_finish<T>
-      <<<channel_blocks(channels), kBlockThreads, 0, s>>>(f, splits, sums, sqs, scale_shift);
+      <<<channel_blocks(channels), kBlockThreads, 0, s>>>(f, splits, s1s, s2s, scale_shift);
   check_launch("bn_forward_finish", kWhere);
-  const int64_t n = f.view.count() * channels;
-  if (f.req_y != OpReq::kNull && n > 0) {
-    bn_forward_apply<T><<<blocks_for(n), kBlockThreads, 0, s>>>(f, scale_shift);
+  if (f.req_y != OpReq::kNull && f.view.count() > 0) {
+    const ApplyLaunch l = apply_launch(f.view);
+    if (l.by_plane)
+      bn_forward_apply_planes<T><<<l.grid, l.threads, 0, s>>>(f, scale_shift);
+    else
+      bn_forward_apply<T><<<l.grid, l.threads, 0, s>>>(f, scale_shift);
     check_launch("bn_forward_apply", kWhere);
   }
 }
@@ -187,9 +236,12 @@ void batch_norm_backward(const BatchNormBackwardChannel<T>& f, void* workspace, 
   bn_backward_finish<T>
       <<<channel_blocks(channels), kBlockThreads, 0, s>>>(f, splits, dys, dots, grads);
   check_launch("bn_backward_finish", kWhere);
-  const int64_t n = f.view.count() * channels;
-  if (f.req_dx != OpReq::kNull && n > 0) {
-    bn_backward_apply<T><<<blocks_for(n), kBlockThreads, 0, s>>>(f, grads);
+  if (f.req_dx != OpReq::kNull && f.view.count() > 0) {
+    const ApplyLaunch l = apply_launch(f.view);
+    if (l.by_plane)
+      bn_backward_apply_planes<T><<<l.grid, l.threads, 0, s>>>(f, grads);
+    else
+      bn_backward_apply<T><<<l.grid, l.threads, 0, s>>>(f, grads);
     check_launch("bn_backward_apply", kWhere);
   }
 }

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/logging.h"
+#include "base/strings.h"
 #include "op/cuda/cuda_check.h"
 #include "op/cuda/math_settings.h"
 #include "storage/storage.h"
@@ -19,8 +20,6 @@ namespace {
 
 // Unique ids of the three tensors in every pass's graph and variant pack.
 constexpr int64_t kX = 1, kW = 2, kY = 3;
-// Candidates measured per pass at most (cuDNN's heuristic order).
-constexpr size_t kMaxCandidates = 10;
 constexpr int kTimedRuns = 3;
 
 // Owns one backend descriptor.
@@ -179,35 +178,51 @@ std::vector<Desc> engine_configs(const Desc& graph, cudnnBackendHeurMode_t mode)
   return configs;
 }
 
-// Whether an engine computes as mx promises for this request: float32 on
-// full-precision FMA (TF32 only under MX_GPU_TF32=1, never down-converted
-// inputs or reduced-precision sums), no kernel compiled at run time (seconds
-// at the first batch). Deterministic runs never get here: their choice is the
-// legacy API's (cudnn_convolution.cc). Sets `index` to the
-// engine's global index.
-bool engine_allowed(const Desc& config, const GraphConvRequest& r, int64_t& index) {
+// The engine of a configuration, nullopt where cuDNN gives none.
+std::optional<Desc> engine_of(const Desc& config) {
   Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   cudnnBackendDescriptor_t e = engine.get();
   int64_t n = 0;
   if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e) != CUDNN_STATUS_SUCCESS)
-    return false;
-  if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
-                               &index) != CUDNN_STATUS_SUCCESS)
-    index = -1;
+    return std::nullopt;
+  return std::optional<Desc>(std::move(engine));
+}
+
+// The global index of a configuration's engine, -1 where cuDNN does not say.
+int64_t engine_index(const Desc& config) {
+  const std::optional<Desc> engine = engine_of(config);
+  int64_t n = 0, index = -1;
+  if (!engine || cudnnBackendGetAttribute(engine->get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
+                                          CUDNN_TYPE_INT64, 1, &n, &index) != CUDNN_STATUS_SUCCESS)
+    return -1;
+  return index;
+}
+
+// Why an engine does not compute as mx promises for this request, or
+// nullptr where it does: float32 on full-precision FMA (TF32 only under
+// MX_GPU_TF32=1, never down-converted inputs or reduced-precision sums), no
+// kernel compiled at run time (seconds at the first batch). Deterministic
+// runs never get here: their choice is the legacy API's
+// (cudnn_convolution.cc). Sets `index` to the engine's global index.
+const char* engine_refusal(const Desc& config, const GraphConvRequest& r, int64_t& index) {
+  const std::optional<Desc> engine = engine_of(config);
+  index = engine_index(config);
+  if (!engine) return "no engine";
+  cudnnBackendDescriptor_t e = engine->get();
   std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> notes{};
   int64_t note_count = 0;
   if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
                                static_cast<int64_t>(notes.size()), &note_count,
                                notes.data()) != CUDNN_STATUS_SUCCESS)
-    return false;
+    return "no notes";
   const bool float32 = r.dtype == DType::kFloat32;
   for (int64_t i = 0; i < note_count; ++i) {
     const cudnnBackendNumericalNote_t note = notes[static_cast<size_t>(i)];
-    if (float32 && note == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && !tf32_allowed()) return false;
-    if (float32 && (note == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS ||
-                    note == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION))
-      return false;
+    if (float32 && note == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && !tf32_allowed()) return "tf32";
+    if (float32 && note == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return "down-convert";
+    if (float32 && note == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION)
+      return "reduced-precision sum";
   }
   std::array<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT> behaviours{};
   int64_t behaviour_count = 0;
@@ -216,21 +231,41 @@ bool engine_allowed(const Desc& config, const GraphConvRequest& r, int64_t& inde
                                behaviours.data()) == CUDNN_STATUS_SUCCESS)
     for (int64_t i = 0; i < behaviour_count; ++i)
       if (behaviours[static_cast<size_t>(i)] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION)
-        return false;
-  return true;
+        return "compiled at run time";
+  return nullptr;
 }
 
-// The finalized plans of the allowed configurations, heuristic order.
+// The heuristics' configurations, then those of cuDNN's fallback list whose
+// engines the heuristics did not offer (as PyTorch's benchmark mode takes both).
+std::vector<Desc> all_configs(const Desc& graph) {
+  std::vector<Desc> configs = engine_configs(graph, CUDNN_HEUR_MODE_A);
+  std::vector<int64_t> seen;
+  for (const Desc& c : configs) seen.push_back(engine_index(c));
+  for (Desc& c : engine_configs(graph, CUDNN_HEUR_MODE_FALLBACK)) {
+    const int64_t index = engine_index(c);
+    if (index >= 0 && std::find(seen.begin(), seen.end(), index) != seen.end()) continue;
+    seen.push_back(index);
+    configs.push_back(std::move(c));
+  }
+  return configs;
+}
+
+// The finalized plans of the allowed configurations, heuristic order, at most
+// MX_CUDNN_BENCHMARK_LIMIT of them; MX_LOG_LEVEL=debug lists the refused ones.
 std::vector<std::shared_ptr<GraphConvPlan>> candidate_plans(const GraphConvRequest& r,
                                                             cudnnHandle_t handle) {
   const Desc graph = operation_graph(r, handle);
-  std::vector<Desc> configs = engine_configs(graph, CUDNN_HEUR_MODE_A);
-  if (configs.empty()) configs = engine_configs(graph, CUDNN_HEUR_MODE_FALLBACK);
+  const std::vector<Desc> configs = all_configs(graph);
+  const auto limit = static_cast<size_t>(cudnn_benchmark_limit());
   std::vector<std::shared_ptr<GraphConvPlan>> plans;
+  std::string refused;
   for (const Desc& config : configs) {
-    if (plans.size() >= kMaxCandidates) break;
+    if (plans.size() >= limit) break;
     int64_t engine = -1;
-    if (!engine_allowed(config, r, engine)) continue;
+    if (const char* why = engine_refusal(config, r, engine)) {
+      refused += str(refused.empty() ? "" : ", ", engine, " (", why, ")");
+      continue;
+    }
     Desc plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
     plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &handle);
     plan.set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
@@ -243,6 +278,9 @@ std::vector<std::shared_ptr<GraphConvPlan>> candidate_plans(const GraphConvReque
     plans.push_back(
         std::make_shared<GraphConvPlan>(plan.release(), static_cast<size_t>(workspace), engine));
   }
+  if (!refused.empty())
+    MX_LOG(kDebug) << r.op << ": cuDNN graph engines refused of " << configs.size() << ": "
+                   << refused;
   return plans;
 }
 
@@ -291,10 +329,13 @@ std::shared_ptr<GraphConvPlan> fastest(const GraphConvRequest& r,
     MX_CUDA_CHECK(cudaMemsetAsync(s->data(), 0, s->size(), stream), r.op);
   std::shared_ptr<GraphConvPlan> best;
   float best_ms = std::numeric_limits<float>::max();
+  std::string timings;  // engine:ms of every candidate, for MX_LOG_LEVEL=debug
   for (const auto& p : plans) {
     if (p->workspace() > workspace) continue;
     const std::optional<float> ms =
         time_plan(*p, handle, stream, {x.data(), w.data(), y.data()}, ws.data());
+    timings +=
+        str(timings.empty() ? "" : ", ", p->engine(), ":", ms ? str(*ms) : std::string("failed"));
     if (ms && *ms < best_ms) {
       best_ms = *ms;
       best = p;
@@ -307,7 +348,7 @@ std::shared_ptr<GraphConvPlan> fastest(const GraphConvRequest& r,
   if (best) {
     MX_LOG(kDebug) << r.op << ": cuDNN graph engine " << best->engine() << " (" << best_ms
                    << " ms measured) of " << plans.size() << ", workspace " << best->workspace()
-                   << " B";
+                   << " B; engine:ms " << timings;
   }
   return best;
 }

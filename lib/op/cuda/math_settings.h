@@ -10,10 +10,14 @@
 //   may choose differently in each process), so two runs, or a run and its
 //   resumption, compute the same numbers. Slower where the fastest algorithm
 //   sums with atomics.
+// - MX_CUDNN_BENCHMARK_LIMIT: how many of cuDNN's graph-API engine
+//   configurations (heuristic order, then cuDNN's fallback list) are timed
+//   for each convolution pass; more find faster engines, fewer start sooner.
 
 namespace mx::op::cuda {
 
 bool tf32_allowed();
 bool deterministic_algorithms();
+int cudnn_benchmark_limit();
 
 }  // namespace mx::op::cuda

@@ -5,9 +5,12 @@
 // order (deterministic) and the output is then written element by element
 // (batch_norm_gpu.cu). tests/op/test_nn_kernels_host.cc runs the same
 // functions over every (channel, split, thread) on the CPU against the CPU
-// operator. The arithmetic is the CPU kernel's: sums in float64, two passes
-// (the mean, then the squared deviations), the biased variance in the moving
-// variance, MXNet's guard for constant data with eps 0.
+// operator. The arithmetic follows the CPU kernel's (sums in float64, the
+// biased variance in the moving variance, MXNet's guard for constant data
+// with eps 0) but reads the data once for both statistics: the sums of
+// (x - shift) and (x - shift)^2, shift being the channel's first element, so
+// that the variance taken from them does not cancel the way raw sums of
+// squares do when the mean is large against the spread.
 #pragma once
 
 #include <cstdint>
@@ -22,11 +25,23 @@ struct BatchNormView {
   int64_t outer = 1, channels = 1, inner = 1;
   MX_HOST_DEVICE int64_t count() const { return outer * inner; }
   // The element index of the e-th element (e < count()) of channel ch.
+  // Divisions in 32 bits where the values fit: a 64-bit division is a long
+  // instruction sequence on a GPU, and these run once per element.
   MX_HOST_DEVICE int64_t index(int64_t ch, int64_t e) const {
+    if (fits32(e) && fits32(inner)) {
+      const auto e32 = static_cast<uint32_t>(e), inner32 = static_cast<uint32_t>(inner);
+      return ((e32 / inner32) * channels + ch) * inner + e32 % inner32;
+    }
     return ((e / inner) * channels + ch) * inner + e % inner;
   }
   // The channel of element i.
-  MX_HOST_DEVICE int64_t channel_of(int64_t i) const { return (i / inner) % channels; }
+  MX_HOST_DEVICE int64_t channel_of(int64_t i) const {
+    if (fits32(i) && fits32(inner) && fits32(channels))
+      return (static_cast<uint32_t>(i) / static_cast<uint32_t>(inner)) %
+             static_cast<uint32_t>(channels);
+    return (i / inner) % channels;
+  }
+  MX_HOST_DEVICE static bool fits32(int64_t v) { return v >= 0 && v <= 0xffffffffLL; }
   // fn(i) for the elements i of channel ch that thread `thread` of
   // `threads` covers in split `split` of `splits`. With rows of at least
   // `threads` elements the splits take every splits-th row and the threads
@@ -68,24 +83,30 @@ struct BatchNormForwardChannel {
   bool fix_gamma;
   bool batch_stats;  // training without use_global_stats
 
-  // Phase 1 (batch_stats): a thread's part of one split of the channel's sum.
-  MX_HOST_DEVICE double partial_sum(int64_t ch, int64_t split, int64_t splits, int64_t thread,
-                                    int64_t threads) const {
-    double s = 0;
-    view.for_split_thread(ch, split, splits, thread, threads, [&](int64_t i) { s += x[i]; });
-    return s;
+  // The value a channel's sums are shifted by: its first element, near
+  // enough to the mean for the variance not to cancel.
+  MX_HOST_DEVICE double shift_of(int64_t ch) const {
+    return view.count() > 0 ? static_cast<double>(x[view.index(ch, 0)]) : 0.0;
   }
-  MX_HOST_DEVICE double mean_of(double sum) const {
-    return view.count() > 0 ? sum / static_cast<double>(view.count()) : 0.0;
+  // Phase 1 (batch_stats): a thread's part of one split of the channel's
+  // sums of (x - shift) and (x - shift)^2.
+  MX_HOST_DEVICE void partial_sums(int64_t ch, double shift, int64_t split, int64_t splits,
+                                   int64_t thread, int64_t threads, double& s1, double& s2) const {
+    s1 = 0;
+    s2 = 0;
+    view.for_split_thread(ch, split, splits, thread, threads, [&](int64_t i) {
+      const double d = x[i] - shift;
+      s1 += d;
+      s2 += d * d;
+    });
   }
-  // Phase 2 (batch_stats): a thread's part of one split of the sum of
-  // squared deviations.
-  MX_HOST_DEVICE double partial_sq(int64_t ch, double mean, int64_t split, int64_t splits,
-                                   int64_t thread, int64_t threads) const {
-    double s = 0;
-    view.for_split_thread(ch, split, splits, thread, threads,
-                          [&](int64_t i) { s += (x[i] - mean) * (x[i] - mean); });
-    return s;
+  // The mean and the sum of squared deviations from the channel's shifted sums.
+  MX_HOST_DEVICE void mean_and_sq(double shift, double s1, double s2, double& mean,
+                                  double& sq) const {
+    const double n = static_cast<double>(view.count());
+    mean = view.count() > 0 ? shift + s1 / n : 0.0;
+    sq = view.count() > 0 ? s2 - s1 * (s1 / n) : 0.0;
+    if (sq < 0) sq = 0;  // rounding; the variance is never negative
   }
   // The statistics (the batch's from the sums, else the moving ones).
   MX_HOST_DEVICE BatchNormStats stats(int64_t ch, double mean, double sq) const {

@@ -37,8 +37,19 @@ void run_elements(int64_t n, OpReq req, const F& kernel) {
 
 // ---- binary -------------------------------------------------------------
 
+// Whether side `side`'s gradient is the output's gradient itself, already in
+// place (the planner gave it the output gradient's buffer): nothing to write.
+bool identity_in_place(Binary kind, int side, const void* out_grad, const void* grad, OpReq req) {
+  return (kind == Binary::kAdd || kind == Binary::kSub) && side == 0 && grad == out_grad &&
+         (req == OpReq::kWrite || req == OpReq::kInplace);
+}
+
 void binary_backward(OpBuilder<NoParams>& b, const char* name, Binary kind) {
   const bool uses_inputs = kind == Binary::kMul || kind == Binary::kDiv;
+  // The left gradient of + and - is the output's: it may take that buffer
+  // (the right side reads the output gradient after, unchanged), so a
+  // residual addition's backward pass copies one gradient, not two.
+  if (kind == Binary::kAdd || kind == Binary::kSub) b.backward_inplace();
   b.backward_uses(uses_inputs, false)
       .backward_cpu([kind, name, uses_inputs](const NoParams&, const BackwardCall& c) {
         dispatch_real_bf16(c.out_grads[0].dtype, name, [&](auto tag) {
@@ -49,6 +60,7 @@ void binary_backward(OpBuilder<NoParams>& b, const char* name, Binary kind) {
             const OpReq req = c.req[static_cast<size_t>(side)];
             if (req == OpReq::kNull) continue;
             T* grad = c.in_grads[static_cast<size_t>(side)].ptr<T>();
+            if (identity_in_place(kind, side, c.out_grads[0].ptr<T>(), grad, req)) continue;
             with_binary(kind, [&](auto k) {
               run_elements(c.out_grads[0].size(), req,
                            BinaryBackwardKernel<decltype(k)::value, T>{c.out_grads[0].ptr<T>(), a,
@@ -65,7 +77,10 @@ void binary_backward(OpBuilder<NoParams>& b, const char* name, Binary kind) {
       const T* bv = uses_inputs ? c.inputs[1].ptr<T>() : nullptr;
       for (int side = 0; side < 2; ++side) {
         const OpReq req = c.req[static_cast<size_t>(side)];
-        if (req == OpReq::kNull) continue;
+        if (req == OpReq::kNull ||
+            identity_in_place(kind, side, c.out_grads[0].ptr<T>(),
+                              c.in_grads[static_cast<size_t>(side)].ptr<T>(), req))
+          continue;
         cuda::binary_backward_gpu<T>(name, kind, side, c.out_grads[0].ptr<T>(), a, bv,
                                      c.in_grads[static_cast<size_t>(side)].ptr<T>(),
                                      c.out_grads[0].size(), req, c.rctx.stream);
