@@ -5,9 +5,10 @@
 # where installed, LeNet end to end (CPU against GPU, deterministic runs and
 # an exact resume, two replicas on gpu:0 with the device store, prediction),
 # and the benchmarks against PyTorch with TF32 off and on.
-#   scripts/gpu-bundle-check.sh [--quick] [--profile|--profile-only] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]
+#   scripts/gpu-bundle-check.sh [--quick] [--fp32] [--profile|--profile-only] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]
 # --quick (about 2 minutes): no racecheck, the benchmarks' --quick rows in
-# float32 only.
+# float32 only. --fp32 (about 3 minutes with --profile): everything in
+# float32 alone (no TF32 rows or profile), without the --profile extras below.
 # --profile (about 1 minute more): where a ResNet-50 training step's time
 # goes, TF32 off and (without --quick) on: mx's GPU time per layer and per
 # operator with its cuDNN algorithm choices (mx-train --benchmark,
@@ -24,11 +25,13 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 quick=0
+fp32_only=0
 profile=0
 checks=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
+    --fp32) fp32_only=1 ;;
     --profile) profile=1 ;;
     --profile-only)
       profile=1
@@ -38,7 +41,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-usage="usage: gpu-bundle-check.sh [--quick] [--profile|--profile-only] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]"
+usage="usage: gpu-bundle-check.sh [--quick] [--fp32] [--profile|--profile-only] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]"
 bundle=${1:?$usage}
 logs=${2:?$usage}
 fm=${3:-}
@@ -149,7 +152,7 @@ fi
 
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   modes=(fp32 tf32)
-  [ $quick = 1 ] && modes=(fp32)
+  [ $quick = 1 ] || [ $fp32_only = 1 ] && modes=(fp32)
   for mode in "${modes[@]}"; do
     [ $checks = 1 ] || break
     step "benchmarks against PyTorch ($mode)"
@@ -174,7 +177,7 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
       fail "PyTorch profile $mode (see pytorch_profile_$mode.txt)"
     grep -v Warn "$logs/pytorch_profile_$mode.txt" | head -14
   done
-  if [ $profile = 1 ] && [ $checks = 1 ]; then
+  if [ $profile = 1 ] && [ $checks = 1 ] && [ $fp32_only = 0 ]; then
     step "the training rows with MX_GPU_SYNC=1 (each GPU operation waits for its stream)"
     sync_flags=(--repeats 1)
     [ $quick = 1 ] && sync_flags+=(--quick)

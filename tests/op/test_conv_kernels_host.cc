@@ -112,8 +112,13 @@ TEST_CASE("GPU pooling kernels compute what the CPU Pooling computes, forward an
       std::vector<double> want = ya[0].to_vector<double>();
       if (req == OpReq::kAdd)
         for (size_t i = 0; i < want.size(); ++i) want[i] += y[i];
+      // In 64-bit and in 32-bit indices (the GPU's choice where they fit).
+      std::vector<double> y32 = y;
       op::for_each_element_host(g.out_size(), op::PoolForward<double>{g, x.data(), y.data(), req});
+      op::for_each_element_host(g.out_size(),
+                                op::PoolForward<double, int32_t>{g, x.data(), y32.data(), req});
       check_close(y, want, req == OpReq::kAdd ? "forward, req add" : "forward");
+      CHECK(y32 == y);
     }
 
     const std::vector<double> dy = random_values(g.out_size(), seed++);
@@ -123,11 +128,15 @@ TEST_CASE("GPU pooling kernels compute what the CPU Pooling computes, forward an
       NDArray dxa = NDArray::from_vector<double>(c.data, start);
       op::invoke_backward(pool, {NDArray::from_vector<double>(ya[0].shape(), dy)}, {xa}, ya, {},
                           {dxa}, {req});
-      std::vector<double> dx = start;
+      std::vector<double> dx = start, dx32 = start;
       op::for_each_element_host(
           g.in_size(), op::PoolBackward<double>{g, x.data(), y.data(), dy.data(), dx.data(), req});
+      op::for_each_element_host(
+          g.in_size(),
+          op::PoolBackward<double, int32_t>{g, x.data(), y.data(), dy.data(), dx32.data(), req});
       check_close(dx, dxa.to_vector<double>(),
                   req == OpReq::kAdd ? "gradient, req add" : "gradient");
+      CHECK(dx32 == dx);
     }
   }
 }

@@ -237,7 +237,8 @@ void run_batch_norm_forward(const op::BatchNormForwardChannel<T>& f, int64_t spl
   for (int64_t plane = 0; plane < f.view.outer * f.view.channels; ++plane)
     for (int64_t j = 0; j < f.view.inner; ++j) {
       const int64_t ch = plane % f.view.channels;
-      f.apply(plane * f.view.inner + j, scale[ch], shift[ch]);
+      const int64_t i = plane * f.view.inner + j;
+      f.apply(i, f.x[i], scale[ch], shift[ch]);
     }
   // Element by element, as it writes shorter rows: the same channels.
   for (int64_t i = 0; i < f.view.count() * f.view.channels; ++i)
@@ -263,7 +264,7 @@ void run_batch_norm_backward(const op::BatchNormBackwardChannel<T>& f, int64_t s
     grads[ch] = f.data_grad(ch, s, sum_dy, dot);
   }
   const int64_t n = f.view.count() * f.view.channels;
-  for (int64_t i = 0; i < n; ++i) f.apply(i, grads[f.view.channel_of(i)]);
+  for (int64_t i = 0; i < n; ++i) f.apply(i, f.x[i], f.dy[i], grads[f.view.channel_of(i)]);
 }
 
 struct BatchNormCase {

@@ -74,8 +74,9 @@ __global__ void bn_forward_finish(BatchNormForwardChannel<T> f, int64_t splits, 
 }
 
 // How the element-wise passes cover the data: by planes (blockIdx.x the
-// plane, blockIdx.y and the threads along it) where planes are long enough
-// to fill a block's warps, else a grid-stride loop over all elements.
+// plane, blockIdx.y and the threads along it; no division per element)
+// where planes hold at least a warp's elements, else a grid-stride loop
+// over all elements.
 struct ApplyLaunch {
   bool by_plane = false;
   dim3 grid;
@@ -86,12 +87,14 @@ ApplyLaunch apply_launch(const BatchNormView& v) {
   ApplyLaunch l;
   const int64_t planes = v.outer * v.channels;
   if (v.inner < 32 || planes > 0x7fffffffLL) {
-    l.grid = dim3(blocks_for(v.count() * v.channels));
+    l.grid = dim3(blocks_for((v.count() * v.channels + kLoadsInFlight - 1) / kLoadsInFlight));
     return l;
   }
   l.by_plane = true;
-  l.threads = static_cast<unsigned>(std::min<int64_t>(kBlockThreads, (v.inner + 31) / 32 * 32));
-  const int64_t along = std::min<int64_t>((v.inner + l.threads - 1) / l.threads, 65535);
+  const int64_t per_round = (v.inner + kLoadsInFlight - 1) / kLoadsInFlight;
+  l.threads =
+      static_cast<unsigned>(std::clamp<int64_t>((per_round + 31) / 32 * 32, 32, kBlockThreads));
+  const int64_t along = std::min<int64_t>((per_round + l.threads - 1) / l.threads, 65535);
   l.grid = dim3(static_cast<unsigned>(planes), static_cast<unsigned>(along));
   return l;
 }
@@ -108,6 +111,11 @@ __device__ PlaneRange plane_range(const BatchNormView& v) {
           (plane + 1) * v.inner, static_cast<int64_t>(gridDim.y) * blockDim.x};
 }
 
+__device__ int64_t grid_thread() {
+  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+}
+__device__ int64_t grid_threads() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
     bn_forward_apply_planes(BatchNormForwardChannel<T> f, const double* scale_shift) {
@@ -115,19 +123,29 @@ __global__ void __launch_bounds__(kBlockThreads)
   const int64_t ch = r.plane % f.view.channels;
   const T scale = static_cast<T>(scale_shift[2 * ch]),
           shift = static_cast<T>(scale_shift[2 * ch + 1]);
-  for (int64_t i = r.begin; i < r.end; i += r.stride) f.apply(i, scale, shift);
+  each_element(
+      r.begin, r.end, r.stride, [&](int64_t i) { return f.x[i]; },
+      [&](int64_t i, T xi) { f.apply(i, xi, scale, shift); });
 }
 
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
     bn_forward_apply(BatchNormForwardChannel<T> f, const double* scale_shift) {
-  const int64_t n = f.view.count() * f.view.channels;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t ch = f.view.channel_of(i);
-    f.apply(i, static_cast<T>(scale_shift[2 * ch]), static_cast<T>(scale_shift[2 * ch + 1]));
-  }
+  each_element(
+      grid_thread(), f.view.count() * f.view.channels, grid_threads(),
+      [&](int64_t i) { return f.x[i]; },
+      [&](int64_t i, T xi) {
+        const int64_t ch = f.view.channel_of(i);
+        f.apply(i, xi, static_cast<T>(scale_shift[2 * ch]),
+                static_cast<T>(scale_shift[2 * ch + 1]));
+      });
 }
+
+// x and dy of one element.
+template <typename T>
+struct XDy {
+  T x, dy;
+};
 
 // Block (split, channel): its parts of sum(dy) and sum((x - mean) * dy).
 template <typename T>
@@ -161,10 +179,12 @@ __global__ void bn_backward_finish(BatchNormBackwardChannel<T> f, int64_t splits
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
     bn_backward_apply(BatchNormBackwardChannel<T> f, const BatchNormDataGrad* g) {
-  const int64_t n = f.view.count() * f.view.channels;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    f.apply(i, g[f.view.channel_of(i)]);
+  each_element(
+      grid_thread(), f.view.count() * f.view.channels, grid_threads(),
+      [&](int64_t i) {
+        return XDy<T>{f.x[i], f.dy[i]};
+      },
+      [&](int64_t i, XDy<T> v) { f.apply(i, v.x, v.dy, g[f.view.channel_of(i)]); });
 }
 
 template <typename T>
@@ -172,7 +192,12 @@ __global__ void __launch_bounds__(kBlockThreads)
     bn_backward_apply_planes(BatchNormBackwardChannel<T> f, const BatchNormDataGrad* g) {
   const PlaneRange r = plane_range(f.view);
   const BatchNormDataGrad grad = g[r.plane % f.view.channels];
-  for (int64_t i = r.begin; i < r.end; i += r.stride) f.apply(i, grad);
+  each_element(
+      r.begin, r.end, r.stride,
+      [&](int64_t i) {
+        return XDy<T>{f.x[i], f.dy[i]};
+      },
+      [&](int64_t i, XDy<T> v) { f.apply(i, v.x, v.dy, grad); });
 }
 
 unsigned channel_blocks(int64_t channels) {

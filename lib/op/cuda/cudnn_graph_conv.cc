@@ -278,9 +278,10 @@ std::vector<std::shared_ptr<GraphConvPlan>> candidate_plans(const GraphConvReque
     plans.push_back(
         std::make_shared<GraphConvPlan>(plan.release(), static_cast<size_t>(workspace), engine));
   }
-  if (!refused.empty())
+  if (!refused.empty()) {
     MX_LOG(kDebug) << r.op << ": cuDNN graph engines refused of " << configs.size() << ": "
                    << refused;
+  }
   return plans;
 }
 

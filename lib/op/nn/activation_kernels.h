@@ -55,9 +55,12 @@ struct ActivationForward {
   const T* x;
   T* y;
   OpReq req;
-  MX_HOST_DEVICE void operator()(int64_t i) const {
-    assign(y + i, req, T(activate<ActCompute<T>>(act, x[i])));
+  // load/store: four loads in flight per GPU thread (launch.cuh).
+  MX_HOST_DEVICE T load(int64_t i) const { return x[i]; }
+  MX_HOST_DEVICE void store(int64_t i, T xi) const {
+    assign(y + i, req, T(activate<ActCompute<T>>(act, xi)));
   }
+  MX_HOST_DEVICE void operator()(int64_t i) const { store(i, load(i)); }
 };
 
 // dx[i] (req) g[i] * derivative(y[i]); dx may be g itself.
@@ -68,10 +71,15 @@ struct ActivationBackward {
   const T* y;
   T* dx;
   OpReq req;
-  MX_HOST_DEVICE void operator()(int64_t i) const {
+  struct Loaded {
+    T g, y;
+  };
+  MX_HOST_DEVICE Loaded load(int64_t i) const { return {g[i], y[i]}; }
+  MX_HOST_DEVICE void store(int64_t i, const Loaded& v) const {
     using C = ActCompute<T>;
-    assign(dx + i, req, T(C(g[i]) * derivative<C>(act, y[i])));
+    assign(dx + i, req, T(C(v.g) * derivative<C>(act, v.y)));
   }
+  MX_HOST_DEVICE void operator()(int64_t i) const { store(i, load(i)); }
 };
 
 }  // namespace mx::op

@@ -35,75 +35,94 @@ struct PoolKernelGeom {
   MX_HOST_DEVICE int64_t out_size() const { return planes * out_height * out_width; }
 };
 
+// The kernels below compute indices in I: int64_t always works, int32_t
+// where every index fits (pooling_gpu.cu picks it then; a 64-bit division is
+// a long instruction sequence on a GPU, and these divide per element).
+
 // The window of output (ph, pw): [h0, h1) x [w0, w1) within the data and the
 // divisor of an average.
+template <typename I>
 struct PoolWindowRange {
-  int64_t h0, h1, w0, w1, divisor;
+  I h0, h1, w0, w1, divisor;
 };
 
-MX_HOST_DEVICE inline int64_t pool_min(int64_t a, int64_t b) { return a < b ? a : b; }
-MX_HOST_DEVICE inline int64_t pool_max(int64_t a, int64_t b) { return a < b ? b : a; }
+template <typename I>
+MX_HOST_DEVICE inline I pool_min(I a, I b) {
+  return a < b ? a : b;
+}
+template <typename I>
+MX_HOST_DEVICE inline I pool_max(I a, I b) {
+  return a < b ? b : a;
+}
 
-MX_HOST_DEVICE inline PoolWindowRange pool_window(const PoolKernelGeom& g, int64_t ph, int64_t pw) {
-  int64_t h0 = ph * g.stride_h - g.pad_h, w0 = pw * g.stride_w - g.pad_w;
-  int64_t h1 = pool_min(h0 + g.kernel_h, g.height + g.pad_h);
-  int64_t w1 = pool_min(w0 + g.kernel_w, g.width + g.pad_w);
-  const int64_t padded_area = (h1 - h0) * (w1 - w0);
-  h0 = pool_max(h0, 0);
-  w0 = pool_max(w0, 0);
-  h1 = pool_min(h1, g.height);
-  w1 = pool_min(w1, g.width);
-  const int64_t area = pool_max(h1 - h0, 0) * pool_max(w1 - w0, 0);
+template <typename I>
+MX_HOST_DEVICE inline PoolWindowRange<I> pool_window(const PoolKernelGeom& g, I ph, I pw) {
+  const I height = static_cast<I>(g.height), width = static_cast<I>(g.width);
+  const I pad_h = static_cast<I>(g.pad_h), pad_w = static_cast<I>(g.pad_w);
+  I h0 = ph * static_cast<I>(g.stride_h) - pad_h, w0 = pw * static_cast<I>(g.stride_w) - pad_w;
+  I h1 = pool_min<I>(h0 + static_cast<I>(g.kernel_h), height + pad_h);
+  I w1 = pool_min<I>(w0 + static_cast<I>(g.kernel_w), width + pad_w);
+  const I padded_area = (h1 - h0) * (w1 - w0);
+  h0 = pool_max<I>(h0, 0);
+  w0 = pool_max<I>(w0, 0);
+  h1 = pool_min<I>(h1, height);
+  w1 = pool_min<I>(w1, width);
+  const I area = pool_max<I>(h1 - h0, 0) * pool_max<I>(w1 - w0, 0);
   return {h0, h1, w0, w1, g.include_pad ? padded_area : area};
 }
 
-// The value of output `o` of one plane `x`.
-template <typename T>
-MX_HOST_DEVICE T pool_value(const PoolKernelGeom& g, const T* x, int64_t ph, int64_t pw) {
-  const PoolWindowRange r = pool_window(g, ph, pw);
+// The value of output (ph, pw) of one plane `x`.
+template <typename T, typename I>
+MX_HOST_DEVICE T pool_value(const PoolKernelGeom& g, const T* x, I ph, I pw) {
+  const PoolWindowRange<I> r = pool_window<I>(g, ph, pw);
+  const I width = static_cast<I>(g.width);
   if (g.kind == PoolKind::kMax) {
     T value = std::numeric_limits<T>::lowest();
-    for (int64_t h = r.h0; h < r.h1; ++h)
-      for (int64_t w = r.w0; w < r.w1; ++w)
-        if (value < x[h * g.width + w]) value = x[h * g.width + w];
+    for (I h = r.h0; h < r.h1; ++h)
+      for (I w = r.w0; w < r.w1; ++w)
+        if (value < x[h * width + w]) value = x[h * width + w];
     return value;
   }
   T sum = 0;
-  for (int64_t h = r.h0; h < r.h1; ++h)
-    for (int64_t w = r.w0; w < r.w1; ++w) sum += x[h * g.width + w];
+  for (I h = r.h0; h < r.h1; ++h)
+    for (I w = r.w0; w < r.w1; ++w) sum += x[h * width + w];
   // An empty window (only padding) averages to 0, as in MXNet.
   if (g.kind == PoolKind::kSum) return sum;
   return r.divisor > 0 ? sum / static_cast<T>(r.divisor) : T(0);
 }
 
 // y[i] (req) for output index i in [0, out_size()).
-template <typename T>
+template <typename T, typename I = int64_t>
 struct PoolForward {
   PoolKernelGeom g;
   const T* x;
   T* y;
   OpReq req;
 
-  MX_HOST_DEVICE void operator()(int64_t i) const {
-    const int64_t pw = i % g.out_width;
-    const int64_t ph = (i / g.out_width) % g.out_height;
-    const int64_t plane = i / (g.out_width * g.out_height);
-    assign(y + i, req, pool_value(g, x + plane * g.height * g.width, ph, pw));
+  MX_HOST_DEVICE void operator()(int64_t index) const {
+    const I i = static_cast<I>(index), out_w = static_cast<I>(g.out_width),
+            out_h = static_cast<I>(g.out_height);
+    const I pw = i % out_w;
+    const I ph = (i / out_w) % out_h;
+    const I plane = i / (out_w * out_h);
+    assign(y + index, req,
+           pool_value<T, I>(g, x + plane * static_cast<I>(g.height * g.width), ph, pw));
   }
 };
 
 // The outputs along one dim whose windows cover input position `pos`:
 // [first, last] (empty when first > last).
-MX_HOST_DEVICE inline void pool_covering(int64_t pos, int64_t pad, int64_t kernel, int64_t stride,
-                                         int64_t out, int64_t* first, int64_t* last) {
+template <typename I>
+MX_HOST_DEVICE inline void pool_covering(I pos, I pad, I kernel, I stride, I out, I* first,
+                                         I* last) {
   // o * stride - pad <= pos < o * stride - pad + kernel
-  const int64_t lo = pos + pad - kernel + 1;
+  const I lo = pos + pad - kernel + 1;
   *first = lo <= 0 ? 0 : (lo + stride - 1) / stride;
-  *last = pool_min((pos + pad) / stride, out - 1);
+  *last = pool_min<I>((pos + pad) / stride, out - 1);
 }
 
 // dx[i] (req) for input index i in [0, in_size()).
-template <typename T>
+template <typename T, typename I = int64_t>
 struct PoolBackward {
   PoolKernelGeom g;
   const T* x;
@@ -112,25 +131,30 @@ struct PoolBackward {
   T* dx;
   OpReq req;
 
-  MX_HOST_DEVICE void operator()(int64_t i) const {
-    const int64_t w = i % g.width;
-    const int64_t h = (i / g.width) % g.height;
-    const int64_t plane = i / (g.width * g.height);
-    const T* xp = x + plane * g.height * g.width;
-    const int64_t out_offset = plane * g.out_height * g.out_width;
-    int64_t ph0, ph1, pw0, pw1;
-    pool_covering(h, g.pad_h, g.kernel_h, g.stride_h, g.out_height, &ph0, &ph1);
-    pool_covering(w, g.pad_w, g.kernel_w, g.stride_w, g.out_width, &pw0, &pw1);
+  MX_HOST_DEVICE void operator()(int64_t index) const {
+    const I i = static_cast<I>(index), width = static_cast<I>(g.width),
+            height = static_cast<I>(g.height), out_w = static_cast<I>(g.out_width),
+            out_h = static_cast<I>(g.out_height);
+    const I w = i % width;
+    const I h = (i / width) % height;
+    const I plane = i / (width * height);
+    const T* xp = x + plane * height * width;
+    const I out_offset = plane * out_h * out_w;
+    I ph0, ph1, pw0, pw1;
+    pool_covering<I>(h, static_cast<I>(g.pad_h), static_cast<I>(g.kernel_h),
+                     static_cast<I>(g.stride_h), out_h, &ph0, &ph1);
+    pool_covering<I>(w, static_cast<I>(g.pad_w), static_cast<I>(g.kernel_w),
+                     static_cast<I>(g.stride_w), out_w, &pw0, &pw1);
     T grad = 0;
-    for (int64_t ph = ph0; ph <= ph1; ++ph) {
-      for (int64_t pw = pw0; pw <= pw1; ++pw) {
-        const int64_t o = out_offset + ph * g.out_width + pw;
-        const PoolWindowRange r = pool_window(g, ph, pw);
+    for (I ph = ph0; ph <= ph1; ++ph) {
+      for (I pw = pw0; pw <= pw1; ++pw) {
+        const I o = out_offset + ph * out_w + pw;
+        const PoolWindowRange<I> r = pool_window<I>(g, ph, pw);
         if (g.kind == PoolKind::kMax) {
           // Only an element equal to the maximum scans its window for an
           // earlier tie (global max pooling would otherwise scan the whole
           // plane once per element).
-          if (xp[h * g.width + w] == y[o] && first_max_at(xp, r, y[o]) == h * g.width + w)
+          if (xp[h * width + w] == y[o] && first_max_at(xp, r, y[o]) == h * width + w)
             grad += dy[o];
         } else if (g.kind == PoolKind::kSum) {
           grad += dy[o];
@@ -139,14 +163,15 @@ struct PoolBackward {
         }
       }
     }
-    assign(dx + i, req, grad);
+    assign(dx + index, req, grad);
   }
 
   // The plane offset of the first element of window r equal to `max`, -1 if none.
-  MX_HOST_DEVICE int64_t first_max_at(const T* xp, const PoolWindowRange& r, T max) const {
-    for (int64_t hh = r.h0; hh < r.h1; ++hh)
-      for (int64_t ww = r.w0; ww < r.w1; ++ww)
-        if (xp[hh * g.width + ww] == max) return hh * g.width + ww;
+  MX_HOST_DEVICE I first_max_at(const T* xp, const PoolWindowRange<I>& r, T max) const {
+    const I width = static_cast<I>(g.width);
+    for (I hh = r.h0; hh < r.h1; ++hh)
+      for (I ww = r.w0; ww < r.w1; ++ww)
+        if (xp[hh * width + ww] == max) return hh * width + ww;
     return -1;
   }
 };

@@ -250,10 +250,16 @@ struct BinaryForwardKernel {
   const T* b;
   T* out;
   OpReq req;
-  MX_HOST_DEVICE void operator()(int64_t i) const {
+  // load/store: four loads in flight per GPU thread (launch.cuh).
+  struct Loaded {
+    T a, b;
+  };
+  MX_HOST_DEVICE Loaded load(int64_t i) const { return {a[i], b[i]}; }
+  MX_HOST_DEVICE void store(int64_t i, const Loaded& v) const {
     using C = ElemCompute<T>;
-    assign(out + i, req, T(binary_forward<K>(C(a[i]), C(b[i]))));
+    assign(out + i, req, T(binary_forward<K>(C(v.a), C(v.b))));
   }
+  MX_HOST_DEVICE void operator()(int64_t i) const { store(i, load(i)); }
 };
 
 // grad[i] (req) the gradient of input `side`; a and b may be null for add/sub.
@@ -265,13 +271,18 @@ struct BinaryBackwardKernel {
   T* grad;
   OpReq req;
   int side;
-  MX_HOST_DEVICE void operator()(int64_t i) const {
-    constexpr bool kReads = K == Binary::kMul || K == Binary::kDiv;
-    using C = ElemCompute<T>;
-    const C av = kReads ? C(a[i]) : C(0);
-    const C bv = kReads ? C(b[i]) : C(0);
-    assign(grad + i, req, T(binary_grad<K>(side, C(g[i]), av, bv)));
+  static constexpr bool kReads = K == Binary::kMul || K == Binary::kDiv;
+  struct Loaded {
+    T g, a, b;
+  };
+  MX_HOST_DEVICE Loaded load(int64_t i) const {
+    return {g[i], kReads ? a[i] : T(0), kReads ? b[i] : T(0)};
   }
+  MX_HOST_DEVICE void store(int64_t i, const Loaded& v) const {
+    using C = ElemCompute<T>;
+    assign(grad + i, req, T(binary_grad<K>(side, C(v.g), C(v.a), C(v.b))));
+  }
+  MX_HOST_DEVICE void operator()(int64_t i) const { store(i, load(i)); }
 };
 
 template <typename T>
@@ -369,7 +380,9 @@ struct CopyKernel {
   const T* x;
   T* out;
   OpReq req;
-  MX_HOST_DEVICE void operator()(int64_t i) const { assign(out + i, req, x[i]); }
+  MX_HOST_DEVICE T load(int64_t i) const { return x[i]; }
+  MX_HOST_DEVICE void store(int64_t i, T xi) const { assign(out + i, req, xi); }
+  MX_HOST_DEVICE void operator()(int64_t i) const { store(i, load(i)); }
 };
 
 // add_n in chunks of at most kAddNChunk inputs (a kernel argument holds a
