@@ -250,7 +250,10 @@ struct ${camel}Forward {
   const T* x;
   T* y;
   OpReq req;
-  MX_HOST_DEVICE void operator()(int64_t i) const { assign(y + i, req, scale * x[i] + shift); }
+  // load/store: four loads in flight per GPU thread (cuda/launch.cuh).
+  MX_HOST_DEVICE T load(int64_t i) const { return x[i]; }
+  MX_HOST_DEVICE void store(int64_t i, T xi) const { assign(y + i, req, scale * xi + shift); }
+  MX_HOST_DEVICE void operator()(int64_t i) const { store(i, load(i)); }
 };
 
 // dx[i] (req) scale * dy[i]; dx may be dy (backward in place).
@@ -260,7 +263,9 @@ struct ${camel}Backward {
   const T* dy;
   T* dx;
   OpReq req;
-  MX_HOST_DEVICE void operator()(int64_t i) const { assign(dx + i, req, scale * dy[i]); }
+  MX_HOST_DEVICE T load(int64_t i) const { return dy[i]; }
+  MX_HOST_DEVICE void store(int64_t i, T dyi) const { assign(dx + i, req, scale * dyi); }
+  MX_HOST_DEVICE void operator()(int64_t i) const { store(i, load(i)); }
 };
 
 }  // namespace mx::op::kernels

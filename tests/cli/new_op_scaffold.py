@@ -505,7 +505,7 @@ def main():
     step("a wrong gradient must fail test_ops_%s" % STEM)
     kernels = tree / ("lib/op/%s/%s_kernels.h" % (FAMILY, STEM))
     text = kernels.read_text()
-    gradient = "assign(dx + i, req, scale * dy[i])"
+    gradient = "assign(dx + i, req, scale * dyi)"
     if text.count(gradient) != 1:
         raise Failure("%s: cannot find the gradient '%s' to break" % (kernels, gradient))
     kernels.write_text(text.replace(gradient, gradient.replace("scale *", "(scale + scale) *")))
