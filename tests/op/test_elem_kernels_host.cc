@@ -98,10 +98,12 @@ std::vector<T> plus(const std::vector<T>& base, const std::vector<T>& v) {
 }
 
 // The GPU's reduction of index (reduce_gpu.cu): serial with threads == 0,
-// else one emulated block of `threads` per output.
+// else emulated blocks of `threads`, `parts` per output (more than one: each
+// block takes every parts-th run of `threads` elements and the parts are
+// merged in order, as split_reduce does).
 template <typename T, typename R>
 void host_reduce(const ReduceIndex& index, const R& reducer, const T* in, T* out, OpReq req,
-                 int threads) {
+                 int threads, int64_t parts = 1) {
   if (req == OpReq::kNull || index.out_size == 0) return;
   if (threads == 0) {
     for_each_element_host(index.out_size, ReduceSerialKernel<T, R>{index, reducer, in, out, req});
@@ -110,11 +112,20 @@ void host_reduce(const ReduceIndex& index, const R& reducer, const T* in, T* out
   const ReduceBlockKernel<T, R> block{index, reducer, in, out, req};
   std::vector<typename R::Acc> partials(static_cast<size_t>(threads));
   for (int64_t o = 0; o < index.out_size; ++o) {
-    for (int t = 0; t < threads; ++t)
-      partials[static_cast<size_t>(t)] = block.partial(o, t, threads);
-    for (int stride = threads / 2; stride > 0; stride /= 2)
-      for (int t = 0; t < stride; ++t) block.combine(partials.data(), t, stride);
-    block.write(o, partials[0]);
+    typename R::Acc total{};
+    for (int64_t part = 0; part < parts; ++part) {
+      for (int t = 0; t < threads; ++t)
+        partials[static_cast<size_t>(t)] =
+            parts == 1 ? block.partial(o, t, threads)
+                       : block.partial_from(o, part * threads + t, parts * threads);
+      for (int stride = threads / 2; stride > 0; stride /= 2)
+        for (int t = 0; t < stride; ++t) block.combine(partials.data(), t, stride);
+      if (part == 0)
+        total = partials[0];
+      else
+        reducer.merge(total, partials[0]);
+    }
+    block.write(o, total);
   }
 }
 
@@ -616,6 +627,45 @@ TEST_CASE("reductions: NaN wins max and min in either path, and kAdd adds") {
   CHECK(reduce_block_threads(make_reduce_index(Shape{4, 1000}, Shape{4, 1})) ==
         kReduceBlockThreads);
   CHECK(reduce_block_threads(make_reduce_index(Shape{1000, 5000}, Shape{1, 5000})) == 0);
+}
+
+TEST_CASE("reductions to few long outputs: split among blocks, parts merged in order") {
+  // sum over everything and over the last axis, max, norm: as split_reduce
+  // runs them (reduce_split_parts blocks per output), against the CPU.
+  struct Case {
+    Shape shape;
+    const char* axis;  // nullptr: every axis
+  };
+  for (const Case& c :
+       {Case{{50000}, nullptr}, Case{{3, 20000}, "1"}, Case{{7, 9, 800}, nullptr}}) {
+    CAPTURE(c.shape.to_string());
+    const AttrMap attrs =
+        c.axis ? AttrMap{{"axis", c.axis}, {"keepdims", "True"}} : AttrMap{{"keepdims", "True"}};
+    const std::vector<double> x = random_values<double>(c.shape.size(), -1, 1, 99);
+    const NDArray in = NDArray::from_vector<double>(c.shape, x);
+    for (const char* op : {"sum", "max", "norm"}) {
+      CAPTURE(op);
+      const NDArray want = run_cpu(op, attrs, {in}, NDArray()).output;
+      const ReduceIndex index = make_reduce_index(c.shape, want.shape());
+      const int threads = reduce_block_threads(index);
+      const int64_t parts = reduce_split_parts(index, threads);
+      REQUIRE(parts > 1);
+      std::vector<double> out(static_cast<size_t>(want.shape().size()), 9.0);
+      if (std::string(op) == "sum")
+        host_reduce(index, SumReducer<double>{}, x.data(), out.data(), OpReq::kWrite, threads,
+                    parts);
+      else if (std::string(op) == "max")
+        host_reduce(index, ExtremumReducer<double, true>{}, x.data(), out.data(), OpReq::kWrite,
+                    threads, parts);
+      else
+        host_reduce(index, NormReducer<double, 2>{}, x.data(), out.data(), OpReq::kWrite, threads,
+                    parts);
+      check_close(out, want.to_vector<double>(), "split", 1e-12);
+    }
+  }
+  // Many outputs, or short ones, keep one block per output.
+  CHECK(reduce_split_parts(make_reduce_index(Shape{200, 5000}, Shape{200, 1}), 256) == 1);
+  CHECK(reduce_split_parts(make_reduce_index(Shape{4, 1000}, Shape{4, 1}), 256) == 1);
 }
 
 // ---- argmax ------------------------------------------------------------------------

@@ -424,6 +424,48 @@ TEST_CASE("softmax over the last axis of float32 (the vectorised rows) equals th
   }
 }
 
+TEST_CASE("softmax by a block per row (long contiguous rows): the threads' parts combined") {
+  // softmax_gpu.cu's block-per-row kernels: each thread takes elements t,
+  // t + threads, ...; maxima and sums of the threads are combined. With
+  // lengths, so that some threads see nothing of a row.
+  const op::SoftmaxLayout l{5, 100, 1};
+  const std::vector<double> x = random_values<double>(500, 41, -6, 6);
+  const std::vector<double> g = random_values<double>(500, 42);
+  const std::vector<int64_t> len{100, 1, 0, 37, 64};
+  for (const bool log : {false, true}) {
+    for (const bool with_length : {false, true}) {
+      const op::LengthRef lengths =
+          with_length ? op::LengthRef{len.data(), DType::kInt64} : op::LengthRef{};
+      std::vector<double> want(x.size()), want_dx(x.size());
+      const op::SoftmaxRowForward<double, double> one{x.data(), want.data(),   l,      1.3,
+                                                      log,      OpReq::kWrite, lengths};
+      op::for_each_element_host(one.rows(), one);
+      const op::SoftmaxRowBackward<double, double> one_back{
+          want.data(), g.data(), want_dx.data(), l, 1.3, log, OpReq::kWrite, lengths};
+      op::for_each_element_host(one_back.rows(), one_back);
+      for (int64_t threads : {32, 7}) {
+        INFO("log ", log, " lengths ", with_length, " threads ", threads);
+        std::vector<double> y(x.size(), -1.0), dx(x.size(), -1.0);
+        const op::SoftmaxRowForward<double, double> f{x.data(), y.data(),      l,      1.3,
+                                                      log,      OpReq::kWrite, lengths};
+        const op::SoftmaxRowBackward<double, double> b{
+            want.data(), g.data(), dx.data(), l, 1.3, log, OpReq::kWrite, lengths};
+        for (int64_t row = 0; row < f.rows(); ++row) {
+          double top = -std::numeric_limits<double>::infinity(), sum = 0, dot = 0;
+          for (int64_t t = 0; t < threads; ++t)
+            top = op::softmax_max(top, f.partial_max(row, t, threads));
+          for (int64_t t = 0; t < threads; ++t) sum += f.partial_sum(row, top, t, threads);
+          for (int64_t t = 0; t < threads; ++t) f.write(row, top, sum, t, threads);
+          for (int64_t t = 0; t < threads; ++t) dot += b.partial_dot(row, t, threads);
+          for (int64_t t = 0; t < threads; ++t) b.write(row, dot, t, threads);
+        }
+        CHECK(mismatches(y, want, 1e-12, 1e-14) == 0);
+        CHECK(mismatches(dx, want_dx, 1e-12, 1e-14) == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE_TEMPLATE("softmax with lengths of an integer type: the functor reads them", L, int32_t,
                    uint8_t, int64_t) {
   const Shape s{3, 6, 2};

@@ -111,6 +111,9 @@ TEST_CASE("gradients: Activation and FullyConnected") {
   big.max_checks_per_input = 20;
   check_gradient("FullyConnected", {{"num_hidden", "64"}},
                  {Shape{64, 300}, Shape{64, 300}, Shape{64}}, big);
+  // Many rows: the GPU's bias gradient splits each column's rows.
+  check_gradient("FullyConnected", {{"num_hidden", "40"}}, {Shape{700, 5}, Shape{40, 5}, Shape{40}},
+                 big);
   // oneDNN takes layers of 32 outputs or more (fc_worth_it): no bias, no flatten.
   check_gradient("FullyConnected",
                  {{"num_hidden", "40"}, {"no_bias", "True"}, {"flatten", "False"}},

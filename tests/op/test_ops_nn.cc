@@ -167,6 +167,15 @@ TEST_CASE("gradients: BatchNorm in training, with global statistics, fix_gamma, 
                  {Shape{6, 3}, Shape{3}, Shape{3}}, train);
   check_gradient("BatchNorm", {{"fix_gamma", "False"}, {"axis", "-1"}},
                  {Shape{3, 2, 3}, Shape{3}, Shape{3}}, train);
+  // Planes of 32 elements or more: the GPU writes them plane by plane, and
+  // 1600 take several blocks per plane.
+  GradientCheckOptions planes = train;
+  planes.max_checks_per_input = 20;
+  check_gradient("BatchNorm", {{"fix_gamma", "False"}}, {Shape{2, 3, 40, 40}, Shape{3}, Shape{3}},
+                 planes);
+  planes.aux_shapes = {Shape{2}, Shape{2}};
+  check_gradient("BatchNorm", {{"fix_gamma", "False"}}, {Shape{3, 2, 7, 7}, Shape{2}, Shape{2}},
+                 planes);
   // The moving statistics are used at inference and with use_global_stats.
   GradientCheckOptions global = train;
   global.aux_value = 0.7;

@@ -138,6 +138,10 @@ TEST_CASE("gradients: erf, norm, topk, _contrib_arange_like") {
       check_gradient("norm", attrs, {Shape{2, 3, 4}}, away);
     }
   }
+  // One long output: split among several GPU blocks (reduce_split_parts).
+  GradientCheckOptions long_norm = away;
+  long_norm.max_checks_per_input = 20;
+  check_gradient("norm", {{"ord", "2"}}, {Shape{60000}}, long_norm);
   for (const char* ret : {"value", "both", "indices", "mask"}) {
     const std::string r = ret;
     CAPTURE(r);

@@ -214,6 +214,8 @@ TEST_CASE("gradients: sum, mean, max, min over axes") {
     check_gradient(name, {{"axis", "1"}}, {Shape{64, 700}}, big);
     check_gradient(name, {{"axis", "(0, 2)"}}, {Shape{8, 30, 200}}, big);
   }
+  // Few long outputs: each split among several GPU blocks (reduce_split_parts).
+  check_gradient("sum", {{"axis", "1"}}, {Shape{3, 30000}}, big);
 }
 
 TEST_CASE("gradients: dot and batch_dot") {
@@ -251,6 +253,9 @@ TEST_CASE("gradients: Cast, softmax, log_softmax") {
   GradientCheckOptions big;
   big.max_checks_per_input = 20;
   check_gradient("softmax", {{"axis", "1"}}, {Shape{40, 30, 30}}, big);
+  // Long last-axis rows: a GPU block per row (softmax_gpu.cu).
+  check_gradient("softmax", {}, {Shape{4, 300}}, big);
+  check_gradient("log_softmax", {{"temperature", "1.5"}}, {Shape{2, 2100}}, big);
 }
 
 TEST_CASE("gradients: SoftmaxOutput is the gradient of cross entropy") {
@@ -258,6 +263,10 @@ TEST_CASE("gradients: SoftmaxOutput is the gradient of cross entropy") {
   SUBCASE("default") {
     check_gradient("SoftmaxOutput", {}, {Shape{4, 5}, Shape{4}},
                    softmax_output_options(CE{4, 5, 1}));
+    // Many classes: a GPU block per row.
+    GradientCheckOptions many = softmax_output_options(CE{8, 300, 1});
+    many.max_checks_per_input = 20;
+    check_gradient("SoftmaxOutput", {}, {Shape{8, 300}, Shape{8}}, many);
   }
   SUBCASE("grad_scale, batch normalization, the Softmax alias") {
     CE ce{4, 3, 1, CE::kBatch, 2.0};

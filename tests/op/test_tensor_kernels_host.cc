@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "op/cuda/gemm_args.h"
@@ -284,10 +285,21 @@ TEST_CASE("FullyConnected: the GPU's products, bias rows and bias gradient match
                    inputs[1].data<double>(), got_grads[0].data<double>(), OpReq::kWrite);
     gemm_as_cublas(kernels::fc_weight_grad_product(rows, k, h), dy.data<double>(),
                    inputs[0].data<double>(), got_grads[1].data<double>(), OpReq::kWrite);
-    if (!fc.no_bias)
-      for_each_element_host(
-          h, kernels::ColumnSums<double>{got_grads[2].data<double>(), dy.data<double>(), rows, h,
-                                         OpReq::kWrite});
+    if (!fc.no_bias) {
+      const kernels::ColumnSums<double> sums{got_grads[2].data<double>(), dy.data<double>(), rows,
+                                             h, OpReq::kWrite};
+      for_each_element_host(h, sums);
+      // The GPU's split: 8 parts of every column's rows, added in order.
+      NDArray parted = nans(inputs[2].shape(), DType::kFloat64);
+      const kernels::ColumnSums<double> by_parts{parted.data<double>(), dy.data<double>(), rows, h,
+                                                 OpReq::kWrite};
+      for (int64_t j = 0; j < h; ++j) {
+        double sum = 0;
+        for (int64_t part = 0; part < 8; ++part) sum += by_parts.partial(j, part, 8);
+        by_parts.write_sum(j, sum);
+      }
+      expect_close(parted, want_grads[2]);
+    }
     for (size_t i = 0; i < inputs.size(); ++i) expect_close(got_grads[i], want_grads[i]);
   }
 }
@@ -307,6 +319,31 @@ NDArray transpose_host(const NDArray& in, const std::vector<int>& perm, const ND
   return out;
 }
 
+// Runs the GPU's tiled transpose as its kernel moves data: plane by plane,
+// element (a, b) from in[b + a * a_in_stride] to out[b * b_out_stride + a];
+// an empty result where the transpose has no tiles.
+std::optional<NDArray> transpose_tiles_host(const NDArray& in, const std::vector<int>& perm,
+                                            const NDArray& start, OpReq req) {
+  const kernels::TransposeTiles t =
+      kernels::transpose_tiles(kernels::transpose_index(in.shape(), perm, "transpose"));
+  if (t.b_dim == 0) return std::nullopt;
+  NDArray out = copy_of(start);
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in.data<T>();
+    T* y = out.data<T>();
+    for (int64_t r = 0; r < t.rest_count(); ++r) {
+      int64_t in_off, out_off;
+      t.rest_offsets(r, in_off, out_off);
+      for (int64_t b = 0; b < t.b_dim; ++b)
+        for (int64_t a = 0; a < t.a_dim; ++a)
+          kernels::store_value(y + out_off + b * t.b_out_stride + a, req,
+                               x[in_off + b + a * t.a_in_stride]);
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("transpose: the GPU's index map matches the CPU operator, forward and backward") {
@@ -315,9 +352,10 @@ TEST_CASE("transpose: the GPU's index map matches the CPU operator, forward and 
     std::vector<int> axes;  // empty: reversed
   };
   std::mt19937_64 rng(4);
-  for (const Case& tc :
-       {Case{{2, 3, 4}, {2, 0, 1}}, Case{{2, 3, 4}, {}}, Case{{1, 3}, {1, 0}},
-        Case{{2, 1, 3, 2}, {3, 1, 0, 2}}, Case{{3, 4, 5}, {0, 2, 1}}, Case{{5}, {0}}}) {
+  for (const Case& tc : {Case{{2, 3, 4}, {2, 0, 1}}, Case{{2, 3, 4}, {}}, Case{{1, 3}, {1, 0}},
+                         Case{{2, 1, 3, 2}, {3, 1, 0, 2}}, Case{{3, 4, 5}, {0, 2, 1}},
+                         Case{{5}, {0}}, Case{{3, 40, 35}, {0, 2, 1}}, Case{{20, 3, 17}, {}},
+                         Case{{2, 33, 4, 18}, {3, 0, 2, 1}}, Case{{4, 5, 6}, {1, 0, 2}}}) {
     for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kInt8}) {
       CAPTURE(tc.shape.to_string());
       CAPTURE(std::string(dtype_name(dtype)));
@@ -334,6 +372,14 @@ TEST_CASE("transpose: the GPU's index map matches the CPU operator, forward and 
       want.wait_to_read();
       const NDArray start = random_array(want.shape(), dtype, rng);
       expect_same_bits(transpose_host(in, perm, start, OpReq::kWrite), want);
+      if (auto tiled = transpose_tiles_host(in, perm, start, OpReq::kWrite))
+        expect_same_bits(*tiled, want);
+      if (auto tiled = transpose_tiles_host(in, perm, start, OpReq::kAdd)) {
+        NDArray want_add = copy_of(start);
+        op::invoke_forward(op::OpInstance("transpose", attrs), {in}, {}, {want_add}, {OpReq::kAdd},
+                           false);
+        expect_same_bits(*tiled, want_add);
+      }
       // kAdd: the start plus the transpose, added as the CPU adds.
       NDArray want_add = copy_of(start);
       op::invoke_forward(op::OpInstance("transpose", attrs), {in}, {}, {want_add}, {OpReq::kAdd},

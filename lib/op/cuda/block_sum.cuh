@@ -21,4 +21,20 @@ __device__ inline double block_sum(double value, double* shared) {
   return sum;
 }
 
+// The largest of one double per thread, combined as `combine(a, b)` (the
+// operator's own choice between two values); the same rules as block_sum.
+template <typename Combine>
+__device__ inline double block_combine(double value, double* shared, Combine combine) {
+  const unsigned t = threadIdx.x;
+  shared[t] = value;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (t < half) shared[t] = combine(shared[t], shared[t + half]);
+    __syncthreads();
+  }
+  const double result = shared[0];
+  __syncthreads();
+  return result;
+}
+
 }  // namespace mx::op::cuda

@@ -23,6 +23,10 @@ template <typename T>
 struct ValidLabelCount;
 template <typename T>
 struct PreluGammaGrad;
+template <typename TI, typename TO>
+struct SoftmaxRowForward;
+template <typename TI, typename TO>
+struct SoftmaxRowBackward;
 }  // namespace mx::op
 
 namespace mx::op::cuda {
@@ -43,6 +47,15 @@ template <typename T>
 void batch_norm_forward(const BatchNormForwardChannel<T>& f, void* workspace, void* stream);
 template <typename T>
 void batch_norm_backward(const BatchNormBackwardChannel<T>& f, void* workspace, void* stream);
+
+// softmax, log_softmax and SoftmaxOutput row by row: a block per row where
+// rows are contiguous and long enough to share (the last axis, 64 or more
+// elements), else a thread per row (neighbouring threads then read
+// neighbouring elements).
+template <typename TI, typename TO>
+void softmax_rows_forward(const SoftmaxRowForward<TI, TO>& f, void* stream, const char* where);
+template <typename TI, typename TO>
+void softmax_rows_backward(const SoftmaxRowBackward<TI, TO>& f, void* stream, const char* where);
 
 // SoftmaxOutput with normalization 'valid': the number of labels that are
 // not ignored, into *count (device memory), by one block.

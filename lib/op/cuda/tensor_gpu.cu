@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <type_traits>
 
 #include "op/cuda/device_value.cuh"
@@ -49,13 +50,63 @@ void copy_row_blocks_gpu(const RunContext& rctx, const char* where, DType dtype,
   });
 }
 
+namespace {
+
+constexpr int kTile = 32, kTileRows = 8, kTileThreads = kTile * kTileRows;
+
+// One 32x32 tile of every (a, b) plane numbered blockIdx.z, blockIdx.z +
+// gridDim.z, ...: read along b (threadIdx.x), written along a.
+template <typename T>
+__global__ void __launch_bounds__(kTileThreads)
+    transpose_tiles_kernel(T* out, const T* in, kernels::TransposeTiles t, OpReq req) {
+  // Raw storage: the 16-bit types' constructors are not for __shared__.
+  __shared__ __align__(16) unsigned char raw[kTile * (kTile + 1) * sizeof(T)];
+  T* tile = reinterpret_cast<T*>(raw);  // [a][b], one column of padding
+  const int64_t a0 = blockIdx.x * static_cast<int64_t>(kTile);
+  const int64_t b0 = blockIdx.y * static_cast<int64_t>(kTile);
+  const int64_t planes = t.rest_count();
+  for (int64_t r = blockIdx.z; r < planes; r += gridDim.z) {
+    int64_t in_off, out_off;
+    t.rest_offsets(r, in_off, out_off);
+    for (int k = threadIdx.y; k < kTile; k += kTileRows) {
+      const int64_t a = a0 + k, b = b0 + threadIdx.x;
+      if (a < t.a_dim && b < t.b_dim)
+        tile[k * (kTile + 1) + threadIdx.x] = in[in_off + b + a * t.a_in_stride];
+    }
+    __syncthreads();
+    for (int k = threadIdx.y; k < kTile; k += kTileRows) {
+      const int64_t b = b0 + k, a = a0 + threadIdx.x;
+      if (a < t.a_dim && b < t.b_dim)
+        kernels::store_value(out + out_off + b * t.b_out_stride + a, req,
+                             tile[threadIdx.x * (kTile + 1) + k]);
+    }
+    __syncthreads();  // the tile is refilled for the next plane
+  }
+}
+
+}  // namespace
+
 void transpose_gpu(const RunContext& rctx, const char* where, const TensorRef& in,
                    const std::vector<int>& perm, const TensorRef& out, OpReq req) {
   if (req == OpReq::kNull || in.size() == 0) return;
   const kernels::TransposeIndex index = kernels::transpose_index(in.shape, perm, where);
+  const kernels::TransposeTiles tiles = kernels::transpose_tiles(index);
+  const int64_t a_tiles = (tiles.a_dim + kTile - 1) / kTile,
+                b_tiles = (tiles.b_dim + kTile - 1) / kTile;
+  // Tiles where both innermost axes are long enough to fill them.
+  const bool tiled =
+      tiles.a_dim >= 16 && tiles.b_dim >= 16 && a_tiles <= 0x7fffffffLL && b_tiles <= 65535;
   dispatch_dtype(in.dtype, [&](auto tag) {
     using C = typename decltype(tag)::type;
     using T = DeviceType<C>;
+    if (tiled) {
+      const dim3 grid(static_cast<unsigned>(a_tiles), static_cast<unsigned>(b_tiles),
+                      static_cast<unsigned>(std::min<int64_t>(tiles.rest_count(), 65535)));
+      transpose_tiles_kernel<T><<<grid, dim3(kTile, kTileRows), 0, stream_of(rctx.stream)>>>(
+          device_ptr<C>(out), device_ptr<C>(in), tiles, req);
+      check_launch("transpose_tiles_kernel", where);
+      return;
+    }
     launch_elements(in.size(), stream_of(rctx.stream), where,
                     kernels::TransposeCopy<T>{device_ptr<C>(out), device_ptr<C>(in), index, req});
   });

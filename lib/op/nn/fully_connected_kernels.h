@@ -36,8 +36,10 @@ struct BiasRows {
 };
 
 // db[j] (req) sum over r of dy[r, j], one output per index j. Threads with
-// consecutive j read consecutive addresses of each row; the sum runs in row
-// order, as the CPU's.
+// consecutive j read consecutive addresses of each row. operator() sums in
+// row order, as the CPU; the GPU splits each column's rows among `parts`
+// threads (rows part, part + parts, ...: partial) and adds their float64
+// parts in order (write_sum).
 template <typename T>
 struct ColumnSums {
   T* db;
@@ -48,6 +50,14 @@ struct ColumnSums {
     T sum = T(0);
     for (int64_t r = 0; r < rows; ++r) sum += dy[r * hidden + j];
     store_value(db + j, req, sum);
+  }
+  MX_HOST_DEVICE double partial(int64_t j, int64_t part, int64_t parts) const {
+    double sum = 0;
+    for (int64_t r = part; r < rows; r += parts) sum += static_cast<double>(dy[r * hidden + j]);
+    return sum;
+  }
+  MX_HOST_DEVICE void write_sum(int64_t j, double sum) const {
+    store_value(db + j, req, static_cast<T>(sum));
   }
 };
 

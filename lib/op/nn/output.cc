@@ -376,7 +376,7 @@ void register_output_ops(OpRegistry& r) {
                                                    false,
                                                    c.req[0],
                                                    {}};
-                   cuda::run_elements(f.rows(), c.rctx.stream, "SoftmaxOutput", f);
+                   cuda::softmax_rows_forward(f, c.rctx.stream, "SoftmaxOutput");
                  });
                })
       .backward(DeviceKind::kGPU,

@@ -178,7 +178,7 @@ void add(OpRegistry& r, const char* name, bool log, const char* what) {
                    using TO = typename decltype(to)::type;
                    const SoftmaxRowForward<TI, TO> f{
                        x.ptr<TI>(), c.outputs[0].ptr<TO>(), l, 1.0 / p.t(), log, c.req[0], lengths};
-                   cuda::run_elements(f.rows(), c.rctx.stream, name, f);
+                   cuda::softmax_rows_forward(f, c.rctx.stream, name);
                  });
                })
       .backward(DeviceKind::kGPU,
@@ -204,7 +204,7 @@ void add(OpRegistry& r, const char* name, bool log, const char* what) {
                                                        log,
                                                        c.req[0],
                                                        lengths};
-                    cuda::run_elements(f.rows(), c.rctx.stream, name, f);
+                    cuda::softmax_rows_backward(f, c.rctx.stream, name);
                   });
                 })
 #endif

@@ -1,8 +1,11 @@
 // The per-vector softmax functors: one call per vector (row) of the
 // (outer, size, inner) view, with the CPU kernel's arithmetic (maximum
-// subtracted, sums in float64, the same order). The GPU kernels run one
-// thread per row (softmax_gpu.cu); tests/op/test_nn_kernels_host.cc runs the
-// functors on the CPU against the CPU operators.
+// subtracted, sums in float64). Each pass over a row is also written for
+// thread t of `threads` (elements t, t + threads, ...), so that the GPU can
+// give a long contiguous row a block and combine the threads' parts
+// (softmax_gpu.cu); one thread (t = 0, threads = 1) is the CPU's order.
+// tests/op/test_nn_kernels_host.cc runs both on the CPU against the CPU
+// operators.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +44,9 @@ struct LengthRef {
   }
 };
 
+// The larger of two partial maxima, as std::max chooses (a NaN never wins).
+MX_HOST_DEVICE inline double softmax_max(double top, double v) { return top < v ? v : top; }
+
 // Vector `row` (row = o * inner + j) of y = softmax(x / t) (or its log);
 // past its length the output is 0.
 template <typename TI, typename TO>
@@ -54,21 +60,30 @@ struct SoftmaxRowForward {
   LengthRef lengths;
 
   MX_HOST_DEVICE int64_t rows() const { return l.outer * l.inner; }
-  MX_HOST_DEVICE void operator()(int64_t row) const {
-    if (req == OpReq::kNull) return;
-    const int64_t o = row / l.inner, j = row % l.inner;
-    const TI* xr = x + o * l.size * l.inner + j;
-    TO* yr = y + o * l.size * l.inner + j;
+  MX_HOST_DEVICE int64_t base(int64_t row) const {
+    return (row / l.inner) * l.size * l.inner + row % l.inner;
+  }
+  MX_HOST_DEVICE double partial_max(int64_t row, int64_t t, int64_t threads) const {
+    const TI* xr = x + base(row);
     const int64_t n = lengths.of(row, l.size);
     double top = -std::numeric_limits<double>::infinity();
-    for (int64_t k = 0; k < n; ++k) {
-      const double v = static_cast<double>(xr[k * l.inner]);
-      top = top < v ? v : top;  // std::max's choice
-    }
+    for (int64_t k = t; k < n; k += threads)
+      top = softmax_max(top, static_cast<double>(xr[k * l.inner]));
+    return top;
+  }
+  MX_HOST_DEVICE double partial_sum(int64_t row, double top, int64_t t, int64_t threads) const {
+    const TI* xr = x + base(row);
+    const int64_t n = lengths.of(row, l.size);
     double sum = 0;
-    for (int64_t k = 0; k < n; ++k)
+    for (int64_t k = t; k < n; k += threads)
       sum += nnmath::exp((static_cast<double>(xr[k * l.inner]) - top) * inv_t);
-    for (int64_t k = 0; k < l.size; ++k) {
+    return sum;
+  }
+  MX_HOST_DEVICE void write(int64_t row, double top, double sum, int64_t t, int64_t threads) const {
+    const TI* xr = x + base(row);
+    TO* yr = y + base(row);
+    const int64_t n = lengths.of(row, l.size);
+    for (int64_t k = t; k < l.size; k += threads) {
       double v = 0.0;
       if (k < n) {
         const double z = (static_cast<double>(xr[k * l.inner]) - top) * inv_t;
@@ -76,6 +91,11 @@ struct SoftmaxRowForward {
       }
       assign(yr + k * l.inner, req, static_cast<TO>(v));
     }
+  }
+  MX_HOST_DEVICE void operator()(int64_t row) const {
+    if (req == OpReq::kNull) return;
+    const double top = partial_max(row, 0, 1);
+    write(row, top, partial_sum(row, top, 0, 1), 0, 1);
   }
 };
 
@@ -93,18 +113,23 @@ struct SoftmaxRowBackward {
   LengthRef lengths;
 
   MX_HOST_DEVICE int64_t rows() const { return l.outer * l.inner; }
-  MX_HOST_DEVICE void operator()(int64_t row) const {
-    if (req == OpReq::kNull) return;
-    const int64_t o = row / l.inner, j = row % l.inner;
-    const int64_t base = o * l.size * l.inner + j;
-    const int64_t n = lengths.of(row, l.size);
+  MX_HOST_DEVICE int64_t base(int64_t row) const {
+    return (row / l.inner) * l.size * l.inner + row % l.inner;
+  }
+  // Thread t's part of sum(g * y) (of sum(g) for log).
+  MX_HOST_DEVICE double partial_dot(int64_t row, int64_t t, int64_t threads) const {
+    const int64_t b = base(row), n = lengths.of(row, l.size);
     double s = 0;
-    for (int64_t k = 0; k < n; ++k) {
-      const int64_t i = base + k * l.inner;
+    for (int64_t k = t; k < n; k += threads) {
+      const int64_t i = b + k * l.inner;
       s += log ? static_cast<double>(g[i]) : static_cast<double>(g[i]) * static_cast<double>(y[i]);
     }
-    for (int64_t k = 0; k < l.size; ++k) {
-      const int64_t i = base + k * l.inner;
+    return s;
+  }
+  MX_HOST_DEVICE void write(int64_t row, double s, int64_t t, int64_t threads) const {
+    const int64_t b = base(row), n = lengths.of(row, l.size);
+    for (int64_t k = t; k < l.size; k += threads) {
+      const int64_t i = b + k * l.inner;
       double v = 0.0;
       if (k < n) {
         const double yi = static_cast<double>(y[i]);
@@ -113,6 +138,10 @@ struct SoftmaxRowBackward {
       }
       assign(dx + i, req, static_cast<TI>(v));
     }
+  }
+  MX_HOST_DEVICE void operator()(int64_t row) const {
+    if (req == OpReq::kNull) return;
+    write(row, partial_dot(row, 0, 1), 0, 1);
   }
 };
 

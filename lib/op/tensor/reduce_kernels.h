@@ -133,9 +133,14 @@ struct ReduceBlockKernel {
 
   // Thread t's partial result: elements t, t + threads, ... of output o.
   MX_HOST_DEVICE Acc partial(int64_t o, int t, int threads) const {
+    return partial_from(o, t, threads);
+  }
+  // Elements first, first + step, ... of output o (a split reduction's
+  // block `part` of `parts`: first = part * threads + t, step = parts * threads).
+  MX_HOST_DEVICE Acc partial_from(int64_t o, int64_t first, int64_t step) const {
     Acc acc = reducer.init();
     const T* base = in + index.kept_offset(o);
-    for (int64_t j = t; j < index.count; j += threads)
+    for (int64_t j = first; j < index.count; j += step)
       reducer.add(acc, base[index.reduced_offset(j)]);
     return acc;
   }
@@ -157,6 +162,19 @@ inline int reduce_block_threads(const ReduceIndex& index) {
   if (index.count < 64) return 0;
   if (index.reduces_contiguously() || index.out_size < 1024) return kReduceBlockThreads;
   return 0;
+}
+
+// Blocks per output of a GPU block reduction: where the outputs are fewer
+// than a GPU's multiprocessors and long, each output's elements are split
+// among up to 1024 blocks in all (each thread still taking 16 or more), and
+// a second pass merges every output's parts in order (the same result every
+// run). 1: one block per output.
+inline int64_t reduce_split_parts(const ReduceIndex& index, int threads) {
+  if (threads == 0 || index.out_size == 0 || index.out_size >= 128) return 1;
+  const int64_t by_blocks = 1024 / index.out_size;
+  const int64_t by_work = index.count / (static_cast<int64_t>(threads) * 16);
+  const int64_t parts = by_blocks < by_work ? by_blocks : by_work;
+  return parts < 1 ? 1 : parts;
 }
 
 // ---- gradients ---------------------------------------------------------------

@@ -168,6 +168,65 @@ struct TransposeCopy {
   MX_HOST_DEVICE void operator()(int64_t i) const { store_value(out + i, req, in[index(i)]); }
 };
 
+// A transpose whose input and output have different innermost axes, seen as
+// 2-D transposes of (a, b) planes: a is the output's innermost axis (output
+// stride 1, input stride a_in_stride), b the input's (input stride 1, output
+// stride b_out_stride), and the other axes are numbered by r (rest_offsets).
+// The GPU moves each plane in 32x32 tiles through shared memory, so that
+// its reads run along b and its writes along a, both contiguous.
+struct TransposeTiles {
+  int64_t a_dim = 0, a_in_stride = 0;
+  int64_t b_dim = 0, b_out_stride = 0;  // b_dim 0: no tiles (the innermost axes agree)
+  int rest_ndim = 0;
+  int64_t rest_dims[kMaxTransposeDims] = {};
+  int64_t rest_in_stride[kMaxTransposeDims] = {};
+  int64_t rest_out_stride[kMaxTransposeDims] = {};
+
+  MX_HOST_DEVICE int64_t rest_count() const {
+    int64_t n = 1;
+    for (int k = 0; k < rest_ndim; ++k) n *= rest_dims[k];
+    return n;
+  }
+  // The input and output offsets of the rest coordinates numbered r.
+  MX_HOST_DEVICE void rest_offsets(int64_t r, int64_t& in, int64_t& out) const {
+    in = 0;
+    out = 0;
+    for (int k = rest_ndim - 1; k >= 0; --k) {
+      const int64_t q = r / rest_dims[k], c = r - q * rest_dims[k];
+      in += c * rest_in_stride[k];
+      out += c * rest_out_stride[k];
+      r = q;
+    }
+  }
+};
+
+inline TransposeTiles transpose_tiles(const TransposeIndex& index) {
+  TransposeTiles t;
+  const int n = index.ndim;
+  int b = -1;
+  for (int d = 0; d < n; ++d)
+    if (index.in_stride[d] == 1) b = d;
+  if (n < 2 || b < 0 || b == n - 1) return t;
+  int64_t out_stride[kMaxTransposeDims] = {};
+  int64_t stride = 1;
+  for (int d = n - 1; d >= 0; --d) {
+    out_stride[d] = stride;
+    stride *= index.dims[d];
+  }
+  t.a_dim = index.dims[n - 1];
+  t.a_in_stride = index.in_stride[n - 1];
+  t.b_dim = index.dims[b];
+  t.b_out_stride = out_stride[b];
+  for (int d = 0; d < n - 1; ++d) {
+    if (d == b) continue;
+    t.rest_dims[t.rest_ndim] = index.dims[d];
+    t.rest_in_stride[t.rest_ndim] = index.in_stride[d];
+    t.rest_out_stride[t.rest_ndim] = out_stride[d];
+    ++t.rest_ndim;
+  }
+  return t;
+}
+
 // ---- one_hot ----------------------------------------------------------------
 
 // Output element i = k * depth + j: on_value where j is index k's value
