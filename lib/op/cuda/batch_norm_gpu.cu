@@ -200,6 +200,17 @@ __global__ void __launch_bounds__(kBlockThreads)
       [&](int64_t i, XDy<T> v) { f.apply(i, v.x, v.dy, grad); });
 }
 
+// The element-wise pass of f with its per-channel values: by planes or by a
+// grid-stride loop, as apply_launch chooses.
+template <typename F, typename P>
+void launch_apply(const F& f, const P* per_channel, void (*by_plane)(F, const P*),
+                  void (*flat)(F, const P*), const char* name, cudaStream_t s) {
+  const ApplyLaunch l = apply_launch(f.view);
+  const auto kernel = l.by_plane ? by_plane : flat;
+  kernel<<<l.grid, l.threads, 0, s>>>(f, per_channel);
+  check_launch(name, kWhere);
+}
+
 unsigned channel_blocks(int64_t channels) {
   return static_cast<unsigned>((channels + kBlockThreads - 1) / kBlockThreads);
 }
@@ -235,12 +246,8 @@ void batch_norm_forward(const BatchNormForwardChannel<T>& f, void* workspace, vo
       <<<channel_blocks(channels), kBlockThreads, 0, s>>>(f, splits, s1s, s2s, scale_shift);
   check_launch("bn_forward_finish", kWhere);
   if (f.req_y != OpReq::kNull && f.view.count() > 0) {
-    const ApplyLaunch l = apply_launch(f.view);
-    if (l.by_plane)
-      bn_forward_apply_planes<T><<<l.grid, l.threads, 0, s>>>(f, scale_shift);
-    else
-      bn_forward_apply<T><<<l.grid, l.threads, 0, s>>>(f, scale_shift);
-    check_launch("bn_forward_apply", kWhere);
+    launch_apply(f, static_cast<const double*>(scale_shift), bn_forward_apply_planes<T>,
+                 bn_forward_apply<T>, "bn_forward_apply", s);
   }
 }
 
@@ -262,12 +269,8 @@ void batch_norm_backward(const BatchNormBackwardChannel<T>& f, void* workspace, 
       <<<channel_blocks(channels), kBlockThreads, 0, s>>>(f, splits, dys, dots, grads);
   check_launch("bn_backward_finish", kWhere);
   if (f.req_dx != OpReq::kNull && f.view.count() > 0) {
-    const ApplyLaunch l = apply_launch(f.view);
-    if (l.by_plane)
-      bn_backward_apply_planes<T><<<l.grid, l.threads, 0, s>>>(f, grads);
-    else
-      bn_backward_apply<T><<<l.grid, l.threads, 0, s>>>(f, grads);
-    check_launch("bn_backward_apply", kWhere);
+    launch_apply(f, static_cast<const BatchNormDataGrad*>(grads), bn_backward_apply_planes<T>,
+                 bn_backward_apply<T>, "bn_backward_apply", s);
   }
 }
 

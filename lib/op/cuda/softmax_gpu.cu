@@ -46,30 +46,30 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (threadIdx.x == 0) *count = static_cast<int64_t>(sum);
 }
 
-}  // namespace
-
-template <typename TI, typename TO>
-void softmax_rows_forward(const SoftmaxRowForward<TI, TO>& f, void* stream, const char* where) {
+// f's rows: `block_kernel` with a block per row where row_threads says so,
+// else a thread per row.
+template <typename F>
+void run_rows(const F& f, void (*block_kernel)(F), const char* kernel_name, void* stream,
+              const char* where) {
   if (f.req == OpReq::kNull || f.rows() <= 0) return;
   if (const int threads = row_threads(f.l)) {
-    softmax_rows_forward_kernel<TI, TO>
-        <<<static_cast<unsigned>(f.rows()), threads, 0, stream_of(stream)>>>(f);
-    check_launch("softmax_rows_forward_kernel", where);
+    block_kernel<<<static_cast<unsigned>(f.rows()), threads, 0, stream_of(stream)>>>(f);
+    check_launch(kernel_name, where);
   } else {
     launch_elements(f.rows(), stream_of(stream), where, f);
   }
 }
 
+}  // namespace
+
+template <typename TI, typename TO>
+void softmax_rows_forward(const SoftmaxRowForward<TI, TO>& f, void* stream, const char* where) {
+  run_rows(f, softmax_rows_forward_kernel<TI, TO>, "softmax_rows_forward_kernel", stream, where);
+}
+
 template <typename TI, typename TO>
 void softmax_rows_backward(const SoftmaxRowBackward<TI, TO>& f, void* stream, const char* where) {
-  if (f.req == OpReq::kNull || f.rows() <= 0) return;
-  if (const int threads = row_threads(f.l)) {
-    softmax_rows_backward_kernel<TI, TO>
-        <<<static_cast<unsigned>(f.rows()), threads, 0, stream_of(stream)>>>(f);
-    check_launch("softmax_rows_backward_kernel", where);
-  } else {
-    launch_elements(f.rows(), stream_of(stream), where, f);
-  }
+  run_rows(f, softmax_rows_backward_kernel<TI, TO>, "softmax_rows_backward_kernel", stream, where);
 }
 
 template <typename T>
