@@ -234,13 +234,14 @@ class Int8Export {
       const Chain& c = chains_[m->second];
       const auto range = range_of(c.made);
       if (!range || heads_.count(key_of(c.made)) || !c.relu_only || !read_in_int8(c.made)) continue;
-      // The addend is read in the output's type: a signed addend makes it signed.
+      // As the fused graph types it (dnnl_inference_graph.cc, layer_types):
+      // an s8 addend is read as s8 into a u8 output; only an addend held in
+      // float32 with negative values makes the output signed.
       bool signed_addend = false;
       if (c.addend) {
         const auto addend = range_of(*c.addend);
-        auto held = int8_values_.find(key_of(*c.addend));
-        signed_addend =
-            !addend || addend->min < 0 || (held != int8_values_.end() && !held->second.is_unsigned);
+        const bool held = int8_values_.count(key_of(*c.addend)) > 0;
+        signed_addend = !held && (!addend || addend->min < 0);
       }
       int8_values_[key_of(c.made)] = form_of(*range, !signed_addend);
     }

@@ -212,6 +212,10 @@ struct DnnlInferenceGraph::Impl {
   struct ConvTypes {
     dt src, weights, dst;
     float src_scale = 1, dst_scale = 1;
+    // The type the sum post-op reads its addend in, where it differs from
+    // dst: an s8 addend (a shortcut's signed values) added into a u8 output
+    // (non-negative after the ReLU), so that the residual stream keeps 8 bits.
+    dt sum = dt::undef;
   };
 
   // A convolution's descriptors, for inference: Winograd as ConvDescs
@@ -318,16 +322,18 @@ struct DnnlInferenceGraph::Impl {
   }
 
   void add_reorder(int from, int to) {
+    add_reorder(from, to, values[static_cast<size_t>(to)].desc,
+                values[static_cast<size_t>(to)].scale);
+  }
+
+  // The same into value `to`'s buffer seen as `b`, at scale `to_scale`.
+  void add_reorder(int from, int to, const md& b, float to_scale) {
     const md& a = values[static_cast<size_t>(from)].desc;
-    const md& b = values[static_cast<size_t>(to)].desc;
     // A value read before the layer that makes it ran would show here as
     // an empty layout: a planning bug, not bad input.
     MX_CHECK(a.dims() == b.dims(), "fused inference graph: value ", from,
              " is read before it is made");
-    Exec& e = add_exec(
-        scaled_reorder(
-            a, b, values[static_cast<size_t>(to)].scale / values[static_cast<size_t>(from)].scale),
-        0);
+    Exec& e = add_exec(scaled_reorder(a, b, to_scale / values[static_cast<size_t>(from)].scale), 0);
     e.args = {{DNNL_ARG_FROM, Source::kValue, from, a}, {DNNL_ARG_TO, Source::kValue, to, b}};
     e.reads = {from};
     e.writes = {to};
@@ -434,17 +440,19 @@ struct DnnlInferenceGraph::Impl {
       if (layer(p).layer.kind == LayerKind::kActivation &&
           layer(p).layer.activation != ActType::kRelu)
         return t;
-    // The addition's addend is read in the output's type: a signed addend
-    // needs a signed output.
-    bool signed_addend = false;
+    // The addition reads its addend in the output's type, or an s8 addend
+    // as s8 (ConvTypes::sum); any other signed addend (float32) is copied
+    // into the output first, which then has to be signed.
+    bool signed_addend = false, s8_addend = false;
     if (f.addend >= 0) {
       const auto addend = desc.range_of(f.addend);
-      signed_addend = !addend || addend->min < 0 ||
-                      values[static_cast<size_t>(f.addend)].desc.data_type() == dt::s8;
+      s8_addend = values[static_cast<size_t>(f.addend)].desc.data_type() == dt::s8;
+      signed_addend = !s8_addend && (!addend || addend->min < 0);
     }
     const Int8Form form = int8_form(*range, !signed_addend);
     t.dst = form.type;
     t.dst_scale = form.scale;
+    if (s8_addend && t.dst == dt::u8) t.sum = dt::s8;
     return t;
   }
 
@@ -468,7 +476,7 @@ struct DnnlInferenceGraph::Impl {
     // Until the weights are known (prepare_weights), int8 output scales of 1.
     const std::vector<float> unit_scales(static_cast<size_t>(spec.conv.filters), 1.0f);
     auto attributes = [&](float sum_scale) {
-      return conv_attributes(l, sum_scale, int8 ? &unit_scales : nullptr);
+      return conv_attributes(l, sum_scale, int8 ? &unit_scales : nullptr, types.sum);
     };
     // The addend is added where it is when it dies here in the output's
     // layout and type and is not the convolution's own input (y = conv(x) +
@@ -480,16 +488,24 @@ struct DnnlInferenceGraph::Impl {
     const int src = as_layout(data_of(l), pd.src_desc(), types.src_scale);
     const int turn = f.last;
     int inplace_from = -1;
+    // The output's buffer as the sum reads it (s8 where ConvTypes::sum says).
+    const md sum_desc =
+        types.sum == dt::undef ? pd.dst_desc() : with_type(pd.dst_desc(), types.sum);
     if (sum_value >= 0) {
       if (sum_value != src && plan.dies_at(sum_value, turn) &&
-          values[static_cast<size_t>(sum_value)].desc == pd.dst_desc())
+          values[static_cast<size_t>(sum_value)].desc == sum_desc)
         inplace_from = sum_value;
-      else if (inplace_scale != 1.0f)
+      else if (inplace_scale != 1.0f && types.sum == dt::undef)
         pd = convolution_pd(l, cd, types, with_bias, attributes(sum_scale = 1.0f));
     }
     values[static_cast<size_t>(out)].desc = pd.dst_desc();
     values[static_cast<size_t>(out)].scale = types.dst_scale;
-    if (sum_value >= 0 && inplace_from < 0) add_reorder(sum_value, out);
+    if (sum_value >= 0 && inplace_from < 0) {
+      if (types.sum == dt::undef)
+        add_reorder(sum_value, out);
+      else  // copied at its own scale, as s8: the sum post-op rescales it
+        add_reorder(sum_value, out, sum_desc, values[static_cast<size_t>(sum_value)].scale);
+    }
 
     ConvState state = weights_state(l, spec.conv_bias, spec.conv.filters,
                                     plain(cd.weights, cd.weights_tag), pd.weights_desc(), types);
@@ -521,8 +537,8 @@ struct DnnlInferenceGraph::Impl {
     if (int8) {
       ConvState& c = convs.back();
       c.exec = static_cast<int>(execs.size()) - 1;
-      c.with_scales = [this, l, cd, with_bias, sum_scale, src_desc = pd.src_desc(),
-                       weights_desc = pd.weights_desc(), bias_desc,
+      c.with_scales = [this, l, cd, with_bias, sum_scale, sum_type = types.sum,
+                       src_desc = pd.src_desc(), weights_desc = pd.weights_desc(), bias_desc,
                        dst_desc = pd.dst_desc()](const std::vector<float>& scales) {
         using desc_t = dnnl::convolution_forward::desc;
         const auto d = with_bias
@@ -531,7 +547,7 @@ struct DnnlInferenceGraph::Impl {
                            : desc_t(prop::forward_inference, cd.algorithm, src_desc, weights_desc,
                                     dst_desc, cd.strides, cd.dilates, cd.pad_l, cd.pad_r);
         const dnnl::convolution_forward::primitive_desc scaled(
-            d, conv_attributes(l, sum_scale, &scales), cpu_engine());
+            d, conv_attributes(l, sum_scale, &scales, sum_type), cpu_engine());
         return std::pair{dnnl::primitive(dnnl::convolution_forward(scaled)),
                          scaled.scratchpad_desc().get_size()};
       };
@@ -619,12 +635,13 @@ struct DnnlInferenceGraph::Impl {
   // the addend's values times `sum_scale`), and per output channel the
   // scales of an int8 convolution's output.
   dnnl::primitive_attr conv_attributes(int l, float sum_scale,
-                                       const std::vector<float>* output_scales) const {
+                                       const std::vector<float>* output_scales,
+                                       dt sum_type = dt::undef) const {
     dnnl::post_ops post;
     for (int p : plan.of(l).post_ops) {
       const FusedLayer& n = layer(p);
       if (n.layer.kind == LayerKind::kAdd)
-        post.append_sum(sum_scale);
+        post.append_sum(sum_scale, sum_type);
       else
         post.append_eltwise(1.0f, eltwise_algorithm(n.layer.activation), 0.0f, 0.0f);
     }
