@@ -189,15 +189,16 @@ std::optional<Desc> engine_of(const Desc& config) {
   return std::optional<Desc>(std::move(engine));
 }
 
-// The global index of a configuration's engine, -1 where cuDNN does not say.
-int64_t engine_index(const Desc& config) {
-  const std::optional<Desc> engine = engine_of(config);
+// The global index of an engine, -1 where there is none or cuDNN does not say.
+int64_t index_of(const std::optional<Desc>& engine) {
   int64_t n = 0, index = -1;
   if (!engine || cudnnBackendGetAttribute(engine->get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
                                           CUDNN_TYPE_INT64, 1, &n, &index) != CUDNN_STATUS_SUCCESS)
     return -1;
   return index;
 }
+
+int64_t engine_index(const Desc& config) { return index_of(engine_of(config)); }
 
 // Why an engine does not compute as mx promises for this request, or
 // nullptr where it does: float32 on full-precision FMA (TF32 only under
@@ -207,7 +208,7 @@ int64_t engine_index(const Desc& config) {
 // (cudnn_convolution.cc). Sets `index` to the engine's global index.
 const char* engine_refusal(const Desc& config, const GraphConvRequest& r, int64_t& index) {
   const std::optional<Desc> engine = engine_of(config);
-  index = engine_index(config);
+  index = index_of(engine);
   if (!engine) return "no engine";
   cudnnBackendDescriptor_t e = engine->get();
   std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> notes{};

@@ -36,21 +36,17 @@ struct BiasRows {
 };
 
 // db[j] (req) sum over r of dy[r, j], one output per index j. Threads with
-// consecutive j read consecutive addresses of each row. operator() sums in
-// row order, as the CPU; the GPU splits each column's rows among `parts`
-// threads (rows part, part + parts, ...: partial) and adds their float64
-// parts in order (write_sum).
+// consecutive j read consecutive addresses of each row. The GPU splits each
+// column's rows among `parts` threads (rows part, part + parts, ...:
+// partial) and adds their float64 parts in order (write_sum); operator() is
+// the one-part case, in row order.
 template <typename T>
 struct ColumnSums {
   T* db;
   const T* dy;
   int64_t rows, hidden;
   OpReq req;
-  MX_HOST_DEVICE void operator()(int64_t j) const {
-    T sum = T(0);
-    for (int64_t r = 0; r < rows; ++r) sum += dy[r * hidden + j];
-    store_value(db + j, req, sum);
-  }
+  MX_HOST_DEVICE void operator()(int64_t j) const { write_sum(j, partial(j, 0, 1)); }
   MX_HOST_DEVICE double partial(int64_t j, int64_t part, int64_t parts) const {
     double sum = 0;
     for (int64_t r = part; r < rows; r += parts) sum += static_cast<double>(dy[r * hidden + j]);
