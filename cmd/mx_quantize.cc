@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Quantize a float32 model to int8 with calibration data", "mx-quantize"};
   train::QuantizeOptions o;
   int epoch = -1;
-  std::string mode = "naive", exclude, mean_text, std_text;
+  std::string mode = "mse", exclude, mean_text, std_text;
   float scale = 1;
   bool json = false;
   app.add_option("model", o.model, "run directory, PREFIX-NNNN, PREFIX with --epoch, or FILE.onnx")
@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--labels", o.calibration.labels, "IDX labels file for an IDX images file");
   app.add_option("--mode", mode,
-                 "naive: the ranges seen; entropy: the KL-optimal clipping of each range")
+                 "naive: the ranges seen; entropy: the KL-optimal clipping of each range; mse: the "
+                 "clipping of least squared quantization error")
       ->capture_default_str();
   app.add_option("--batches", o.batches, "calibration batches to read (0: all)")
       ->capture_default_str();

@@ -305,7 +305,7 @@ QuantizeReport quantize_model(const QuantizeOptions& o) {
   QuantizeReport report;
   report.model = o.model;
   report.out = o.out;
-  report.mode = o.mode == CalibrationMode::kNaive ? "naive" : "entropy";
+  report.mode = calibration_mode_name(o.mode);
   const auto two_dimensional =
       fully_connected_of_2d_data(net, nodes, reference.data_name(), data_shape);
   const auto ends = choose_layers(o, net, nodes, two_dimensional, range_of, marked_nodes, report);

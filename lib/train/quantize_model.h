@@ -23,7 +23,7 @@ struct QuantizeOptions {
   std::string out;            // a directory, written as a run directory's checkpoint
   PredictInputs calibration;  // the calibration data and its batch size
   PreprocessOptions preprocess;
-  CalibrationMode mode = CalibrationMode::kNaive;
+  CalibrationMode mode = CalibrationMode::kMse;
   int batches = 10;                  // of calibration data (<= 0: all)
   std::vector<std::string> exclude;  // layers kept in float32
 };

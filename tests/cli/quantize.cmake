@@ -12,7 +12,8 @@ small_lenet_config()
 run(0 out ${BIN}/mx-train ${W}/lenet.yaml --run-dir ${W}/fp32)
 
 run(0 report ${BIN}/mx-quantize ${W}/fp32 ${W}/int8 --calibration ${W}/fm_train.rec --batches 8)
-expect("${report}" "conv1 +Convolution +int8 +\\[0, 0\\.99[0-9]*\\] +\\[-")
+expect("${report}" "mse calibration, 8 batches, 256 examples")
+expect("${report}" "conv1 +Convolution +int8 +\\[0, 0\\.[0-9]+\\] +\\[-")
 expect("${report}" "fc1 +FullyConnected +int8 ")
 expect("${report}" "same top-1 class for [0-9.]+% of 256 examples")
 foreach(f model-symbol.json model-0000.params config.yaml quantize-report.json)
@@ -44,13 +45,21 @@ run(0 report ${BIN}/mx-quantize ${W}/fp32 ${W}/int8-kl --calibration ${W}/fm_tra
 expect("${report}" "\"calibration\": \"entropy\"")
 expect("${report}" "\"note\": \"excluded\"")
 
+# Naive calibration (MXNet's): each value's whole range, the data's [0, 1)
+# included; the int8 checkpoint predicts as well.
+run(0 report ${BIN}/mx-quantize ${W}/fp32 ${W}/int8-naive --calibration ${W}/fm_train.rec
+    --mode naive --batches 8)
+expect("${report}" "conv1 +Convolution +int8 +\\[0, 0\\.99[0-9]*\\] +\\[-")
+run(0 naive_out ${BIN}/mx-predict -m ${W}/int8-naive ${W}/fm_val.rec)
+expect_accuracy_near("${naive_out}" ${fp32_acc} 100 "int8 (naive) against float32 on 400 held-out images")
+
 # Refusals.
 run(2 out ${BIN}/mx-quantize ${W}/fp32 ${W}/int8 --calibration ${W}/fm_train.rec)
 expect("${out}" "int8 exists and is not an empty directory")
 run(2 out ${BIN}/mx-quantize ${W}/fp32 ${W}/x1 --calibration ${W}/fm_train.rec --exclude conv9)
 expect("${out}" "--exclude: the model has no layer 'conv9' \\(did you mean 'conv1'\\?\\)")
 run(2 out ${BIN}/mx-quantize ${W}/fp32 ${W}/x2 --calibration ${W}/fm_train.rec --mode kl)
-expect("${out}" "--mode: 'kl' is not a calibration mode \\(naive or entropy\\)")
+expect("${out}" "--mode: 'kl' is not a calibration mode \\(naive, entropy or mse\\)")
 run(2 out ${BIN}/mx-quantize ${W}/fp32 ${W}/x3 --calibration ${W}/fm_train.rec --data-shape 1,20,20)
 expect("${out}" "calibration data .*fm_train.rec")
 run(2 out ${BIN}/mx-quantize ${W}/int8 ${W}/x4 --calibration ${W}/fm_train.rec)
