@@ -90,6 +90,12 @@ class AmpRewriter {
         for (size_t i : ins)
           if (is_low(n.inputs[i])) n.inputs[i] = cast(n.inputs[i], DType::kFloat32);
         return;
+      case op::AmpClass::kFollowData:
+        // The parameters stay float32 whatever the data's type.
+        for (size_t i : ins)
+          if (i != 0 && is_low(n.inputs[i])) n.inputs[i] = cast(n.inputs[i], DType::kFloat32);
+        if (is_low(n.inputs[0])) low_.insert({&n, 0});
+        return;
       case op::AmpClass::kWidest:
         if (low == 0) return;
         if (low == ins.size()) return mark_outputs_low(n);

@@ -12,15 +12,21 @@ enum class AmpClass {
   kFloat32,       // runs in float32: low-precision inputs are cast back (FP32_FUNCS)
   kFollow,        // runs in whatever type its inputs have (BF16_FP32_FUNCS)
   kWidest,        // its float inputs are cast to the widest of their types (WIDEST_TYPE_CASTS)
+  // Runs in its data input's (the first input's) type; its parameters and
+  // statistics stay float32, as MXNet's BatchNorm keeps them for float16 and
+  // bfloat16 data. Only the first output follows the data.
+  kFollowData,
 };
 
-// "low_precision", "float32", "follow", "widest" (docs/operators.md, mx-ops).
+// "low_precision", "float32", "follow", "widest", "follow_data"
+// (docs/operators.md, mx-ops).
 inline const char* amp_class_name(AmpClass c) {
   switch (c) {
     case AmpClass::kLowPrecision: return "low_precision";
     case AmpClass::kFloat32: return "float32";
     case AmpClass::kFollow: return "follow";
     case AmpClass::kWidest: return "widest";
+    case AmpClass::kFollowData: return "follow_data";
     case AmpClass::kUnset: break;
   }
   return "unset";

@@ -8,6 +8,7 @@
 #include "base/bfloat16.h"
 #include "base/parallel.h"
 #include "op/tensor_ref.h"
+#include "op/vmath/vmath.h"
 
 namespace mx::op {
 
@@ -62,6 +63,15 @@ void map_blocks(T* out, int64_t n, OpReq req, F f) {
   });
 }
 
+// bfloat16 blocks to float and back (vectorised; bf16_t is its bits).
+static_assert(sizeof(bf16_t) == sizeof(uint16_t));
+inline void widen_block(const bf16_t* in, float* out, int64_t n) {
+  vmath::widen_bf16(reinterpret_cast<const uint16_t*>(in), out, n);
+}
+inline void round_block(const float* in, bf16_t* out, int64_t n) {
+  vmath::round_bf16(in, reinterpret_cast<uint16_t*>(out), n);
+}
+
 // map_blocks onto bfloat16 storage: f writes float values into a scratch
 // block, each then rounded into out (or added to it) once. f may read out
 // (in place): a block is stored only after f has run on it.
@@ -70,13 +80,15 @@ void map_blocks_bf16(bf16_t* out, int64_t n, OpReq req, F f) {
   if (req == OpReq::kNull) return;
   parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
     float scratch[kMapBlock];
+    float old[kMapBlock];
     for (int64_t b = begin; b < end; b += kMapBlock) {
       const int64_t len = std::min(kMapBlock, end - b);
       f(b, len, scratch);
-      if (req == OpReq::kAdd)
-        for (int64_t i = 0; i < len; ++i) out[b + i] = bf16_t(float(out[b + i]) + scratch[i]);
-      else
-        for (int64_t i = 0; i < len; ++i) out[b + i] = bf16_t(scratch[i]);
+      if (req == OpReq::kAdd) {
+        widen_block(out + b, old, len);
+        for (int64_t i = 0; i < len; ++i) scratch[i] += old[i];
+      }
+      round_block(scratch, out + b, len);
     }
   });
 }

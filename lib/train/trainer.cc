@@ -27,6 +27,7 @@
 #include "train/interval_record.h"
 #include "train/nonfinite_watch.h"
 #include "train/parameter_updates.h"
+#include "train/precision.h"
 #include "train/progress.h"
 #include "train/run_curves.h"
 #include "train/run_dir.h"
@@ -542,7 +543,9 @@ void Trainer::describe(std::ostream& out, bool json) const {
 }
 
 void Trainer::benchmark(std::ostream& out, int iterations) const {
-  benchmark_network(out, iterations, describe_input(s_->symbol, *s_->exe, s_->settings));
+  // Timed as the run trains: in its precision, the AMP pass's casts included.
+  const graph::Symbol trained = apply_precision(s_->symbol, s_->settings.precision);
+  benchmark_network(out, iterations, describe_input(trained, *s_->exe, s_->settings));
 }
 
 }  // namespace mx::train

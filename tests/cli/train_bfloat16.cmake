@@ -1,5 +1,6 @@
 # Mixed precision as a user runs it: train the small LeNet in bfloat16
-# (--precision), predict from its checkpoint in float32, and the refusals:
+# (--precision), predict from its checkpoint in float32, the same with a
+# BatchNorm layer (bfloat16 data, float32 statistics), and the refusals:
 # a CPU without bfloat16 instructions (oneDNN capped below AVX512-BF16 with
 # ONEDNN_MAX_CPU_ISA) and an unknown precision, both exit 2.
 #   cmake -DBIN=<build>/cmd -DSOURCE=... -DWORK_DIR=... -P train_bfloat16.cmake
@@ -41,3 +42,19 @@ expect("${out}" "400 prediction\\(s\\); accuracy 0\\.[5-9]")
 # And resumes.
 run(0 out ${BIN}/mx-train --resume ${W}/bf16 train.epochs=3)
 expect("${out}" "resumed from .*model-0002.params")
+
+# With BatchNorm after the convolution: it normalizes bfloat16 data, and its
+# moving statistics reach the checkpoint in float32.
+file(READ ${W}/lenet.yaml lenet)
+string(REPLACE "- {op: Activation, name: tanh1, act_type: tanh}"
+               "- {op: BatchNorm, name: bn1, fix_gamma: false}\n    - {op: Activation, name: relu0, act_type: relu}"
+               lenet_bn "${lenet}")
+file(WRITE ${W}/lenet-bn.yaml "${lenet_bn}")
+run(0 out ${BIN}/mx-train ${W}/lenet-bn.yaml --precision bfloat16 train.epochs=1 --run-dir ${W}/bf16-bn)
+run(0 out ${BIN}/mx-params ${W}/bf16-bn/model-0001.params)
+expect("${out}" "aux:bn1_moving_var +float32")
+if(out MATCHES " bfloat16 ")
+  message(FATAL_ERROR "the checkpoint holds bfloat16 arrays:\n${out}")
+endif()
+run(0 out ${BIN}/mx-predict -m ${W}/bf16-bn ${W}/fm_val.rec --data-shape 1,28,28 --scale 0.00390625)
+expect("${out}" "400 prediction\\(s\\); accuracy 0\\.[5-9]")

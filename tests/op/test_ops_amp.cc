@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <set>
 
@@ -101,15 +102,21 @@ struct Pass {
   std::vector<NDArray> outputs, grads;
 };
 
-// Forward and backward (head gradients `heads`) with every input in `dtype`.
+// Forward and backward (head gradients `heads`) with the first `low_inputs`
+// inputs and the first head gradient in `dtype`.
 Pass run_in(const std::string& name, const AttrMap& attrs, const std::vector<NDArray>& inputs,
-            const std::vector<NDArray>& heads, DType dtype) {
+            const std::vector<Shape>& aux_shapes, const std::vector<NDArray>& heads, DType dtype,
+            size_t low_inputs) {
   op::OpInstance op(name, attrs);
+  std::vector<NDArray> aux;  // float32 ones (BatchNorm's moving statistics), fresh each run
+  for (const Shape& s : aux_shapes) aux.push_back(NDArray::full(s, 1.0));
   std::vector<NDArray> in, head;
-  for (const auto& x : inputs) in.push_back(cast_to(x, dtype));
-  for (const auto& g : heads) head.push_back(cast_to(g, dtype));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    in.push_back(i < low_inputs ? cast_to(inputs[i], dtype) : inputs[i]);
+  for (size_t i = 0; i < heads.size(); ++i)
+    head.push_back(i < low_inputs ? cast_to(heads[i], dtype) : heads[i]);
   Pass p;
-  p.outputs = op::invoke(op, in, {}, true);
+  p.outputs = op::invoke(op, in, aux, true);
   std::vector<OpReq> req;
   for (const auto& x : in) {
     p.grads.push_back(NDArray::zeros(x.shape(), Context::cpu(), x.dtype()));
@@ -117,7 +124,7 @@ Pass run_in(const std::string& name, const AttrMap& attrs, const std::vector<NDA
   }
   const size_t visible = static_cast<size_t>(op.num_visible_outputs());
   std::vector<NDArray> visible_heads(head.begin(), head.begin() + static_cast<long>(visible));
-  op::invoke_backward(op, visible_heads, in, p.outputs, {}, p.grads, req);
+  op::invoke_backward(op, visible_heads, in, p.outputs, aux, p.grads, req);
   return p;
 }
 
@@ -126,6 +133,10 @@ struct LowCase {
   AttrMap attrs;
   std::vector<Shape> inputs;
   double low = -1.0;  // inputs drawn from [low, 1]
+  // How many leading inputs (and outputs) take the low precision: all, or
+  // the data only for an operator whose parameters stay float32.
+  size_t low_inputs = SIZE_MAX;
+  std::vector<Shape> aux = {};  // auxiliary states, float32
 };
 
 // The bounds: bfloat16 keeps 8 significant bits (relative rounding 2^-9),
@@ -139,12 +150,14 @@ void check_low_precision(const LowCase& c) {
   std::vector<NDArray> inputs;
   for (const Shape& s : c.inputs) inputs.push_back(random_f32(s, rng, c.low, 1.0));
   std::vector<NDArray> heads;
-  for (const auto& y : op::invoke(c.op, inputs, c.attrs))
+  std::vector<NDArray> aux;
+  for (const Shape& s : c.aux) aux.push_back(NDArray::full(s, 1.0));
+  for (const auto& y : op::invoke(c.op, inputs, c.attrs, aux))
     heads.push_back(random_f32(y.shape(), rng, -1, 1));
-  const Pass f32 = run_in(c.op, c.attrs, inputs, heads, DType::kFloat32);
-  const Pass bf16 = run_in(c.op, c.attrs, inputs, heads, DType::kBFloat16);
+  const Pass f32 = run_in(c.op, c.attrs, inputs, c.aux, heads, DType::kFloat32, c.low_inputs);
+  const Pass bf16 = run_in(c.op, c.attrs, inputs, c.aux, heads, DType::kBFloat16, c.low_inputs);
   for (size_t k = 0; k < f32.outputs.size(); ++k) {
-    CHECK(bf16.outputs[k].dtype() == DType::kBFloat16);
+    CHECK(bf16.outputs[k].dtype() == (k < c.low_inputs ? DType::kBFloat16 : DType::kFloat32));
     CHECK(relative_error(bf16.outputs[k], f32.outputs[k]) <= kBound);
   }
   for (size_t k = 0; k < f32.grads.size(); ++k)
@@ -162,6 +175,15 @@ std::vector<LowCase> low_precision_cases() {
        {Shape{4, 1, 12, 12}, Shape{20, 1, 5, 5}}},
       {"FullyConnected", {{"num_hidden", "10"}}, {Shape{4, 50}, Shape{10, 50}, Shape{10}}},
       {"Activation", {{"act_type", "relu"}}, {img}},
+      // bfloat16 data, float32 gamma, beta, statistics and their gradients;
+      // with fix_gamma off so that gamma's gradient is compared too.
+      {"BatchNorm",
+       {{"fix_gamma", "False"}},
+       {img, Shape{8}, Shape{8}},
+       -1.0,
+       1,
+       {Shape{8}, Shape{8}}},
+      {"BatchNorm", {}, {img, Shape{8}, Shape{8}}, -1.0, 1, {Shape{8}, Shape{8}}},
       {"Activation", {{"act_type", "tanh"}}, {img}},
       {"Activation", {{"act_type", "sigmoid"}}, {img}},
       {"Activation", {{"act_type", "softsign"}}, {img}},

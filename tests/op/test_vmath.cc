@@ -1,7 +1,7 @@
 // Vectorised math: every instruction set this CPU runs agrees with the
 // correctly rounded result (std:: in double, rounded to float) within a few
 // ulp over the whole float range, at the special values, and with the
-// scalar fallback.
+// scalar fallback; the bfloat16 conversions bit for bit as bf16_t's.
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/bfloat16.h"
 #include "op/vmath/vmath.h"
 
 namespace vm = mx::op::vmath;
@@ -190,6 +191,51 @@ TEST_CASE("the SIMD kernels match the scalar fallback, for any length and in pla
           CHECK(ulp_distance(got[i], want[i], c.floor) <= c.max_ulp + 1);
         }
       }
+    }
+  }
+}
+
+TEST_CASE("bfloat16 conversions: every value and length, bit for bit as bf16_t") {
+  std::vector<vm::Isa> isas = simd_isas();
+  isas.push_back(vm::Isa::kScalar);
+  // Every bfloat16 bit pattern widens to its float.
+  std::vector<uint16_t> all(65536);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
+  // Floats that round: ties to even both ways, just above and below a tie,
+  // signalling and quiet NaNs of both signs, infinities, denormals, and a
+  // sweep of bit patterns.
+  std::vector<uint32_t> bits = {0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f807fffu, 0x7f800001u,
+                                0xff800001u, 0x7fc00000u, 0xffffffffu, 0x7f800000u, 0xff800000u,
+                                0x00000001u, 0x807fffffu, 0x7f7fffffu, 0x00000000u, 0x80000000u};
+  for (uint32_t b = 0; b < 4000000u; ++b) bits.push_back(b * 1073u + (b & 0x1ffffu));
+  std::vector<float> floats(bits.size());
+  for (size_t i = 0; i < bits.size(); ++i) floats[i] = std::bit_cast<float>(bits[i]);
+  for (vm::Isa isa : isas) {
+    INFO(std::string(vm::isa_name(isa)));
+    const vm::Kernels& k = vm::kernels(isa);
+    std::vector<float> wide(all.size());
+    k.widen_bf16(all.data(), wide.data(), static_cast<int64_t>(all.size()));
+    for (size_t i = 0; i < all.size(); ++i)
+      REQUIRE(std::bit_cast<uint32_t>(wide[i]) == static_cast<uint32_t>(all[i]) << 16);
+    std::vector<uint16_t> narrow(floats.size());
+    k.round_bf16(floats.data(), narrow.data(), static_cast<int64_t>(floats.size()));
+    for (size_t i = 0; i < floats.size(); ++i) {
+      INFO("float bits " << bits[i]);
+      REQUIRE(narrow[i] == mx::bf16_t::from_float(floats[i]));
+    }
+    // Lengths around the register widths: the tail is converted, nothing after it touched.
+    for (int64_t n : {1, 7, 8, 15, 16, 17, 33}) {
+      std::vector<uint16_t> out(static_cast<size_t>(n) + 4, 0xabcdu);
+      k.round_bf16(floats.data(), out.data(), n);
+      for (int64_t i = 0; i < n; ++i)
+        CHECK(out[static_cast<size_t>(i)] ==
+              mx::bf16_t::from_float(floats[static_cast<size_t>(i)]));
+      for (size_t i = static_cast<size_t>(n); i < out.size(); ++i) CHECK(out[i] == 0xabcdu);
+      std::vector<float> back(static_cast<size_t>(n) + 4, 7.0f);
+      k.widen_bf16(all.data() + 0x3f00, back.data(), n);
+      for (int64_t i = 0; i < n; ++i)
+        CHECK(std::bit_cast<uint32_t>(back[static_cast<size_t>(i)]) == (0x3f00u + i) << 16);
+      for (size_t i = static_cast<size_t>(n); i < back.size(); ++i) CHECK(back[i] == 7.0f);
     }
   }
 }

@@ -98,10 +98,17 @@ void register_activation_ops(OpRegistry& r) {
             }
           }
           if constexpr (std::is_same_v<T, bf16_t>) {
+            if (p.act_type == ActType::kRelu) {
+              map_blocks_bf16(y, n, c.req[0], [=](int64_t begin, int64_t len, float* dst) {
+                widen_block(x + begin, dst, len);
+                for (int64_t i = 0; i < len; ++i) dst[i] = dst[i] > 0.0f ? dst[i] : 0.0f;
+              });
+              return;
+            }
             // The float32 vector kernels on blocks widened from bfloat16.
             if (vmath::UnaryFn f = vector_kernel(p.act_type)) {
               map_blocks_bf16(y, n, c.req[0], [=](int64_t begin, int64_t len, float* dst) {
-                for (int64_t i = 0; i < len; ++i) dst[i] = x[begin + i];
+                widen_block(x + begin, dst, len);
                 f(dst, dst, len);
               });
               return;
@@ -135,6 +142,17 @@ void register_activation_ops(OpRegistry& r) {
                 for (int64_t i = 0; i < len; ++i) e[i] = -y[b + i];
                 vmath::expm1(e, e, len);
                 for (int64_t i = 0; i < len; ++i) dst[i] = -e[i] * g[b + i];
+              });
+              return;
+            }
+          }
+          if constexpr (std::is_same_v<T, bf16_t>) {
+            if (p.act_type == ActType::kRelu) {
+              map_blocks_bf16(gx, n, c.req[0], [=](int64_t b, int64_t len, float* dst) {
+                float out[kMapBlock];
+                widen_block(g + b, dst, len);
+                widen_block(y + b, out, len);
+                relu_gradient(dst, out, dst, len);
               });
               return;
             }

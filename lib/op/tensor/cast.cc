@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "op/infer_util.h"
+#include "op/kernel_util.h"
 #include "op/registry.h"
 #include "op/tensor/cast_values.h"
 #include "op/tensor/tensor_kernels.h"
@@ -27,6 +28,23 @@ struct CastParam : Params<CastParam> {
 
 void cast_values(const TensorRef& src, const TensorRef& dst, OpReq req) {
   if (req == OpReq::kNull) return;
+  // float32 <-> bfloat16 (mixed precision's casts, every step): vectorised.
+  if (req != OpReq::kAdd && src.dtype == DType::kFloat32 && dst.dtype == DType::kBFloat16) {
+    const float* in = src.ptr<float>();
+    bf16_t* out = dst.ptr<bf16_t>();
+    parallel_for(src.size(), kParallelGrain, [&](int64_t begin, int64_t end) {
+      round_block(in + begin, out + begin, end - begin);
+    });
+    return;
+  }
+  if (req != OpReq::kAdd && src.dtype == DType::kBFloat16 && dst.dtype == DType::kFloat32) {
+    const bf16_t* in = src.ptr<bf16_t>();
+    float* out = dst.ptr<float>();
+    parallel_for(src.size(), kParallelGrain, [&](int64_t begin, int64_t end) {
+      widen_block(in + begin, out + begin, end - begin);
+    });
+    return;
+  }
   dispatch_dtype(src.dtype, [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;
     dispatch_dtype(dst.dtype, [&](auto to_tag) {

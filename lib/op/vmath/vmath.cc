@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "base/bfloat16.h"
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/runtime_config.h"
@@ -34,8 +35,15 @@ float sigmoid_1(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float softrelu_1(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 float erf_1(float x) { return std::erf(x); }
 
-constexpr Kernels kScalar{map<exp_1>,     map<expm1_1>,    map<log_1>, map<tanh_1>,
-                          map<sigmoid_1>, map<softrelu_1>, map<erf_1>};
+void widen_bf16_1(const uint16_t* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = bf16_t::to_float(in[i]);
+}
+void round_bf16_1(const float* in, uint16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = bf16_t::from_float(in[i]);
+}
+
+constexpr Kernels kScalar{map<exp_1>,      map<expm1_1>, map<log_1>,   map<tanh_1>, map<sigmoid_1>,
+                          map<softrelu_1>, map<erf_1>,   widen_bf16_1, round_bf16_1};
 
 Isa choose() {
   Isa best = supported(Isa::kAvx512) ? Isa::kAvx512

@@ -1,5 +1,6 @@
 // Vectorised float32 math over arrays: exp, expm1, log, tanh, sigmoid,
-// softrelu (log(1 + e^x)) and erf. Each has AVX-512, AVX2 and portable
+// softrelu (log(1 + e^x)) and erf, and bfloat16's conversions to and from
+// float. Each has AVX-512, AVX2 and portable
 // scalar (std::) versions; the widest one this CPU runs is chosen once, at
 // first use. The SIMD versions agree with the correctly rounded result
 // within a few ulp, including at +-inf, NaN and denormals.
@@ -34,5 +35,11 @@ inline void tanh(const float* in, float* out, int64_t n) { active().tanh(in, out
 inline void sigmoid(const float* in, float* out, int64_t n) { active().sigmoid(in, out, n); }
 inline void softrelu(const float* in, float* out, int64_t n) { active().softrelu(in, out, n); }
 inline void erf(const float* in, float* out, int64_t n) { active().erf(in, out, n); }
+inline void widen_bf16(const uint16_t* in, float* out, int64_t n) {
+  active().widen_bf16(in, out, n);
+}
+inline void round_bf16(const float* in, uint16_t* out, int64_t n) {
+  active().round_bf16(in, out, n);
+}
 
 }  // namespace mx::op::vmath

@@ -10,8 +10,15 @@ namespace mx::op::vmath {
 // out[i] = f(in[i]) for i in [0, n); in and out may be the same array.
 using UnaryFn = void (*)(const float* in, float* out, int64_t n);
 
+// bfloat16 storage (its bits) to float and back, rounding to nearest even
+// and keeping NaNs quiet as base/bfloat16.h's bf16_t does, bit for bit.
+using WidenFn = void (*)(const uint16_t* in, float* out, int64_t n);
+using NarrowFn = void (*)(const float* in, uint16_t* out, int64_t n);
+
 struct Kernels {
   UnaryFn exp, expm1, log, tanh, sigmoid, softrelu, erf;
+  WidenFn widen_bf16;
+  NarrowFn round_bf16;
 };
 
 }  // namespace mx::op::vmath

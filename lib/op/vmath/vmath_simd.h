@@ -185,8 +185,53 @@ void apply(const float* in, float* out, int64_t n) {
   }
 }
 
-constexpr Kernels kKernels{apply<exp_v>,     apply<expm1_v>,    apply<log_v>, apply<tanh_v>,
-                           apply<sigmoid_v>, apply<softrelu_v>, apply<erf_v>};
+typedef uint16_t vh __attribute__((vector_size(MX_VMATH_BYTES / 2)));
+typedef uint32_t vu __attribute__((vector_size(MX_VMATH_BYTES)));
+
+void widen_bf16(const uint16_t* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vh h;
+    __builtin_memcpy(&h, in + i, sizeof h);
+    const vf y = __builtin_bit_cast(vf, __builtin_convertvector(h, vu) << 16);
+    __builtin_memcpy(out + i, &y, sizeof y);
+  }
+  for (; i < n; ++i) {
+    const uint32_t b = static_cast<uint32_t>(in[i]) << 16;
+    __builtin_memcpy(out + i, &b, sizeof b);
+  }
+}
+
+// As bf16_t::from_float: NaN -> its upper half with the quiet bit; else
+// add 0x7fff plus the lowest kept bit, then truncate.
+inline vh round_v(vf x) {
+  const vu b = __builtin_bit_cast(vu, x);
+  const vu rounded = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
+  const vu nan = (b >> 16) | 0x40u;
+  const vu is_nan = __builtin_bit_cast(vu, (b & 0x7fffffffu) > 0x7f800000u);
+  return __builtin_convertvector((is_nan & nan) | (~is_nan & rounded), vh);
+}
+
+void round_bf16(const float* in, uint16_t* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vf x;
+    __builtin_memcpy(&x, in + i, sizeof x);
+    const vh h = round_v(x);
+    __builtin_memcpy(out + i, &h, sizeof h);
+  }
+  if (i < n) {
+    const auto rest = static_cast<unsigned long>(n - i);
+    vf x{};
+    __builtin_memcpy(&x, in + i, rest * sizeof(float));
+    const vh h = round_v(x);
+    __builtin_memcpy(out + i, &h, rest * sizeof(uint16_t));
+  }
+}
+
+constexpr Kernels kKernels{apply<exp_v>,  apply<expm1_v>,   apply<log_v>,
+                           apply<tanh_v>, apply<sigmoid_v>, apply<softrelu_v>,
+                           apply<erf_v>,  widen_bf16,       round_bf16};
 
 }  // namespace
 
