@@ -137,10 +137,19 @@ std::vector<std::string> exportable_operators() {
   }
   for (const auto& name : inputs)
     set_type(ctx.graph->add_input(), name, DType::kFloat32, known.at(name), options.dynamic_batch);
-  for (const auto& out : symbol.outputs()) {
-    const std::string name = entry_name(out);
+  // The outputs' element types: float32 but where an operator makes
+  // another (QuantizeLinear's uint8 or int8).
+  graph::DTypeMap variable_types;
+  for (const auto& n : nodes) {
+    if (!n->is_variable() || labels.count(n->name)) continue;
+    const NDArray* a = ctx.array(n->name);
+    variable_types[n->name] = a ? a->dtype() : DType::kFloat32;
+  }
+  const auto output_types = symbol.infer_type(variable_types).outputs;
+  for (size_t k = 0; k < symbol.outputs().size(); ++k) {
+    const std::string name = entry_name(symbol.outputs()[k]);
     auto s = ctx.shapes.find(name);
-    set_type(ctx.graph->add_output(), name, DType::kFloat32,
+    set_type(ctx.graph->add_output(), name, output_types[k].value_or(DType::kFloat32),
              s == ctx.shapes.end() ? Shape() : s->second, options.dynamic_batch);
   }
 

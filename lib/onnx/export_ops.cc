@@ -625,6 +625,26 @@ void add_product_and_index_rules(std::map<std::string, ExportRule>& r) {
     if (!found) throw UnsupportedExport("dtype '" + e.get("dtype") + "' is not exported");
     set_int(c.add("Cast", e.name(), {e.inputs[0]}, e.outputs), "to", dtype_to_onnx(to));
   };
+  r["QuantizeLinear"] = [](ExportContext& c, const ExportNode& e) {
+    std::vector<std::string> in = e.inputs;
+    // Per tensor: ONNX's scalars, where mx holds 1-element arrays; stored
+    // ones written as scalar initializers, computed ones reshaped.
+    if (c.shape_of(in[1]).size() == 1) {
+      for (size_t k : {1, 2}) {
+        if (const NDArray* stored = c.array(in[k])) {
+          in[k] = c.initializer(in[k] + "_scalar", *stored);
+          c.graph->mutable_initializer(c.graph->initializer_size() - 1)->clear_dims();
+        } else {
+          const std::string reshaped = c.unique(in[k] + "_scalar");
+          c.add("Reshape", e.name() + "_scalar" + std::to_string(k),
+                {in[k], c.ints(e.name() + "_scalar_shape", {})}, {reshaped});
+          in[k] = reshaped;
+        }
+      }
+    }
+    set_int(c.add("QuantizeLinear", e.name(), in, e.outputs), "axis",
+            param_value::parse_int(e.get("axis")));
+  };
   r["Embedding"] = [](ExportContext& c, const ExportNode& e) {
     std::string idx = c.unique(e.name() + "_indices");
     set_int(c.add("Cast", e.name() + "_cast", {e.inputs[0]}, {idx}), "to",

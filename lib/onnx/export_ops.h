@@ -35,7 +35,7 @@ struct ExportContext {
   // Constant initializers; returns their name (`name` made unique).
   std::string ints(const std::string& name, const std::vector<int64_t>& values);
   std::string scalar(const std::string& name, float value);
-  // An initializer holding `value` (float32); returns its name.
+  // An initializer holding `value` (any type); returns its name.
   std::string initializer(const std::string& name, const NDArray& value);
   std::string unique(const std::string& name);
   const Shape& shape_of(const std::string& tensor) const;

@@ -253,7 +253,28 @@ void import_node(ImportContext& ctx, const ::onnx::NodeProto& n, int i, const st
   }
 }
 
-// Output `out` of the graph, refused where mx's float32 outputs cannot be it.
+// A graph output that is a quantized tensor (held as its real value): that
+// value quantized again by QuantizeLinear with the tensor's scale and zero
+// point, so the output holds the integers ONNX Runtime gives.
+Symbol quantized_output(ImportContext& ctx, const std::string& name, const Quantization& q,
+                        const std::string& source) {
+  if (q.type != DType::kUint8 && q.type != DType::kInt8)
+    throw UnsupportedModel(str(source, ": graph output '", name, "' is quantized to ",
+                               dtype_name(q.type), " (mx's quantized outputs are uint8 or int8)"));
+  const auto count = static_cast<int64_t>(q.scale.size());
+  const std::string scale = ctx.unique(name + "_scale"), zero = ctx.unique(name + "_zero_point");
+  ctx.constants[scale] = NDArray::from_vector<float>(Shape{count}, q.scale);
+  if (q.type == DType::kUint8)
+    ctx.constants[zero] = NDArray::from_vector<uint8_t>(
+        Shape{count}, std::vector<uint8_t>(q.zero_point.begin(), q.zero_point.end()));
+  else
+    ctx.constants[zero] = NDArray::from_vector<int8_t>(
+        Shape{count}, std::vector<int8_t>(q.zero_point.begin(), q.zero_point.end()));
+  return ctx.op("QuantizeLinear", ctx.unique(name + "_quantize"),
+                {{"axis", std::to_string(q.axis)}}, {ctx.get(name), ctx.get(scale), ctx.get(zero)});
+}
+
+// Output `out` of the graph, refused where mx's outputs cannot be it.
 Symbol graph_output(ImportContext& ctx, const ::onnx::ValueInfoProto& out,
                     const std::string& source) {
   if (!ctx.tensors.count(out.name()) && !ctx.constants.count(out.name()))
@@ -264,10 +285,7 @@ Symbol graph_output(ImportContext& ctx, const ::onnx::ValueInfoProto& out,
     throw UnsupportedModel(str(source, ": graph output '", out.name(), "' is a constant of ",
                                dtype_name(c->second.dtype()), " (mx's outputs are float32)"));
   if (auto q = ctx.quantized.find(out.name()); q != ctx.quantized.end())
-    throw UnsupportedModel(str(source, ": graph output '", out.name(), "' is a quantized (",
-                               dtype_name(q->second.type),
-                               ") tensor (mx imports quantized models as float32: its outputs are "
-                               "float32)"));
+    return quantized_output(ctx, out.name(), q->second, source);
   if (ctx.booleans.count(out.name()))
     throw UnsupportedModel(str(source, ": graph output '", out.name(),
                                "' is a BOOL tensor (mx's outputs are float32)"));

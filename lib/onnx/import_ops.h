@@ -49,7 +49,8 @@ class ImportContext {
   // Quantized (integer) tensors that QuantizeLinear and the QLinear
   // operators make: `tensors` holds their real values in float32, as mx
   // computes them; they may only go into operators whose rule takes them
-  // (ImportOp::takes_quantized, keeps_quantization), never a graph output.
+  // (ImportOp::takes_quantized, keeps_quantization), or a graph output
+  // (quantized again there: import.cc, quantized_output).
   std::map<std::string, Quantization> quantized;
   // Float tensors that are DequantizeLinear(QuantizeLinear(x)) (QDQ): read
   // quantized so by their consumers.

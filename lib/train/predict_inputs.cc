@@ -13,6 +13,7 @@
 #include "io/image_augmenter.h"
 #include "io/image_record_iter.h"
 #include "io/mnist_iter.h"
+#include "op/invoke.h"
 #include "train/config.h"
 #include "train/predict_progress.h"
 
@@ -252,6 +253,9 @@ std::vector<Prediction> predict_inputs(Predictor& predictor, const PredictInputs
   std::vector<Prediction> rows;
   while (auto batch = batches.next()) {
     NDArray probs = predictor.predict(batch->data);
+    // A quantized output (an ONNX model's uint8 or int8) is read as its integers.
+    if (probs.dtype() != DType::kFloat32)
+      probs = op::invoke("Cast", {probs}, {{"dtype", "float32"}})[0];
     auto values = probs.to_vector<float>();
     const int64_t classes = probs.size() / probs.shape()[0];
     for (size_t i = 0; i < batch->names.size(); ++i) {

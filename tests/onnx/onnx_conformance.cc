@@ -37,7 +37,23 @@ std::string compare(const NDArray& got, const NDArray& want, const std::string& 
     return str(name, ": shape ", got.shape().to_string(), ", expected ", want.shape().to_string());
   if (got.dtype() != want.dtype())
     return str(name, ": type ", dtype_name(got.dtype()), ", expected ", dtype_name(want.dtype()));
-  if (want.dtype() != DType::kFloat32) return name + ": only float32 outputs are compared";
+  if (want.dtype() == DType::kUint8 || want.dtype() == DType::kInt8) {
+    // Quantized outputs: the same integers.
+    auto ints = [](const NDArray& a) {
+      std::vector<int> v;
+      if (a.dtype() == DType::kUint8)
+        for (uint8_t x : a.to_vector<uint8_t>()) v.push_back(x);
+      else
+        for (int8_t x : a.to_vector<int8_t>()) v.push_back(x);
+      return v;
+    };
+    const std::vector<int> g = ints(got), w = ints(want);
+    for (size_t i = 0; i < g.size(); ++i)
+      if (g[i] != w[i]) return str(name, "[", i, "] = ", g[i], ", expected ", w[i]);
+    return "";
+  }
+  if (want.dtype() != DType::kFloat32)
+    return name + ": only float32 and 8-bit outputs are compared";
   auto g = got.to_vector<float>(), w = want.to_vector<float>();
   for (size_t i = 0; i < g.size(); ++i) {
     if (std::isnan(w[i]) && std::isnan(g[i])) continue;

@@ -18,8 +18,10 @@
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "onnx/model_file.h"
+#include "onnx/tensor_proto.h"
 #include "onnx_fixtures.h"
 #include "op/dnnl/dnnl_switch.h"
+#include "op/invoke.h"
 #include "run_model.h"
 
 using namespace mx;
@@ -297,6 +299,77 @@ TEST_CASE("ONNX Runtime's quantizer output imports as int8 convolutions with its
   }
 }
 
+TEST_CASE("a quantized graph output gives the integers of its dequantized value") {
+  // ONNX Runtime's QOperator model without its last DequantizeLinear: the
+  // output is the uint8 tensor itself.
+  const std::string dir = kDir + "ort_qoperator";
+  ::onnx::ModelProto m = mxo::read_model(dir + "/model.onnx");
+  const mxo::ImportedModel with_float_output = mxo::import_model(m, "f.onnx");
+  auto* g = m.mutable_graph();
+  REQUIRE(g->node(g->node_size() - 1).op_type() == "DequantizeLinear");
+  const ::onnx::NodeProto last = g->node(g->node_size() - 1);
+  g->mutable_node()->RemoveLast();
+  g->mutable_output(0)->set_name(last.input(0));
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      ::onnx::TensorProto::UINT8);
+  const mxo::ImportedModel quantized = mxo::import_model(m, "q.onnx");
+  const NDArray input = read_pb(dir + "/input_0.pb");
+  const NDArray real = mxo::testing::run_imported(with_float_output, {{"input", input}})[0];
+  const NDArray q = mxo::testing::run_imported(quantized, {{"input", input}})[0];
+  REQUIRE(q.dtype() == DType::kUint8);
+  REQUIRE(q.shape() == real.shape());
+  // The removed DequantizeLinear's scale and zero point.
+  float scale = 0;
+  int zero = 0;
+  for (const auto& t : g->initializer()) {
+    if (t.name() == last.input(1)) scale = mxo::tensor_to_array(t, "").to_vector<float>()[0];
+    if (t.name() == last.input(2)) zero = mxo::tensor_to_array(t, "").to_vector<uint8_t>()[0];
+  }
+  REQUIRE(scale > 0);
+  const auto got = q.to_vector<uint8_t>();
+  const auto values = real.to_vector<float>();
+  for (size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i);
+    // mx holds the tensor as its real value; quantized again, as ONNX Runtime's QLinear
+    // operators round and saturate their output.
+    const int want = std::clamp(static_cast<int>(std::nearbyint(values[i] / scale)) + zero, 0, 255);
+    CHECK(static_cast<int>(got[i]) == want);
+  }
+}
+
+TEST_CASE("QuantizeLinear exports as ONNX's QuantizeLinear and imports back to the same integers") {
+  const graph::Symbol q =
+      graph::Symbol::create("QuantizeLinear", "q", {{"axis", "1"}},
+                            {graph::Symbol::variable("data"), graph::Symbol::variable("scale"),
+                             graph::Symbol::variable("zero_point")});
+  const NDArray data =
+      NDArray::from_vector<float>(Shape{2, 3}, {-2.5f, 0.5f, 1.5f, 3.0f, 300.0f, -300.0f});
+  struct Case {
+    NDArray scale, zero;
+  };
+  for (const Case& c : {Case{NDArray::from_vector<float>(Shape{1}, {0.5f}),
+                             NDArray::from_vector<uint8_t>(Shape{1}, {10})},
+                        Case{NDArray::from_vector<float>(Shape{3}, {1.0f, 0.5f, 2.0f}),
+                             NDArray::from_vector<int8_t>(Shape{3}, {0, -5, 7})}}) {
+    CAPTURE(c.scale.size());
+    const std::map<std::string, NDArray> args{{"scale", c.scale}, {"zero_point", c.zero}};
+    mxo::ExportOptions options;
+    options.input_shapes = {{"data", data.shape()}};
+    const ::onnx::ModelProto m = mxo::export_model(q, args, {}, options);
+    mxo::parse_model(m.SerializeAsString(), "exported");  // onnx::checker
+    CHECK(op_counts(m)["QuantizeLinear"] == 1);
+    CHECK(
+        m.graph().output(0).type().tensor_type().elem_type() ==
+        (c.zero.dtype() == DType::kUint8 ? ::onnx::TensorProto::UINT8 : ::onnx::TensorProto::INT8));
+    const mxo::ImportedModel back = mxo::import_model(m, "q.onnx");
+    const NDArray want = op::invoke("QuantizeLinear", {data, c.scale, c.zero}, {{"axis", "1"}})[0];
+    const NDArray got = mxo::testing::run_imported(back, {{"data", data}})[0];
+    REQUIRE(got.dtype() == want.dtype());
+    CHECK(op::invoke("Cast", {got}, {{"dtype", "float32"}})[0].to_vector<float>() ==
+          op::invoke("Cast", {want}, {{"dtype", "float32"}})[0].to_vector<float>());
+  }
+}
+
 TEST_CASE("quantized patterns mx cannot map import as float32 with a warning, or are refused") {
   const std::string path = kDir + "ort_qdq/model.onnx";
   SUBCASE("weights with a nonzero zero point") {
@@ -323,19 +396,35 @@ TEST_CASE("quantized patterns mx cannot map import as float32 with a warning, or
           "w.onnx: node 'conv2' (Conv) runs in float32: its weights are int8 with a nonzero "
           "zero point, and mx's int8 convolutions take symmetric int8 weights");
   }
-  SUBCASE("a quantized graph output") {
+  SUBCASE("an int32 quantized graph output") {
     ::onnx::ModelProto m = mxo::read_model(kDir + "ort_qoperator/model.onnx");
     auto* g = m.mutable_graph();
     REQUIRE(g->node(g->node_size() - 1).op_type() == "DequantizeLinear");
-    const std::string q = g->node(g->node_size() - 1).input(0);
-    g->mutable_node()->RemoveLast();
-    g->mutable_output(0)->set_name(q);
+    auto* last = g->mutable_node(g->node_size() - 1);
+    // Quantize the float output again, to int32 (QuantizeLinear allows it from opset 21 only,
+    // but mx reads the type from the zero point).
+    const std::string y = last->output(0);
+    auto* zero = g->add_initializer();
+    zero->set_name("int32_zero");
+    zero->set_data_type(::onnx::TensorProto::INT32);
+    zero->add_int32_data(0);
+    auto* scale = g->add_initializer();
+    scale->set_name("int32_scale");
+    scale->set_data_type(::onnx::TensorProto::FLOAT);
+    scale->add_float_data(0.5f);
+    auto* q = g->add_node();
+    q->set_op_type("QuantizeLinear");
+    q->set_name("to_int32");
+    q->add_input(y);
+    q->add_input("int32_scale");
+    q->add_input("int32_zero");
+    q->add_output("y_int32");
+    g->mutable_output(0)->set_name("y_int32");
     g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
-        ::onnx::TensorProto::UINT8);
+        ::onnx::TensorProto::INT32);
     CHECK(mx::test::error_text<Error>([&] { mxo::import_model(m, "q.onnx"); }) ==
-          "q.onnx: graph output '" + q +
-              "' is a quantized (uint8) tensor (mx imports quantized models as float32: its "
-              "outputs are float32)");
+          "q.onnx: graph output 'y_int32' is quantized to int32 (mx's quantized outputs are uint8 "
+          "or int8)");
   }
   SUBCASE("a quantized tensor into an operator that does not take one") {
     ::onnx::ModelProto m = mxo::read_model(kDir + "ort_qoperator/model.onnx");
