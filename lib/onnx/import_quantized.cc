@@ -27,6 +27,7 @@
 #include "graph/quantize_marks.h"
 #include "onnx/import_ops.h"
 #include "onnx/import_util.h"
+#include "op/invoke.h"
 #include "op/nn/activation_table.h"
 
 namespace mx::onnx {
@@ -384,7 +385,7 @@ std::vector<Symbol> qlinear_conv(ImportContext& c, const ImportNode& n) {
 }
 
 // QLinearMatMul's b (and a) scales: one value, or one per column of b (per
-// row of a).
+// row of a). 2-D data times a constant matrix imports as FullyConnected.
 std::vector<Symbol> qlinear_matmul(ImportContext& c, const ImportNode& n) {
   const int ra = c.rank(n.input(0)), rb = c.rank(n.input(3));
   const Quantization aq = read_quantization(c, n, 1, 2, stored_type(c, n.input(0)), ra - 2);
@@ -392,6 +393,22 @@ std::vector<Symbol> qlinear_matmul(ImportContext& c, const ImportNode& n) {
   const Quantization yq = read_quantization(c, n, 6, 7, DType::kUint8, 1);
   if (!yq.per_tensor()) throw InputError("QLinearMatMul's output scale is one value");
   const std::string a = real_input(c, n, 0, aq, ra - 2), b = real_input(c, n, 3, bq, rb - 1);
+  // 2-D data times a constant matrix: a FullyConnected layer with b
+  // transposed as its weights, which mx runs in int8 where b is int8 with
+  // zero point 0 (per tensor, or per column of b: per row of the weights).
+  const NDArray* b_real = c.constant(b);
+  if (ra == 2 && rb == 2 && b_real != nullptr && !c.tensors.count(n.input(3))) {
+    const std::string w = c.unique(b + "_transposed");
+    c.constants[w] = op::invoke("transpose", {*b_real})[0];
+    Quantization wq = bq;
+    wq.axis = 0;
+    Symbol out = c.op("FullyConnected", n.name,
+                      {{"num_hidden", std::to_string(b_real->shape()[1])}, {"no_bias", "True"}},
+                      {c.get(a), c.get(w)});
+    set_range(c.get(a), aq);
+    mark_int8(c, n, out, aq, &wq);
+    return quantized_output(c, n, out, yq);
+  }
   return quantized_output(c, n, import_matmul(c, n, a, b)[0], yq);
 }
 

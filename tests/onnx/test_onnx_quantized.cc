@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
+#include <type_traits>
 
 #include "../graph/inference_nets.h"
 #include "base/error.h"
@@ -335,6 +337,99 @@ TEST_CASE("a quantized graph output gives the integers of its dequantized value"
     const int want = std::clamp(static_cast<int>(std::nearbyint(values[i] / scale)) + zero, 0, 255);
     CHECK(static_cast<int>(got[i]) == want);
   }
+}
+
+namespace {
+
+// An initializer of `values` (float32, uint8 or int8 by T) with `dims`.
+template <typename T>
+void add_initializer(::onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
+                     const std::vector<T>& values) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(std::is_same_v<T, float>     ? ::onnx::TensorProto::FLOAT
+                   : std::is_same_v<T, uint8_t> ? ::onnx::TensorProto::UINT8
+                                                : ::onnx::TensorProto::INT8);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(
+      std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)));
+}
+
+::onnx::NodeProto* add_node(::onnx::GraphProto* g, const std::string& op,
+                            const std::vector<std::string>& in, const std::string& out) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(out + "_node");
+  for (const auto& i : in) n->add_input(i);
+  n->add_output(out);
+  return n;
+}
+
+void set_value_info(::onnx::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(::onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+}  // namespace
+
+TEST_CASE("QLinearMatMul of 2-D data and constant int8 weights runs as an int8 FullyConnected") {
+  // x (4 x 16) -> QuantizeLinear (uint8) -> QLinearMatMul with int8 weights
+  // (16 x 6, a scale per column) -> DequantizeLinear, as ONNX Runtime's
+  // quantizer writes a MatMul layer in its QOperator format.
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("qmatmul");
+  set_value_info(g->add_input(), "x", {4, 16});
+  set_value_info(g->add_output(), "y", {4, 6});
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> weight(-127, 127);
+  std::vector<int8_t> b(16 * 6);
+  for (auto& v : b) v = static_cast<int8_t>(weight(rng));
+  std::vector<float> b_scale(6);
+  for (size_t j = 0; j < b_scale.size(); ++j) b_scale[j] = 0.004f * static_cast<float>(j + 1);
+  add_initializer<float>(g, "x_scale", {}, {0.02f});
+  add_initializer<uint8_t>(g, "x_zero", {}, {0});
+  add_initializer<int8_t>(g, "b", {16, 6}, b);
+  add_initializer<float>(g, "b_scale", {6}, b_scale);
+  add_initializer<int8_t>(g, "b_zero", {6}, std::vector<int8_t>(6, 0));
+  add_initializer<float>(g, "y_scale", {}, {0.05f});
+  add_initializer<uint8_t>(g, "y_zero", {}, {128});
+  add_node(g, "QuantizeLinear", {"x", "x_scale", "x_zero"}, "xq");
+  add_node(g, "QLinearMatMul",
+           {"xq", "x_scale", "x_zero", "b", "b_scale", "b_zero", "y_scale", "y_zero"}, "yq");
+  add_node(g, "DequantizeLinear", {"yq", "y_scale", "y_zero"}, "y");
+  mxo::parse_model(m.SerializeAsString(), "qmatmul");  // onnx::checker
+
+  const mxo::ImportedModel back = mxo::import_model(m, "qmatmul.onnx");
+  CHECK(back.warnings.empty());
+  CHECK(graph::check_quantization_marks(back.symbol, "qmatmul") == 1);
+  std::uniform_real_distribution<float> u(0.0f, 5.0f);
+  std::vector<float> xv(4 * 16);
+  for (auto& v : xv) v = u(rng);
+  const NDArray x = NDArray::from_vector<float>(Shape{4, 16}, xv);
+  // float32 layer by layer: the data's real value (mx holds a quantized
+  // tensor as its value, unrounded) times the weights' real values.
+  const NDArray plain = mxo::testing::run_imported(back, {{"x", x}})[0];
+  std::vector<float> want(4 * 6, 0.0f);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 6; ++j) {
+      for (int k = 0; k < 16; ++k) want[i * 6 + j] += xv[i * 16 + k] * b[k * 6 + j] * b_scale[j];
+    }
+  const auto p = plain.to_vector<float>();
+  for (size_t i = 0; i < want.size(); ++i) CHECK(p[i] == doctest::Approx(want[i]).epsilon(1e-4));
+  if (!op::dnnl_enabled()) return;
+  op::FusedGraphStats stats;
+  const NDArray int8 = mxo::testing::run_imported(back, {{"x", x}}, true, &stats)[0];
+  CHECK(stats.int8_fully_connected == 1);
+  // In int8: the data rounded to its steps of 0.02 (the weights are int8
+  // already), within 1% of the unrounded product.
+  const double error = relative_error(int8, plain);
+  MESSAGE("int8 FullyConnected against float32: relative error ", error);
+  CHECK(error < 0.01);
 }
 
 TEST_CASE("QuantizeLinear exports as ONNX's QuantizeLinear and imports back to the same integers") {
