@@ -32,9 +32,13 @@ bool fusable(const Node& node) {
 // The node whose output the fused primitive of convolution `conv` makes:
 // along the chain of sole readers, the BatchNorm, activations and additions
 // it absorbs; of a FullyConnected, the activation after it (op/fusion_plan.h).
+// An addition fed by two convolutions goes to the first one in order, as
+// the fusion plan gives it: `summed` holds the additions taken so far (call
+// this for every layer in order), and a projection shortcut's primitive
+// ends before the addition its block's last convolution took.
 const Node* primitive_end(const Node* conv,
                           const std::map<const Node*, std::vector<const Node*>>& readers,
-                          const std::set<const Node*>& heads) {
+                          const std::set<const Node*>& heads, std::set<const Node*>& summed) {
   static const std::set<std::string> absorbed{"BatchNorm",     "Activation", "relu", "elemwise_add",
                                               "broadcast_add", "_Plus",      "_plus"};
   const bool inner_product = conv->op->def().name == "FullyConnected";
@@ -45,6 +49,8 @@ const Node* primitive_end(const Node* conv,
     const Node* next = it->second.front();
     const std::string& op = next->op->def().name;
     if (!absorbed.count(op) || (inner_product && op != "Activation")) break;
+    const bool addition = op != "BatchNorm" && op != "Activation" && op != "relu";
+    if (addition && !summed.insert(next).second) break;
     at = next;
     if (inner_product) break;  // an inner product takes one activation
   }
@@ -167,8 +173,10 @@ std::vector<NodeEntry> choose_layers(const QuantizeOptions& o, const graph::Symb
   std::set<const Node*> heads;
   for (const NodeEntry& e : net.outputs()) heads.insert(e.node.get());
   std::vector<NodeEntry> ends;
+  std::set<const Node*> summed;
   for (const auto& n : nodes) {
     if (n->is_variable() || !graph::can_run_int8(n->op->def().name)) continue;
+    const Node* end = primitive_end(n.get(), readers, heads, summed);
     QuantizedLayer layer;
     layer.name = n->name;
     layer.op = n->op->def().name;
@@ -182,7 +190,6 @@ std::vector<NodeEntry> choose_layers(const QuantizeOptions& o, const graph::Symb
     } else {
       layer.int8 = true;
       layer.input = range_of.at(data.node->name);
-      const Node* end = primitive_end(n.get(), readers, heads);
       layer.output = range_of.count(end->name) ? range_of.at(end->name) : op::ValueRange{};
       marked.at(n->name)->attrs[graph::kQuantizeAttr] = "int8";
       ends.push_back(NodeEntry{by_name.at(end->name), 0, 0});

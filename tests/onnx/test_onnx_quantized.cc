@@ -254,14 +254,15 @@ TEST_CASE("mx's QDQ exports of int8 checkpoints give ONNX Runtime's outputs") {
 TEST_CASE("ONNX Runtime's quantizer output imports as int8 convolutions with its outputs") {
   struct Case {
     const char* name;
-    bool asymmetric;  // uint8 activations with zero points (ONNX Runtime's default)
+    bool asymmetric;           // uint8 activations with zero points (ONNX Runtime's default)
+    int int8_fully_connected;  // the QOperator format's QLinearMatMul head runs in int8
   };
-  for (const auto& c :
-       {Case{"ort_qdq", true}, Case{"ort_qdq_symmetric", false}, Case{"ort_qoperator", true}}) {
+  for (const auto& c : {Case{"ort_qdq", true, 0}, Case{"ort_qdq_symmetric", false, 0},
+                        Case{"ort_qoperator", true, 1}}) {
     CAPTURE(c.name);
     const std::string dir = kDir + c.name;
     const mxo::ImportedModel m = mxo::import_model(dir + "/model.onnx");
-    CHECK(graph::check_quantization_marks(m.symbol, c.name) == 3);
+    CHECK(graph::check_quantization_marks(m.symbol, c.name) == 3 + c.int8_fully_connected);
     REQUIRE(m.inputs.size() == 1);
     // The int8 initializers become float32 parameters, named without "_quantized".
     CHECK(m.args.count("conv1.weight") == 1);
@@ -289,6 +290,7 @@ TEST_CASE("ONNX Runtime's quantizer output imports as int8 convolutions with its
     op::FusedGraphStats stats;
     const NDArray int8 = mxo::testing::run_imported(m, {{"input", input}}, true, &stats)[0];
     CHECK(stats.int8_convolutions == 3);
+    CHECK(stats.int8_fully_connected == c.int8_fully_connected);
     // mx's int8 gives ONNX Runtime's int8 within the rounding of the values
     // that mx keeps in float32 and ONNX Runtime quantizes (the residual
     // addition and what follows it), and on another grid for the

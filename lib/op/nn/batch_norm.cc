@@ -28,6 +28,15 @@
 namespace mx::op {
 namespace {
 
+// The per-channel arrays (inputs 1-2, the auxiliary states, outputs 1-2),
+// in the order the inference functions list them.
+constexpr const char* kChannelArrays[] = {"input 'gamma'",
+                                          "input 'beta'",
+                                          "auxiliary state 'moving_mean'",
+                                          "auxiliary state 'moving_var'",
+                                          "output 'mean'",
+                                          "output 'var'"};
+
 int channel_axis(const BatchNormParam& p, int ndim) {
   const int axis = p.axis < 0 ? p.axis + ndim : p.axis;
   if (axis < 0 || axis >= ndim)
@@ -50,15 +59,9 @@ void infer_batch_norm(const BatchNormParam& p, ShapeVector& in, ShapeVector& aux
   Shape channels = Shape::filled(1, -1);
   const int axis = data.rank_known() ? channel_axis(p, data.ndim()) : -1;
   if (axis >= 0) channels[0] = data[axis];
-  const char* names[] = {"input 'gamma'",
-                         "input 'beta'",
-                         "auxiliary state 'moving_mean'",
-                         "auxiliary state 'moving_var'",
-                         "output 'mean'",
-                         "output 'var'"};
   Shape* vectors[] = {&in[1], &in[2], &aux[0], &aux[1], &out[1], &out[2]};
-  for (int i = 0; i < 6; ++i) assign_shape(channels, *vectors[i], names[i]);
-  for (int i = 0; i < 6; ++i) assign_shape(*vectors[i], channels, names[i]);
+  for (int i = 0; i < 6; ++i) assign_shape(channels, *vectors[i], kChannelArrays[i]);
+  for (int i = 0; i < 6; ++i) assign_shape(*vectors[i], channels, kChannelArrays[i]);
   if (axis >= 0 && data[axis] < 0 && channels[0] >= 0) {
     Shape c = Shape::filled(data.ndim(), -1);
     c[axis] = channels[0];
@@ -141,16 +144,10 @@ void infer_batch_norm_type(DTypeVector& in, DTypeVector& aux, DTypeVector& out) 
   in[0] = out[0] = data;
   const bool low = *data == DType::kBFloat16 || *data == DType::kFloat16;
   const std::optional<DType> params = low ? DType::kFloat32 : *data;
-  const char* names[] = {"input 'gamma'",
-                         "input 'beta'",
-                         "auxiliary state 'moving_mean'",
-                         "auxiliary state 'moving_var'",
-                         "output 'mean'",
-                         "output 'var'"};
   std::optional<DType>* types[] = {&in[1], &in[2], &aux[0], &aux[1], &out[1], &out[2]};
   for (int i = 0; i < 6; ++i) {
     std::optional<DType> t = params;
-    assign_type(t, *types[i], names[i]);
+    assign_type(t, *types[i], kChannelArrays[i]);
     *types[i] = params;
   }
 }
