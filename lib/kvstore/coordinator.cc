@@ -64,6 +64,7 @@ std::unique_ptr<Coordinator> join_job(const KVStoreParams& params, int devices,
   options.heartbeat_interval_s = params.heartbeat_interval;
   options.heartbeat_timeout_s = params.heartbeat_timeout;
   options.config_hash = config_hash;
+  options.gradient_dtype = params.gradient_dtype;
   return std::make_unique<DistCoordinator>(options);
 }
 

@@ -68,6 +68,7 @@ DistKVStore::DistKVStore(std::shared_ptr<Communicator> comm, const DistOptions& 
   if (options.pack_threshold < 0 || options.pack_threshold > kMaxPackBytes)
     throw InputError(str("kvstore pack threshold must be in [0, ", kMaxPackBytes, "] bytes, not ",
                          options.pack_threshold));
+  narrow_encoding(options.gradient_dtype);  // float32, bfloat16 or float16
   comm_->start([this](const Header& h, int source) { return payload_buffer(h, source); },
                [this](const Header& h, int source, std::string text) {
                  on_message(h, source, std::move(text));
@@ -175,7 +176,7 @@ bool DistKVStore::count_down(int64_t id, const std::string& error) {
 }
 
 Header DistKVStore::part_header(MsgType type, int k, const Key& key, size_t p,
-                                const std::byte* data, bool compressed,
+                                const std::byte* data, PushEncoding encoding,
                                 const std::byte** payload) const {
   const KeyPart& part = key.parts[p];
   const size_t element_bytes = dtype_size(key.dtype);
@@ -188,11 +189,14 @@ Header DistKVStore::part_header(MsgType type, int k, const Key& key, size_t p,
   h.total = key.shape.size();
   *payload = nullptr;
   if (type == MsgType::kInit || type == MsgType::kPush) {
-    if (compressed) {
-      h.compressed = 1;
+    h.compressed = static_cast<int32_t>(encoding);
+    if (encoding == PushEncoding::kTwoBit) {
       h.threshold = compression_.threshold;
       h.bytes = compressed_words(part.count) * static_cast<int64_t>(sizeof(uint32_t));
       *payload = data + static_cast<size_t>(key.code_offsets[p]) * sizeof(uint32_t);
+    } else if (is_narrow(encoding)) {
+      h.bytes = part.count * 2;  // `data` is the whole key in 16 bits
+      *payload = data + static_cast<size_t>(part.offset) * 2;
     } else {
       h.bytes = part.count * static_cast<int64_t>(element_bytes);
       *payload = data + static_cast<size_t>(part.offset) * element_bytes;
@@ -202,10 +206,10 @@ Header DistKVStore::part_header(MsgType type, int k, const Key& key, size_t p,
 }
 
 void DistKVStore::send_parts(MsgType type, int k, const Key& key, const std::byte* data, int64_t id,
-                             bool compressed) {
+                             PushEncoding encoding) {
   for (size_t i = 0; i < key.parts.size(); ++i) {
     const std::byte* payload = nullptr;
-    Header h = part_header(type, k, key, i, data, compressed, &payload);
+    Header h = part_header(type, k, key, i, data, encoding, &payload);
     h.id = id;
     // A request with data completes when its sends have finished too, so
     // the caller may reuse the array only once MPI is done with it.
@@ -292,6 +296,9 @@ void DistKVStore::init(const std::vector<int>& keys, const std::vector<NDArray>&
     if (compression_.enabled() && key.dtype != DType::kFloat32)
       throw InputError(str("2-bit gradient compression needs float32 values; key ", keys[i], " is ",
                            dtype_name(key.dtype)));
+    if (options_.gradient_dtype != DType::kFloat32 && key.dtype != DType::kFloat32)
+      throw InputError(str("gradients pushed as ", dtype_name(options_.gradient_dtype),
+                           " narrow float32 values; key ", keys[i], " is ", dtype_name(key.dtype)));
     prepare_compression(key);
     keys_.emplace(keys[i], std::move(key));
   }
@@ -307,7 +314,7 @@ void DistKVStore::init(const std::vector<int>& keys, const std::vector<NDArray>&
       const int64_t id = expect(replies, nullptr, 0, std::move(done));
       for (size_t i = 0; i < keys.size(); ++i)
         send_parts(MsgType::kInit, keys[i], keys_.at(keys[i]),
-                   static_cast<const std::byte*>(sources[i].raw_data()), id, false);
+                   static_cast<const std::byte*>(sources[i].raw_data()), id, PushEncoding::kValues);
     });
   }
   wait_for_keys();
@@ -330,8 +337,9 @@ void DistKVStore::push(const std::vector<int>& keys,
       push_sum(values[i], kv.merged, priority, "kvstore_merge");
       source = kv.merged;
     }
-    const bool compressed = compression_.enabled();
-    if (compressed) {
+    PushEncoding encoding = PushEncoding::kValues;
+    if (compression_.enabled()) {
+      encoding = PushEncoding::kTwoBit;
       const float threshold = compression_.threshold;
       Engine::get().push(
           [source, residual = kv.residual, codes = kv.codes, parts = kv.parts,
@@ -344,8 +352,19 @@ void DistKVStore::push(const std::vector<int>& keys,
           Context::cpu(), {source.var()}, {kv.residual.var(), kv.codes.var()}, FnProperty::kNormal,
           priority, "kvstore_compress");
       source = kv.codes;
+    } else if (const PushEncoding narrow = narrow_encoding(options_.gradient_dtype);
+               is_narrow(narrow)) {
+      // The gradient rounded to 16 bits on its way to the servers.
+      encoding = narrow;
+      Engine::get().push(
+          [source, codes = kv.codes, narrow](RunContext) {
+            narrow_values(narrow, source.data<float>(), codes.raw_data(), source.size());
+          },
+          Context::cpu(), {source.var()}, {kv.codes.var()}, FnProperty::kNormal, priority,
+          "kvstore_narrow");
+      source = kv.codes;
     }
-    items.push_back(Item{k, &kv, source, compressed});
+    items.push_back(Item{k, &kv, source, encoding});
   }
   for (auto& group : groups(std::move(items))) {
     if (group.size() == 1)
@@ -357,13 +376,13 @@ void DistKVStore::push(const std::vector<int>& keys,
 
 void DistKVStore::push_one(const Item& item, int priority) {
   Engine::get().push_async(
-      [this, k = item.k, &kv = *item.kv, source = item.array, compressed = item.compressed](
+      [this, k = item.k, &kv = *item.kv, source = item.array, encoding = item.encoding](
           RunContext, OnComplete on_complete) {
         // Each part: the server's reply and the end of the send.
         const int64_t id = expect(2 * static_cast<int>(kv.parts.size()), nullptr, 0,
                                   [on_complete](std::exception_ptr e) { on_complete(e); });
         send_parts(MsgType::kPush, k, kv, static_cast<const std::byte*>(source.raw_data()), id,
-                   compressed);
+                   encoding);
       },
       Context::cpu(), {item.array.var()}, {item.kv->var.get()}, FnProperty::kCopy, priority,
       str("kvstore_push(", item.k, ")"));
@@ -390,7 +409,7 @@ void DistKVStore::push_packed(std::vector<Item> items, int priority) {
           const std::byte* payload = nullptr;
           Header h = part_header(MsgType::kPush, item.k, *item.kv, 0,
                                  static_cast<const std::byte*>(item.array.raw_data()),
-                                 item.compressed, &payload);
+                                 item.encoding, &payload);
           h.id = expect(1, nullptr, 0, done);
           pack.add(h, payload);
         }
@@ -412,7 +431,7 @@ void DistKVStore::pull(const std::vector<int>& keys,
     check_arrays(k, outputs[i], kv.shape, kv.dtype, "output");
     direct.push_back(outputs[i].size() == 1 && !outputs[i][0].ctx().is_gpu());
     if (!direct[i] && kv.pulled.is_none()) kv.pulled = NDArray(kv.shape, Context::cpu(), kv.dtype);
-    items.push_back(Item{k, &kv, direct[i] ? outputs[i][0] : kv.pulled, false});
+    items.push_back(Item{k, &kv, direct[i] ? outputs[i][0] : kv.pulled, PushEncoding::kValues});
   }
   for (auto& group : groups(std::move(items))) {
     if (group.size() == 1)
@@ -433,7 +452,7 @@ void DistKVStore::pull_one(const Item& item, int priority) {
         const int64_t id =
             expect(static_cast<int>(kv.parts.size()), static_cast<std::byte*>(target.raw_data()),
                    dtype_size(kv.dtype), [on_complete](std::exception_ptr e) { on_complete(e); });
-        send_parts(MsgType::kPull, k, kv, nullptr, id, false);
+        send_parts(MsgType::kPull, k, kv, nullptr, id, PushEncoding::kValues);
       },
       Context::cpu(), {}, {item.array.var(), item.kv->var.get()}, FnProperty::kCopy, priority,
       str("kvstore_pull(", item.k, ")"));
@@ -455,7 +474,8 @@ void DistKVStore::pull_packed(std::vector<Item> items, int priority) {
         pack.reserve(static_cast<int64_t>(items.size()) * packed_entry_bytes(0));
         for (const Item& item : items) {
           const std::byte* payload = nullptr;
-          Header h = part_header(MsgType::kPull, item.k, *item.kv, 0, nullptr, false, &payload);
+          Header h = part_header(MsgType::kPull, item.k, *item.kv, 0, nullptr,
+                                 PushEncoding::kValues, &payload);
           h.id = expect(1, static_cast<std::byte*>(item.array.raw_data()),
                         dtype_size(item.kv->dtype), done);
           pack.add(h, nullptr);
@@ -504,6 +524,9 @@ void DistKVStore::set_optimizer(std::unique_ptr<optim::Optimizer> optimizer) {
 
 void DistKVStore::set_gradient_compression(const CompressionSpec& spec) {
   validate(spec);
+  if (spec.enabled() && options_.gradient_dtype != DType::kFloat32)
+    throw InputError(str("2-bit gradient compression and gradients pushed as ",
+                         dtype_name(options_.gradient_dtype), " do not combine; choose one"));
   if (spec.enabled())
     for (const auto& [k, kv] : keys_)
       if (kv.dtype != DType::kFloat32)
@@ -514,6 +537,10 @@ void DistKVStore::set_gradient_compression(const CompressionSpec& spec) {
 }
 
 void DistKVStore::prepare_compression(Key& kv) const {
+  if (is_narrow(narrow_encoding(options_.gradient_dtype)) && kv.codes.is_none()) {
+    kv.codes = NDArray(kv.shape, Context::cpu(), options_.gradient_dtype);
+    return;
+  }
   if (!compression_.enabled() || !kv.residual.is_none()) return;
   kv.residual = NDArray::zeros(kv.shape, Context::cpu(), DType::kFloat32);
   int64_t words = 0;

@@ -31,6 +31,7 @@
 #include "kvstore/kvstore.h"
 #include "kvstore/packing.h"
 #include "kvstore/partition.h"
+#include "kvstore/push_encoding.h"
 
 namespace mx::kvstore {
 
@@ -46,6 +47,9 @@ struct DistOptions {
   int64_t pack_threshold = kDefaultPackThreshold;
   // Hash of the worker's resolved config; all workers must agree.
   uint64_t config_hash = 0;
+  // The type float32 gradients travel in to the servers (kvstore.gradient_dtype):
+  // bfloat16 or float16 halve the bytes; servers sum in float32.
+  DType gradient_dtype = DType::kFloat32;
 };
 
 class DistKVStore : public KVStore {
@@ -84,7 +88,7 @@ class DistKVStore : public KVStore {
     NDArray merged;    // the devices' sum (several devices, or not on the CPU)
     NDArray pulled;    // where values arrive when they cannot go straight to the output
     NDArray residual;  // 2-bit compression
-    NDArray codes;
+    NDArray codes;     // 2-bit codes, or the gradient in 16 bits (gradient_dtype)
     std::vector<int64_t> code_offsets;  // first word of each part in `codes`
   };
   struct Pending;
@@ -93,7 +97,7 @@ class DistKVStore : public KVStore {
     int k = -1;
     Key* kv = nullptr;
     NDArray array;
-    bool compressed = false;
+    PushEncoding encoding = PushEncoding::kValues;
   };
   Key& key(int k);
   bool packable(const Key& kv) const;
@@ -107,9 +111,10 @@ class DistKVStore : public KVStore {
   void pull_packed(std::vector<Item> items, int priority);
   // The header of part `p` of a key; `payload` gets the bytes to send with it.
   Header part_header(MsgType type, int k, const Key& key, size_t p, const std::byte* data,
-                     bool compressed, const std::byte** payload) const;
+                     PushEncoding encoding, const std::byte** payload) const;
   void send_pack(int server, PackWriter& pack);
-  // Residual and code buffers of a key, when compression is on.
+  // Residual and code buffers of a key, when compression is on; the buffer
+  // of its 16-bit gradient, when gradients travel narrowed.
   void prepare_compression(Key& kv) const;
   // Sends a control message to every server and waits for the replies.
   void to_all_servers(MsgType type, const std::string& text);
@@ -128,7 +133,7 @@ class DistKVStore : public KVStore {
   // The replies of a packed message from `source`.
   void on_packed(const Header& h, int source);
   void send_parts(MsgType type, int k, const Key& key, const std::byte* data, int64_t id,
-                  bool compressed);
+                  PushEncoding encoding);
 
   int rank() const { return comm_->self().index; }
 

@@ -46,6 +46,11 @@ void KVStoreParams::declare(ParamDecl<KVStoreParams>& d) {
           "overlap communication with computation: push each gradient as soon as it is made, "
           "pull while the next forward pass starts (false: only after the whole backward pass, "
           "and wait for the pulls)");
+  d.field("gradient_dtype", &KVStoreParams::gradient_dtype)
+      .set_default(DType::kFloat32)
+      .describe(
+          "dist stores: the type gradients travel in to the servers: float32, bfloat16 or float16 "
+          "(half the bytes, rounded to nearest even); the servers sum and update in float32");
 }
 
 void CompressionParams::declare(ParamDecl<CompressionParams>& d) {

@@ -3,7 +3,7 @@
 // ranges, allowed values). join_job (coordinator.h) makes the job they name.
 //
 //   kvstore: {type: dist_sync, bigarray_bound: 1000000, pack_threshold: 16384,
-//             heartbeat_interval: 1, heartbeat_timeout: 10}
+//             heartbeat_interval: 1, heartbeat_timeout: 10, gradient_dtype: bfloat16}
 //   gradient_compression: {type: 2bit, threshold: 0.5}
 #pragma once
 
@@ -29,6 +29,9 @@ struct KVStoreParams : Params<KVStoreParams> {
   // while the next forward pass starts (false: communicate only after the
   // whole backward pass and wait for it; for measuring what overlap hides).
   bool overlap = true;
+  // The type gradients travel in to the servers (dist stores): bfloat16 or
+  // float16 halve the bytes; servers widen them and sum in float32.
+  DType gradient_dtype = DType::kFloat32;
   static void declare(ParamDecl<KVStoreParams>& d);
   bool dist() const { return type == StoreType::kDistSync || type == StoreType::kDistAsync; }
 };

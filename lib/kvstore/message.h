@@ -11,16 +11,16 @@
 namespace mx::kvstore {
 
 // Raised whenever a message changes meaning; ranks compare it at start-up
-// (2: packed messages).
-inline constexpr int kProtocolVersion = 2;
+// (2: packed messages; 3: pushes narrowed to 16 bits).
+inline constexpr int kProtocolVersion = 3;
 
 inline constexpr int kHeaderTag = 7301;
 inline constexpr int kPayloadTag = 7302;
 
 enum class MsgType : int32_t {
-  kInit = 1,      // worker -> server: a part's initial value (payload: values)
-  kPush,          // worker -> server: a part's gradient (payload: values or 2-bit codes)
-  kPull,          // worker -> server: asks for a part's value
+  kInit = 1,  // worker -> server: a part's initial value (payload: values)
+  kPush,      // worker -> server: a part's gradient (payload: values, 2-bit codes or 16-bit values)
+  kPull,      // worker -> server: asks for a part's value
   kSetOptimizer,  // worker -> server: payload: serialize_optimizer's text
   kSaveStates,    // worker -> server: payload: path prefix
   kLoadStates,    // worker -> server: payload: path prefix
@@ -37,7 +37,7 @@ struct Header {
   MsgType type = MsgType::kHeartbeat;
   int32_t key = -1;
   int32_t dtype = 0;       // DType flag of the values
-  int32_t compressed = 0;  // 1: the payload holds 2-bit codes
+  int32_t compressed = 0;  // a push's PushEncoding (push_encoding.h): 0 values, 1 2-bit, 2-3 16-bit
   int64_t id = 0;          // request id, chosen by the worker, echoed in the reply
   int64_t offset = 0;      // first element of the part within the key
   int64_t count = 0;       // elements of the part

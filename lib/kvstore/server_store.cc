@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "kvstore/gradient_compression.h"
 #include "kvstore/optimizer_spec.h"
+#include "kvstore/push_encoding.h"
 
 namespace mx::kvstore {
 namespace {
@@ -15,7 +16,10 @@ size_t value_bytes(const Header& h) {
 
 // Bytes a push or init payload must have.
 size_t expected_bytes(const Header& h) {
-  if (h.compressed) return static_cast<size_t>(compressed_words(h.count)) * sizeof(uint32_t);
+  const PushEncoding e = encoding_of(h.compressed);
+  if (e == PushEncoding::kTwoBit)
+    return static_cast<size_t>(compressed_words(h.count)) * sizeof(uint32_t);
+  if (is_narrow(e)) return static_cast<size_t>(h.count) * 2;
   return value_bytes(h);
 }
 
@@ -175,6 +179,10 @@ void ServerStore::handle(Request r, std::vector<Response>& out) {
 
 void ServerStore::decode_into(Part& part, int worker, const Header& h, bool add, void* merged) {
   const NDArray& buffer = part.recv[static_cast<size_t>(worker)];
+  if (const PushEncoding e = encoding_of(h.compressed); is_narrow(e)) {
+    widen_values(e, buffer.raw_data(), static_cast<float*>(merged), h.count, add);
+    return;
+  }
   if (h.compressed) {
     const auto* codes = static_cast<const uint32_t*>(buffer.raw_data());
     if (add)
@@ -212,7 +220,11 @@ NDArray ServerStore::received(Part& part, int worker) const {
 void ServerStore::handle_push(Part& part, const Request& r, std::vector<Response>& out) {
   const Header& h = r.header;
   if (h.compressed && part.dtype != DType::kFloat32) {
-    out.push_back(error(r, str("key ", h.key, ": 2-bit compression needs float32 values")));
+    out.push_back(error(
+        r, str("key ", h.key, ": ",
+               h.compressed == static_cast<int32_t>(PushEncoding::kTwoBit) ? "2-bit compression"
+                                                                           : "a 16-bit push",
+               " needs float32 values")));
     return;
   }
   // No engine operation is pending on the part's arrays here: the only ones

@@ -24,6 +24,7 @@ const std::vector<std::string>& allowed_keys() {
                                                 "kvstore.heartbeat_interval",
                                                 "kvstore.heartbeat_timeout",
                                                 "kvstore.overlap",
+                                                "kvstore.gradient_dtype",
                                                 "kvstore.gradient_compression.*",
                                                 "train.epochs",
                                                 "train.batch_size",
@@ -94,6 +95,21 @@ void parse_kvstore(const Config& c, TrainSettings& s) {
     throw InputError(c.origin("kvstore.gradient_compression.type") +
                      ": gradient compression applies to pushes to servers: it needs kvstore "
                      "dist_sync or dist_async");
+  if (s.kvstore.gradient_dtype != DType::kFloat32) {
+    const std::string at = c.origin("kvstore.gradient_dtype");
+    if (s.kvstore.gradient_dtype != DType::kBFloat16 && s.kvstore.gradient_dtype != DType::kFloat16)
+      throw InputError(str(at,
+                           ": kvstore.gradient_dtype must be float32, bfloat16 or float16, not ",
+                           dtype_name(s.kvstore.gradient_dtype)));
+    if (!s.kvstore.dist())
+      throw InputError(at +
+                       ": kvstore.gradient_dtype applies to pushes to servers: it needs kvstore "
+                       "dist_sync or dist_async");
+    if (s.compression.type != kvstore::CompressionType::kNone)
+      throw InputError(at +
+                       ": kvstore.gradient_dtype and 2-bit gradient_compression do not "
+                       "combine; choose one");
+  }
 }
 
 }  // namespace

@@ -248,6 +248,28 @@ elseif(SCENARIO STREQUAL "compress")
   if(acc LESS 900)
     message(FATAL_ERROR "2-bit compressed training reached only ${acc} thousandths")
   endif()
+elseif(SCENARIO STREQUAL "narrow")
+  # Gradients pushed in bfloat16 and float16 (kvstore.gradient_dtype): the
+  # servers widen and sum them in float32; training reaches the float32
+  # run's accuracy, with parameters near its own but not equal to them.
+  make_rows(240 rows)
+  write_rows(data.csv "${rows}")
+  write_config(dist.yaml data.csv "kvstore:
+  type: dist_sync
+")
+  run(COMMAND ${dist} dist.yaml train.epochs=10 --run-dir runs/plain)
+  foreach(dtype bfloat16 float16)
+    run(COMMAND ${dist} dist.yaml train.epochs=10 kvstore.gradient_dtype=${dtype}
+                --run-dir runs/${dtype} MATCH "epoch 10/10:")
+    run(COMMAND ${CLOSE} runs/${dtype}/model-0010.params runs/plain/model-0010.params 1e-7
+        EXPECT 1)
+    run(COMMAND ${CLOSE} runs/${dtype}/model-0010.params runs/plain/model-0010.params 1e-2)
+    val_acc(runs/${dtype} acc)
+    message("val accuracy with ${dtype} gradients: ${acc} (thousandths)")
+    if(acc LESS 900)
+      message(FATAL_ERROR "training with ${dtype} gradients reached only ${acc} thousandths")
+    endif()
+  endforeach()
 elseif(SCENARIO STREQUAL "tcp")
   # The 1 server + 2 workers run over TCP (loopback), not shared memory:
   # the same parameters as over shared memory.

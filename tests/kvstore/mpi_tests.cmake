@@ -97,6 +97,8 @@ mx_dist_train_test(resume)
 mx_dist_train_test(interrupt)
 # 2-bit gradient compression through mx-train trains the problem.
 mx_dist_train_test(compress)
+# Gradients pushed in bfloat16 and float16 train it as float32 does.
+mx_dist_train_test(narrow)
 # The 1 + 2 job over TCP (loopback) ends as over shared memory.
 mx_dist_train_test(tcp)
 # Small keys pushed together (packed) or alone: the same parameters, byte for byte.

@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "base/bfloat16.h"
 #include "base/error.h"
+#include "base/half.h"
 #include "kvstore/coordinator.h"
 #include "kvstore/gradient_compression.h"
 #include "kvstore/kvstore_params.h"
@@ -20,6 +22,7 @@
 #include "kvstore/optimizer_spec.h"
 #include "kvstore/packing.h"
 #include "kvstore/partition.h"
+#include "kvstore/push_encoding.h"
 #include "kvstore/role_map.h"
 #include "kvstore/server_store.h"
 
@@ -545,6 +548,50 @@ TEST_CASE("server: split parts, compressed pushes, errors, bye") {
   CHECK(s.store.done());
 }
 
+TEST_CASE("16-bit pushes: rounded as bf16_t and half_t, widened back, summed in float32") {
+  const std::vector<float> g = {1.0f, -2.5f, 3.14159f, 1e-3f, 65504.0f, -0.0f, 1.00390625f};
+  for (PushEncoding e : {PushEncoding::kBFloat16, PushEncoding::kFloat16}) {
+    CAPTURE(static_cast<int>(e));
+    std::vector<uint16_t> narrow(g.size());
+    narrow_values(e, g.data(), narrow.data(), static_cast<int64_t>(g.size()));
+    std::vector<float> wide(g.size()), sum(g.size(), 1.0f);
+    widen_values(e, narrow.data(), wide.data(), static_cast<int64_t>(g.size()), false);
+    widen_values(e, narrow.data(), sum.data(), static_cast<int64_t>(g.size()), true);
+    for (size_t i = 0; i < g.size(); ++i) {
+      const float want = e == PushEncoding::kBFloat16 ? float(bf16_t(g[i])) : float(half_t(g[i]));
+      CHECK(wide[i] == want);
+      CHECK(sum[i] == 1.0f + want);
+    }
+  }
+  CHECK(narrow_encoding(DType::kFloat32) == PushEncoding::kValues);
+  CHECK(narrow_encoding(DType::kBFloat16) == PushEncoding::kBFloat16);
+  CHECK_THROWS_AS(narrow_encoding(DType::kFloat64), InputError);
+  CHECK_THROWS_AS(encoding_of(9), Error);
+
+  // A sync server widens each worker's bfloat16 push and sums in float32.
+  ServerHarness s(2, true);
+  s.data(MsgType::kInit, 0, 4, {0, 0, 0});
+  s.out.clear();
+  const std::vector<float> g0 = {1.5f, 1.0f / 3.0f, -7.0f}, g1 = {0.25f, 1.0f / 3.0f, 2.0f};
+  std::vector<float> want(3);
+  for (int w = 0; w < 2; ++w) {
+    const auto& gw = w == 0 ? g0 : g1;
+    Header h = s.header(MsgType::kPush, 4, 0, 3);
+    h.compressed = static_cast<int32_t>(PushEncoding::kBFloat16);
+    h.bytes = 6;
+    narrow_values(PushEncoding::kBFloat16, gw.data(), s.store.payload_buffer(h, w), 3);
+    s.store.handle(Request{h, w, ""}, s.out);
+    for (size_t i = 0; i < 3; ++i) want[i] += float(bf16_t(gw[i]));
+  }
+  CHECK(s.out.size() == 2);
+  CHECK(s.pull(0, 4, 3) == want);
+  // A 16-bit push must carry two bytes per value.
+  Header bad = s.header(MsgType::kPush, 4, 0, 3);
+  bad.compressed = static_cast<int32_t>(PushEncoding::kFloat16);
+  bad.bytes = 12;
+  CHECK_THROWS_AS(s.store.payload_buffer(bad, 0), Error);
+}
+
 TEST_CASE("the optimizer reaches the servers unchanged") {
   auto opt = optim::make_optimizer(
       "sgd", {{"learning_rate", "0.1"}, {"momentum", "0.9"}, {"wd", "0.001"}});
@@ -617,7 +664,7 @@ TEST_CASE("role map: indices, the printed table, start-up problems") {
   RoleMap builds({old_server, current});
   CHECK(builds.problem().find("different kvstore protocols") != std::string::npos);
   CHECK(builds.problem().find("rank 1") != std::string::npos);
-  CHECK(builds.problem().find("version 2") != std::string::npos);
+  CHECK(builds.problem().find("version 3") != std::string::npos);
 }
 
 TEST_CASE("kvstore settings parse with the usual messages and make the job") {

@@ -66,3 +66,18 @@ TEST_CASE("bad kvstore settings name the place and the value") {
   CHECK(error_of("kvstore: {type: local, gradient_compression: {type: 2bit}}\n")
             .find("needs kvstore dist_sync or dist_async") != std::string::npos);
 }
+
+TEST_CASE("kvstore.gradient_dtype: bfloat16 or float16 pushes to servers, refused elsewhere") {
+  CHECK(settings("kvstore: dist_sync\n").kvstore.gradient_dtype == DType::kFloat32);
+  CHECK(settings("kvstore: {type: dist_sync, gradient_dtype: bfloat16}\n").kvstore.gradient_dtype ==
+        DType::kBFloat16);
+  CHECK(settings("kvstore: {type: dist_async}\n", {"kvstore.gradient_dtype=float16"})
+            .kvstore.gradient_dtype == DType::kFloat16);
+  CHECK(error_of("kvstore: {type: dist_sync, gradient_dtype: int8}\n") ==
+        "cfg.yaml:1:44: kvstore.gradient_dtype must be float32, bfloat16 or float16, not int8");
+  CHECK(error_of("kvstore: {type: local, gradient_dtype: bfloat16}\n")
+            .find("kvstore.gradient_dtype applies to pushes to servers") != std::string::npos);
+  CHECK(error_of("kvstore: {type: dist_sync, gradient_dtype: bfloat16, gradient_compression: "
+                 "{type: 2bit}}\n")
+            .find("do not combine") != std::string::npos);
+}
