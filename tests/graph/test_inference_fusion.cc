@@ -248,3 +248,30 @@ TEST_CASE("nothing is fused without a convolution, or with oneDNN switched off")
       Executor::simple_bind(resnet_v2(), {{"data", Shape{1, 3, 16, 16}}}, options)->fused_nodes() ==
       0);
 }
+
+TEST_CASE("a network bound in float64 is not fused: the fused kernels are float32") {
+  if (!op::dnnl_enabled()) {
+    MESSAGE("oneDNN is off: nothing is fused either way");
+    return;
+  }
+  const Symbol net = resnet_v2();
+  IndexedGraph g(net.outputs());
+  ShapeMap shapes;
+  std::map<std::string, DType> float64;
+  const auto inferred = net.infer_shape({{"data", Shape{1, 3, 16, 16}}});
+  const auto args = net.list_arguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    shapes[args[i]] = inferred.arguments[i];
+    float64[args[i]] = DType::kFloat64;
+  }
+  const auto aux = net.list_auxiliary_states();
+  for (size_t i = 0; i < aux.size(); ++i) {
+    shapes[aux[i]] = inferred.aux[i];
+    float64[aux[i]] = DType::kFloat64;
+  }
+  const EntryTypes in_float64 = infer_bound_entries(g, shapes, float64);
+  CHECK(fuse_for_inference(g, in_float64.shapes, in_float64.dtypes).fused_nodes == 0);
+  // The same shapes in float32: one fused node.
+  const EntryTypes in_float32 = infer_bound_entries(g, shapes, {});
+  CHECK(fuse_for_inference(g, in_float32.shapes, in_float32.dtypes).fused_nodes == 1);
+}
