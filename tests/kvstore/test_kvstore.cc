@@ -592,6 +592,56 @@ TEST_CASE("16-bit pushes: rounded as bf16_t and half_t, widened back, summed in 
   CHECK_THROWS_AS(s.store.payload_buffer(bad, 0), Error);
 }
 
+TEST_CASE("mutation survivors: key parts, 2-bit bounds, 16-bit blocks and misuse") {
+  // A small key is one part at offset 0, an empty key too; 0 servers or a
+  // negative key are refused.
+  const auto one = partition_key(3, 10, 1, 1000);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].offset == 0);
+  CHECK(one[0].count == 10);
+  CHECK(partition_key(3, 0, 2, 1000).size() == 1);
+  CHECK_THROWS(partition_key(3, 10, 0, 1000));
+  CHECK_THROWS(server_for_key(3, 0));
+  CHECK_THROWS(server_for_key(-1, 2));
+  CHECK(server_for_key(5, 1) == 0);
+  // Decoding writes exactly n values: sentinels on both sides stay.
+  const float sentinel = 12345.0f;
+  std::vector<float> g = {0.7f, -0.7f, 0.1f}, residual(3, 0.0f);
+  uint32_t word = 0;
+  quantize_2bit(g.data(), residual.data(), &word, 3, 0.5f);
+  for (bool add : {false, true}) {
+    std::vector<float> out(5, sentinel);
+    if (add)
+      dequantize_2bit_add(&word, out.data() + 1, 3, 0.5f);
+    else
+      dequantize_2bit(&word, out.data() + 1, 3, 0.5f);
+    CHECK(out[0] == sentinel);
+    CHECK(out[4] == sentinel);
+  }
+  // Any positive threshold, 1 included, is valid.
+  CHECK_NOTHROW(validate(CompressionSpec{"2bit", 0.5f}));
+  CHECK_NOTHROW(validate(CompressionSpec{"2bit", 1.0f}));
+  // Keys longer than one conversion block (1024 values), both 16-bit types.
+  std::vector<float> long_key(2500);
+  for (size_t i = 0; i < long_key.size(); ++i) long_key[i] = 0.001f * static_cast<float>(i) - 1.0f;
+  for (PushEncoding e : {PushEncoding::kBFloat16, PushEncoding::kFloat16}) {
+    std::vector<uint16_t> narrow(long_key.size());
+    narrow_values(e, long_key.data(), narrow.data(), static_cast<int64_t>(long_key.size()));
+    std::vector<float> back(long_key.size() + 1, sentinel);
+    widen_values(e, narrow.data(), back.data(), static_cast<int64_t>(long_key.size()), false);
+    for (size_t i = 0; i < long_key.size(); ++i)
+      CHECK(back[i] == (e == PushEncoding::kBFloat16 ? float(bf16_t(long_key[i]))
+                                                     : float(half_t(long_key[i]))));
+    CHECK(back.back() == sentinel);
+  }
+  // Only the 16-bit encodings narrow or widen.
+  float x = 1.0f;
+  uint16_t y = 0;
+  CHECK_THROWS(narrow_values(PushEncoding::kValues, &x, &y, 1));
+  CHECK_THROWS(narrow_values(PushEncoding::kTwoBit, &x, &y, 1));
+  CHECK_THROWS(widen_values(PushEncoding::kTwoBit, &y, &x, 1, false));
+}
+
 TEST_CASE("the optimizer reaches the servers unchanged") {
   auto opt = optim::make_optimizer(
       "sgd", {{"learning_rate", "0.1"}, {"momentum", "0.9"}, {"wd", "0.001"}});
