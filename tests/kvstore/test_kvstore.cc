@@ -592,7 +592,7 @@ TEST_CASE("16-bit pushes: rounded as bf16_t and half_t, widened back, summed in 
   CHECK_THROWS_AS(s.store.payload_buffer(bad, 0), Error);
 }
 
-TEST_CASE("mutation survivors: key parts, 2-bit bounds, 16-bit blocks and misuse") {
+TEST_CASE("key parts, 2-bit decoding bounds, 16-bit keys over one block, and misuse refused") {
   // A small key is one part at offset 0, an empty key too; 0 servers or a
   // negative key are refused.
   const auto one = partition_key(3, 10, 1, 1000);

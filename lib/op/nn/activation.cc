@@ -56,6 +56,91 @@ void relu_gradient(const float* g, const float* y, float* dst, int64_t n) {
   }
 }
 
+// The CPU forward pass: the vectorised kernels (vmath) where the kind has
+// one, blocks widened from bfloat16 for bfloat16 data, else element by element.
+void activation_forward_cpu(const ActivationParam& p, const ForwardCall& c) {
+  dispatch_real_bf16(c.inputs[0].dtype, "Activation", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = c.inputs[0].ptr<T>();
+    T* y = c.outputs[0].ptr<T>();
+    const int64_t n = c.outputs[0].size();
+    if constexpr (std::is_same_v<T, float>) {
+      if (vmath::UnaryFn f = vector_kernel(p.act_type)) {
+        map_blocks(y, n, c.req[0],
+                   [=](int64_t begin, int64_t len, float* dst) { f(x + begin, dst, len); });
+        return;
+      }
+    }
+    if constexpr (std::is_same_v<T, bf16_t>) {
+      if (p.act_type == ActType::kRelu) {
+        map_blocks_bf16(y, n, c.req[0], [=](int64_t begin, int64_t len, float* dst) {
+          widen_block(x + begin, dst, len);
+          for (int64_t i = 0; i < len; ++i) dst[i] = dst[i] > 0.0f ? dst[i] : 0.0f;
+        });
+        return;
+      }
+      // The float32 vector kernels on blocks widened from bfloat16.
+      if (vmath::UnaryFn f = vector_kernel(p.act_type)) {
+        map_blocks_bf16(y, n, c.req[0], [=](int64_t begin, int64_t len, float* dst) {
+          widen_block(x + begin, dst, len);
+          f(dst, dst, len);
+        });
+        return;
+      }
+    }
+    with_act_type(p.act_type, [&](auto act) {
+      map_index(y, n, c.req[0], [=](int64_t i) { return T(activate<ActCompute<T>>(act(), x[i])); });
+    });
+  });
+}
+
+// The CPU backward pass: ReLU's and softrelu's vectorised gradients (ReLU's
+// on widened bfloat16 blocks too), else element by element from the output.
+void activation_backward_cpu(const ActivationParam& p, const BackwardCall& c) {
+  if (c.req[0] == OpReq::kNull) return;
+  dispatch_real_bf16(c.out_grads[0].dtype, "Activation", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* g = c.out_grads[0].ptr<T>();
+    const T* y = c.outputs[0].ptr<T>();
+    T* gx = c.in_grads[0].ptr<T>();
+    const int64_t n = c.in_grads[0].size();
+    if constexpr (std::is_same_v<T, float>) {
+      if (p.act_type == ActType::kRelu) {
+        map_blocks(gx, n, c.req[0], [=](int64_t b, int64_t len, float* dst) {
+          relu_gradient(g + b, y + b, dst, len);
+        });
+        return;
+      }
+      if (p.act_type == ActType::kSoftRelu) {
+        // -expm1(-y) in blocks; dst may be g itself, so it is written last.
+        map_blocks(gx, n, c.req[0], [=](int64_t b, int64_t len, float* dst) {
+          float e[kMapBlock];
+          for (int64_t i = 0; i < len; ++i) e[i] = -y[b + i];
+          vmath::expm1(e, e, len);
+          for (int64_t i = 0; i < len; ++i) dst[i] = -e[i] * g[b + i];
+        });
+        return;
+      }
+    }
+    if constexpr (std::is_same_v<T, bf16_t>) {
+      if (p.act_type == ActType::kRelu) {
+        map_blocks_bf16(gx, n, c.req[0], [=](int64_t b, int64_t len, float* dst) {
+          float out[kMapBlock];
+          widen_block(g + b, dst, len);
+          widen_block(y + b, out, len);
+          relu_gradient(dst, out, dst, len);
+        });
+        return;
+      }
+    }
+    with_act_type(p.act_type, [&](auto act) {
+      using C = ActCompute<T>;
+      map_index(gx, n, c.req[0],
+                [=](int64_t i) { return T(C(g[i]) * derivative<C>(act(), y[i])); });
+    });
+  });
+}
+
 }  // namespace
 
 void register_activation_ops(OpRegistry& r) {
@@ -84,86 +169,8 @@ void register_activation_ops(OpRegistry& r) {
         layer.activation = p.act_type;
         return layer;
       })
-      .forward_cpu([](const ActivationParam& p, const ForwardCall& c) {
-        dispatch_real_bf16(c.inputs[0].dtype, "Activation", [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          const T* x = c.inputs[0].ptr<T>();
-          T* y = c.outputs[0].ptr<T>();
-          const int64_t n = c.outputs[0].size();
-          if constexpr (std::is_same_v<T, float>) {
-            if (vmath::UnaryFn f = vector_kernel(p.act_type)) {
-              map_blocks(y, n, c.req[0],
-                         [=](int64_t begin, int64_t len, float* dst) { f(x + begin, dst, len); });
-              return;
-            }
-          }
-          if constexpr (std::is_same_v<T, bf16_t>) {
-            if (p.act_type == ActType::kRelu) {
-              map_blocks_bf16(y, n, c.req[0], [=](int64_t begin, int64_t len, float* dst) {
-                widen_block(x + begin, dst, len);
-                for (int64_t i = 0; i < len; ++i) dst[i] = dst[i] > 0.0f ? dst[i] : 0.0f;
-              });
-              return;
-            }
-            // The float32 vector kernels on blocks widened from bfloat16.
-            if (vmath::UnaryFn f = vector_kernel(p.act_type)) {
-              map_blocks_bf16(y, n, c.req[0], [=](int64_t begin, int64_t len, float* dst) {
-                widen_block(x + begin, dst, len);
-                f(dst, dst, len);
-              });
-              return;
-            }
-          }
-          with_act_type(p.act_type, [&](auto act) {
-            map_index(y, n, c.req[0],
-                      [=](int64_t i) { return T(activate<ActCompute<T>>(act(), x[i])); });
-          });
-        });
-      })
-      .backward_cpu([](const ActivationParam& p, const BackwardCall& c) {
-        if (c.req[0] == OpReq::kNull) return;
-        dispatch_real_bf16(c.out_grads[0].dtype, "Activation", [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          const T* g = c.out_grads[0].ptr<T>();
-          const T* y = c.outputs[0].ptr<T>();
-          T* gx = c.in_grads[0].ptr<T>();
-          const int64_t n = c.in_grads[0].size();
-          if constexpr (std::is_same_v<T, float>) {
-            if (p.act_type == ActType::kRelu) {
-              map_blocks(gx, n, c.req[0], [=](int64_t b, int64_t len, float* dst) {
-                relu_gradient(g + b, y + b, dst, len);
-              });
-              return;
-            }
-            if (p.act_type == ActType::kSoftRelu) {
-              // -expm1(-y) in blocks; dst may be g itself, so it is written last.
-              map_blocks(gx, n, c.req[0], [=](int64_t b, int64_t len, float* dst) {
-                float e[kMapBlock];
-                for (int64_t i = 0; i < len; ++i) e[i] = -y[b + i];
-                vmath::expm1(e, e, len);
-                for (int64_t i = 0; i < len; ++i) dst[i] = -e[i] * g[b + i];
-              });
-              return;
-            }
-          }
-          if constexpr (std::is_same_v<T, bf16_t>) {
-            if (p.act_type == ActType::kRelu) {
-              map_blocks_bf16(gx, n, c.req[0], [=](int64_t b, int64_t len, float* dst) {
-                float out[kMapBlock];
-                widen_block(g + b, dst, len);
-                widen_block(y + b, out, len);
-                relu_gradient(dst, out, dst, len);
-              });
-              return;
-            }
-          }
-          with_act_type(p.act_type, [&](auto act) {
-            using C = ActCompute<T>;
-            map_index(gx, n, c.req[0],
-                      [=](int64_t i) { return T(C(g[i]) * derivative<C>(act(), y[i])); });
-          });
-        });
-      })
+      .forward_cpu(activation_forward_cpu)
+      .backward_cpu(activation_backward_cpu)
 #if MX_USE_CUDA
       .forward(DeviceKind::kGPU,
                [](const ActivationParam& p, const ForwardCall& c) {
