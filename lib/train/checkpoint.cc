@@ -41,6 +41,10 @@ void save_checkpoint(const CheckpointPaths& paths, const graph::Symbol& symbol,
                    {"batches_done", state.batches_done},
                    {"num_update", state.num_update},
                    {"seed", state.seed}};
+  if (state.loss_scale)
+    j["loss_scale"] = {{"scale", state.loss_scale->scale},
+                       {"good_steps", state.loss_scale->good_steps},
+                       {"skipped_steps", state.loss_scale->skipped_steps}};
   const std::string text = j.dump(2) + "\n";
   write_file_atomically(paths.trainer(), [&](std::ostream& out) { out << text; });
 }
@@ -93,6 +97,12 @@ TrainerState load_trainer_state(const std::string& path) {
     s.batches_done = j.value("batches_done", 0);
     s.num_update = j.value("num_update", int64_t{0});
     s.seed = j.value("seed", uint64_t{0});
+    if (j.contains("loss_scale")) {
+      const auto& ls = j.at("loss_scale");
+      s.loss_scale =
+          LossScaleState{ls.at("scale").get<double>(), ls.at("good_steps").get<int64_t>(),
+                         ls.at("skipped_steps").get<int64_t>()};
+    }
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": not a trainer state: " + e.what());

@@ -12,6 +12,7 @@
 
 #include "graph/symbol.h"
 #include "ndarray/ndarray.h"
+#include "train/loss_scaler.h"
 
 namespace mx::train {
 
@@ -21,6 +22,8 @@ struct TrainerState {
       0;  // batches of the next epoch already trained (a checkpoint taken on interrupt)
   int64_t num_update = 0;
   uint64_t seed = 0;
+  // train.loss_scale's scale and counters (a run with loss scaling only).
+  std::optional<LossScaleState> loss_scale;
 };
 
 struct CheckpointPaths {

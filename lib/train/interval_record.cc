@@ -15,6 +15,10 @@ std::string interval_json(const IntervalPoint& point) {
   if (point.batches_per_epoch) line["batches_per_epoch"] = *point.batches_per_epoch;
   line["log_interval"] = point.log_interval;
   line["train"] = std::move(train);
+  if (point.loss_scale) {
+    line["loss_scale"] = *point.loss_scale;
+    line["skipped_steps"] = point.skipped_steps;
+  }
   return line.dump();
 }
 

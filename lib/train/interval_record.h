@@ -2,7 +2,8 @@
 // run directory, one JSON line per log interval with the running training
 // metrics and where in the run they were taken, e.g.
 //   {"batch":20,"batches_per_epoch":100,"epoch":1,"log_interval":20,"train":{"accuracy":0.61}}
-// ("batches_per_epoch" is left out while the epoch's length is unknown). The
+// ("batches_per_epoch" is left out while the epoch's length is unknown;
+// "loss_scale" and "skipped_steps" are there with train.loss_scale). The
 // curves draw it behind the per-epoch points (viz/run_history.h reads it).
 #pragma once
 

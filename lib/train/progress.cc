@@ -42,6 +42,7 @@ Progress EpochProgress::progress(const std::vector<metric::MetricValue>& running
                              static_cast<double>(*batches_per_epoch_) * per_batch;
   }
   p.tail = metrics_text(running);
+  if (loss_scale_) p.tail += str(" loss-scale ", *loss_scale_, " skipped ", skipped_steps_);
   return p;
 }
 
@@ -57,7 +58,9 @@ void EpochProgress::trained(int samples, const metric::Metric& metric) {
   const bool show = display_.wants(due);
   if (!show && !interval) return;
   const std::vector<metric::MetricValue> running = metric.get_all();
-  if (interval) on_interval_({epoch_, batches_, batches_per_epoch_, log_interval_, running});
+  if (interval)
+    on_interval_({epoch_, batches_, batches_per_epoch_, log_interval_, running, loss_scale_,
+                  skipped_steps_});
   if (show) display_.update(progress(running), due);
 }
 

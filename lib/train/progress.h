@@ -28,6 +28,9 @@ struct IntervalPoint {
   std::optional<int64_t> batches_per_epoch;
   int log_interval = 1;
   std::vector<metric::MetricValue> running;
+  // With train.loss_scale: the scale and the steps skipped so far in the run.
+  std::optional<double> loss_scale;
+  int64_t skipped_steps = 0;
 };
 
 // One epoch's batches, samples and time, and its progress lines.
@@ -46,6 +49,12 @@ class EpochProgress {
   void skip() { ++batches_; }
   // A trained batch of `samples` real samples; shows a line when due.
   void trained(int samples, const metric::Metric& metric);
+  // With train.loss_scale, the lines show the scale and the skipped steps
+  // (the run's, set before each trained()).
+  void set_loss_scale(double scale, int64_t skipped_steps) {
+    loss_scale_ = scale;
+    skipped_steps_ = skipped_steps;
+  }
   // Ends the live bar's line.
   void end_line();
   // Called with the running metrics every log_interval trained batches.
@@ -68,6 +77,8 @@ class EpochProgress {
   std::function<void(const IntervalPoint&)> on_interval_;
   double start_;
   int64_t batches_ = 0, trained_ = 0, samples_ = 0;
+  std::optional<double> loss_scale_;
+  int64_t skipped_steps_ = 0;
 };
 
 }  // namespace mx::train

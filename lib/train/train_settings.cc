@@ -121,6 +121,7 @@ TrainSettings parse_train_settings(const Config& c) {
 TrainSettings parse_train_settings(const Config& c, const CpuFeatures& cpu) {
   std::vector<std::string> keys = allowed_keys();
   for (const auto& k : stop_setting_keys()) keys.push_back(k);
+  for (const auto& k : loss_scale_keys()) keys.push_back(k);
   c.check_keys(keys);
   TrainSettings s;
   s.epochs = static_cast<int>(c.get_int("train.epochs", 1));
@@ -142,6 +143,7 @@ TrainSettings parse_train_settings(const Config& c, const CpuFeatures& cpu) {
                                       c.origin("train.precision"));
   check_precision_supported(s.precision, s.devices, cpu, c.origin("train.precision"));
   parse_kvstore(c, s);
+  s.loss_scale = parse_loss_scale(c, s.precision, s.kvstore.dist());
   if (s.devices.size() > 1 && s.batch_size % static_cast<int>(s.devices.size()) != 0)
     throw InputError(str(c.origin("train.batch_size"), ": train.batch_size ", s.batch_size,
                          " does not split evenly over the ", s.devices.size(), " devices"));

@@ -15,6 +15,7 @@
 #include "graph/symbol.h"
 #include "kvstore/kvstore_params.h"
 #include "train/config.h"
+#include "train/loss_scaler.h"
 #include "train/precision.h"
 #include "train/stop_rules.h"
 
@@ -53,6 +54,7 @@ struct TrainSettings {
   StopSettings stop;       // train.max_time, train.early_stop
   // optimizer.clip_global_norm: the bound on the L2 norm of each step's gradient.
   std::optional<double> clip_global_norm;
+  LossScaleSettings loss_scale;  // train.loss_scale
 };
 
 // Checks the config's keys and reads the settings; `cpu` is what a

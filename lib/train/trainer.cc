@@ -25,6 +25,7 @@
 #include "train/checkpoint.h"
 #include "train/config_check.h"
 #include "train/interval_record.h"
+#include "train/loss_scaler.h"
 #include "train/nonfinite_watch.h"
 #include "train/parameter_updates.h"
 #include "train/precision.h"
@@ -32,6 +33,7 @@
 #include "train/run_curves.h"
 #include "train/run_dir.h"
 #include "train/run_summary.h"
+#include "train/scaled_gradients.h"
 #include "train/step_profile.h"
 #include "train/trainer_describe.h"
 #include "train/trainer_setup.h"
@@ -106,6 +108,7 @@ struct Trainer::State {
   std::optional<int64_t> batches_per_epoch;
   std::unique_ptr<metric::CompositeMetric> train_metric, val_metric;
   NonFiniteWatch watch;
+  LossScaler scaler;    // train.loss_scale
   StepProfile profile;  // MX_STEP_PROFILE
   bool labels_checked = false;
   bool interrupted = false;
@@ -142,6 +145,7 @@ struct Trainer::State {
   FedBatch feed_batch(const DataBatch& batch);
   void check_labels(const NDArray& label);
   void train_step(const FedBatch& batch);
+  bool unscaled_step_is_finite();
   void stop_within_epoch(int epoch, EpochProgress& progress, const std::string& why);
   // Returns true when train.early_stop ends the run after this epoch.
   bool end_epoch(int epoch, EpochProgress& progress);
@@ -203,6 +207,7 @@ void Trainer::State::build(const Config& c) {
   param_names = parameter_names(symbol, settings);
   initialize_parameters(c, settings, symbol, *exe, param_names);  // resuming loads over it
   updates = make_parameter_updates(c, symbol, param_names, settings, executors(), *job);
+  scaler = LossScaler(settings.loss_scale);
   train_metric = metric::make_composite(settings.metric_names);  // unknown names fail here
   val_metric = metric::make_composite(settings.metric_names);
 }
@@ -274,6 +279,7 @@ void Trainer::State::train_epochs() {
       watch.watch(exe->outputs()[0], progress.batches(), settings.ctx);
       profile.mark(StepProfile::kWatch);
       watch.throw_if_seen(*exe, epoch);
+      if (scaler.on()) progress.set_loss_scale(scaler.scale(), scaler.skipped_steps());
       if (run->writes())
         progress.trained(fed.real, *train_metric);
       else
@@ -312,6 +318,7 @@ void Trainer::State::open_run() {
     load_checkpoint_params(from->params(), params(), exe->aux_dict());
     copy_aux_states(executors());
     position = load_trainer_state(from->trainer());
+    if (position.loss_scale) scaler.restore(*position.loss_scale);
     states = from->states();
     skip_batches = position.batches_done;
     last_checkpoint = from->epoch;
@@ -319,6 +326,7 @@ void Trainer::State::open_run() {
                  skip_batches ? str(", batch ", skip_batches) : std::string(), ")"));
   }
   updates->start(states, position.num_update);
+  if (scaler.on()) set_loss_scale_inputs(executors(), scaler.scale());
   run->say(str("run directory: ", run->path()));
 }
 
@@ -390,12 +398,26 @@ void Trainer::State::train_step(const FedBatch& batch) {
   profile.mark(StepProfile::kForward);
   for (Executor* e : executors()) e->backward();
   profile.mark(StepProfile::kBackward);
-  updates->step();
+  if (!scaler.on() || unscaled_step_is_finite()) updates->step();
   // After the backward pass, which reads the states this batch started from.
   for (Executor* e : executors()) carried.carry(*e);
   profile.mark(StepProfile::kUpdate);
   update_metric(*train_metric, batch);
   profile.mark(StepProfile::kMetric);
+}
+
+// With train.loss_scale: the gradients divided by the scale the backward pass
+// ran with, and whether the step may update (a dynamic scale skips a step
+// whose gradients overflowed on any device: no update, no optimizer state
+// or counter change). The check waits for the backward pass, so a dynamic
+// scale's updates start after it rather than overlapping it.
+bool Trainer::State::unscaled_step_is_finite() {
+  const double used = scaler.scale();
+  const bool finite = unscale_gradients(executors(), param_names, used, scaler.dynamic());
+  const int64_t step = updates->num_update() + scaler.skipped_steps() + 1;
+  const bool apply = scaler.after_backward(finite, step);
+  if (scaler.scale() != used) set_loss_scale_inputs(executors(), scaler.scale());
+  return apply;
 }
 
 // Ctrl-C or train.max_time: a checkpoint of the position within the epoch,
@@ -494,6 +516,7 @@ void Trainer::State::save_checkpoint(int epoch, int batches_done) {
   position.batches_done = batches_done;
   last_checkpoint = epoch;
   position.num_update = updates->num_update();
+  position.loss_scale = scaler.on() ? std::optional<LossScaleState>(scaler.state()) : std::nullopt;
   if (!run->writes()) return;
   const CheckpointPaths paths = run->checkpoint(epoch);
   // The optimizer states first (a store's servers write theirs): a
@@ -511,13 +534,20 @@ void Trainer::State::log_epoch(int epoch, int64_t samples,
   std::snprintf(lr_text, sizeof lr_text, "%.6g", lr);
   run->say(str("epoch ", epoch + 1, "/", settings.epochs, ":", metrics_text(train_values, "train-"),
                metrics_text(val_values, "val-"), " lr ", lr_text, " time ",
-               format_duration(seconds), " (", static_cast<int64_t>(rate), " samples/s)"));
-  const nlohmann::json line{{"epoch", epoch + 1},
-                            {"train", metrics_json(train_values)},
-                            {"val", metrics_json(val_values)},
-                            {"seconds", seconds},
-                            {"samples_per_sec", rate},
-                            {"learning_rate", lr}};
+               format_duration(seconds), " (", static_cast<int64_t>(rate), " samples/s)",
+               scaler.on()
+                   ? str(" loss-scale ", scaler.scale(), " skipped ", scaler.skipped_steps())
+                   : std::string()));
+  nlohmann::json line{{"epoch", epoch + 1},
+                      {"train", metrics_json(train_values)},
+                      {"val", metrics_json(val_values)},
+                      {"seconds", seconds},
+                      {"samples_per_sec", rate},
+                      {"learning_rate", lr}};
+  if (scaler.on()) {
+    line["loss_scale"] = scaler.scale();
+    line["skipped_steps"] = scaler.skipped_steps();
+  }
   run->append_metrics(line.dump());
   if (run->writes()) redraw_run_curves(run->path());
 }

@@ -12,6 +12,7 @@
 #include "optim/lr_scheduler.h"
 #include "train/carried_states.h"
 #include "train/data_config.h"
+#include "train/loss_scale_graph.h"
 #include "train/network_yaml.h"
 #include "train/pretrained.h"
 #include "train/rnn_init.h"
@@ -112,11 +113,17 @@ std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network, const 
   // (batch, steps) for (batch * steps,). feed_batch reshapes each batch.
   Shape bind_label = label_shape;
   if (want_label.is_known() && want_label.size() == label_shape.size()) bind_label = want_label;
+  graph::ShapeMap shapes{{s.data_name, data_shape}, {s.label_name, bind_label}};
+  // A low precision binds the AMP pass's copy; the network itself (what
+  // checkpoints save) stays float32.
+  graph::Symbol bound = apply_precision(network, s.precision);
+  if (s.loss_scale.on()) {
+    bound = scale_loss_gradient(bound);
+    shapes[kLossScaleInput] = Shape{1};
+    bind.grad_req[kLossScaleInput] = graph::GradReq::kNull;
+  }
   try {
-    // A low precision binds the AMP pass's copy; the network itself (what
-    // checkpoints save) stays float32.
-    return Executor::simple_bind(apply_precision(network, s.precision),
-                                 {{s.data_name, data_shape}, {s.label_name, bind_label}}, bind);
+    return Executor::simple_bind(bound, shapes, bind);
   } catch (const InputError& e) {
     throw InputError(str("the data (", s.data_name, " ", data_shape.to_string(), ", ", s.label_name,
                          " ", label_shape.to_string(), ") does not fit the network: ", e.what()));
