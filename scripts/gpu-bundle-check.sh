@@ -99,7 +99,7 @@ if [ $checks = 1 ] && command -v compute-sanitizer >/dev/null; then
   tail -1 "$logs/memcheck.txt"
   if [ $quick = 0 ]; then
     (cd "$tests" && timeout 300 compute-sanitizer --tool racecheck ./test_ops_gpu \
-      "-tc=gradients: BatchNorm*,gradients: sum*,gradients: Cast*,gradients: LayerNorm*,gradients: Pooling*") \
+      "-tc=gradients: BatchNorm*,gradients: sum*,gradients: Cast*,gradients: LayerNorm*,gradients: Pooling*,gradients: SoftmaxOutput*,gradients: Activation and FullyConnected,gradients: Flatten*,gradients: erf*") \
       > "$logs/racecheck.txt" 2>&1
     grep -q "0 hazards displayed (0 errors, 0 warnings)" "$logs/racecheck.txt" ||
       fail "racecheck (see racecheck.txt)"
