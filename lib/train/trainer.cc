@@ -145,7 +145,7 @@ struct Trainer::State {
   FedBatch feed_batch(const DataBatch& batch);
   void check_labels(const NDArray& label);
   void train_step(const FedBatch& batch);
-  bool unscaled_step_is_finite();
+  bool loss_scaled_step_applies();
   void stop_within_epoch(int epoch, EpochProgress& progress, const std::string& why);
   // Returns true when train.early_stop ends the run after this epoch.
   bool end_epoch(int epoch, EpochProgress& progress);
@@ -391,14 +391,14 @@ void Trainer::State::check_labels(const NDArray& label) {
   labels_checked = true;
 }
 
-// One step: forward, backward, update, metrics.
+// One step: forward, backward, update (which train.loss_scale may skip), metrics.
 void Trainer::State::train_step(const FedBatch& batch) {
   if (!labels_checked) check_labels(batch.label);
   for (Executor* e : executors()) e->forward(true);
   profile.mark(StepProfile::kForward);
   for (Executor* e : executors()) e->backward();
   profile.mark(StepProfile::kBackward);
-  if (!scaler.on() || unscaled_step_is_finite()) updates->step();
+  if (!scaler.on() || loss_scaled_step_applies()) updates->step();
   // After the backward pass, which reads the states this batch started from.
   for (Executor* e : executors()) carried.carry(*e);
   profile.mark(StepProfile::kUpdate);
@@ -411,7 +411,7 @@ void Trainer::State::train_step(const FedBatch& batch) {
 // whose gradients overflowed on any device: no update, no optimizer state
 // or counter change). The check waits for the backward pass, so a dynamic
 // scale's updates start after it rather than overlapping it.
-bool Trainer::State::unscaled_step_is_finite() {
+bool Trainer::State::loss_scaled_step_applies() {
   const double used = scaler.scale();
   const bool finite = unscale_gradients(executors(), param_names, used, scaler.dynamic());
   const int64_t step = updates->num_update() + scaler.skipped_steps() + 1;

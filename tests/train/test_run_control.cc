@@ -105,8 +105,15 @@ TEST_CASE("every log_interval batches the interval hook gets the running metrics
   CHECK(seen[1].log_interval == 4);
   REQUIRE(seen[1].running.size() == 1);
   CHECK(seen[1].running[0].name == "accuracy");
-  const IntervalPoint p{0, 3, std::nullopt, 3, {{"accuracy", 0.25}}};
+  const IntervalPoint p{0, 3, std::nullopt, 3, {{"accuracy", 0.25}}, std::nullopt, 0};
   CHECK(interval_json(p) == R"({"batch":3,"epoch":1,"log_interval":3,"train":{"accuracy":0.25}})");
+  // train.loss_scale: the scale and the run's skipped steps.
+  const IntervalPoint scaled{0, 3, std::nullopt, 3, {{"accuracy", 0.25}}, 1024.0, 2};
+  CHECK(interval_json(scaled) ==
+        R"({"batch":3,"epoch":1,"log_interval":3,"loss_scale":1024.0,"skipped_steps":2,)"
+        R"("train":{"accuracy":0.25}})");
+  progress.set_loss_scale(512, 3);
+  CHECK(progress.progress({{"accuracy", 0.5}}).tail == " accuracy 0.5000 loss-scale 512 skipped 3");
 }
 
 TEST_CASE("a resumed epoch's skipped batches take no time in the pace") {
