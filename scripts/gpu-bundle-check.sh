@@ -5,7 +5,7 @@
 # where installed, LeNet end to end (CPU against GPU, deterministic runs and
 # an exact resume, two replicas on gpu:0 with the device store, prediction),
 # and the benchmarks against PyTorch with TF32 off and on.
-#   scripts/gpu-bundle-check.sh [--quick] [--fp32] [--profile|--profile-only] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]
+#   scripts/gpu-bundle-check.sh [--quick] [--fp32] [--profile|--profile-only] [--amp] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]
 # --quick (about 2 minutes): no racecheck, the benchmarks' --quick rows in
 # float32 only. --fp32 (about 3 minutes with --profile): everything in
 # float32 alone (no TF32 rows or profile), without the --profile extras below.
@@ -16,7 +16,12 @@
 # profile-resnet50); the training rows again with MX_GPU_SYNC=1 (every
 # GPU operation waiting for its stream) and ResNet-50's with
 # MX_CUDNN_BENCHMARK_LIMIT=10 (fewer cuDNN engines timed). --profile-only:
-# that profile alone.
+# that profile alone. --amp (about 5 minutes): mixed precision only: the
+# unit tests and operator harness (with every low-precision case in float16
+# and bfloat16 on gpu:0, also under memcheck), LeNet in float32, float16 and
+# bfloat16 on gpu:0 (and a float16 run interrupted and resumed, equal to the
+# uninterrupted one), and the training rows against PyTorch in float32,
+# float16 and bfloat16 (torch.autocast), one run each.
 # The CUDA libraries come from the machine: /usr/local/cuda/lib64 and, where
 # python3 has NVIDIA's pip packages (PyTorch's), their lib folders.
 # FASHION_MNIST_DIR holds the four .gz IDX files (a subset of the training
@@ -28,11 +33,13 @@ quick=0
 fp32_only=0
 profile=0
 checks=1
+amp=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --fp32) fp32_only=1 ;;
     --profile) profile=1 ;;
+    --amp) amp=1 ;;
     --profile-only)
       profile=1
       checks=0
@@ -41,7 +48,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-usage="usage: gpu-bundle-check.sh [--quick] [--fp32] [--profile|--profile-only] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]"
+usage="usage: gpu-bundle-check.sh [--quick] [--fp32] [--profile|--profile-only] [--amp] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]"
 bundle=${1:?$usage}
 logs=${2:?$usage}
 fm=${3:-}
@@ -80,6 +87,68 @@ tests=$work/build/tests
 if missing=$(ldd "$bin/mx-train" "$tests/test_ops_gpu" | grep "not found"); then
   echo "gpu-bundle-check: libraries not found:"$'\n'"$missing" >&2
   exit 1
+fi
+
+if [ $amp = 1 ]; then
+  step "mixed precision: unit tests and the operator harness (16-bit cases on gpu:0)"
+  for t in test_gpu test_ops_gpu test_ops_amp; do
+    (cd "$tests" && timeout 300 "./$t") > "$logs/$t.txt" 2>&1 || fail "$t (see $t.txt)"
+    tail -3 "$logs/$t.txt"
+  done
+  grep -B3 -A12 "ERROR" "$logs/test_ops_gpu.txt" | head -80
+  if command -v compute-sanitizer >/dev/null; then
+    (cd "$tests" && timeout 300 compute-sanitizer --tool memcheck --leak-check no ./test_ops_gpu \
+      "-tc=low precision*") > "$logs/memcheck_amp.txt" 2>&1
+    grep -q "ERROR SUMMARY: 0 errors" "$logs/memcheck_amp.txt" || fail "memcheck (see memcheck_amp.txt)"
+    tail -1 "$logs/memcheck_amp.txt"
+  fi
+  if [ -n "$fm" ]; then
+    step "mixed precision: LeNet on gpu:0 in float32, float16 and bfloat16"
+    cfg=$root/configs/lenet-fashion-mnist.yaml
+    data=("data.train.image=$fm/train-images-idx3-ubyte.gz" "data.train.label=$fm/train-labels-idx1-ubyte.gz"
+          "data.val.image=$fm/t10k-images-idx3-ubyte.gz" "data.val.label=$fm/t10k-labels-idx1-ubyte.gz")
+    runs=$work/runs
+    mkdir -p "$runs"
+    amp_train() {  # NAME PRECISION [overrides...]
+      local name=$1 precision=$2
+      shift 2
+      timeout 300 "$bin/mx-train" "$cfg" "${data[@]}" train.epochs=4 "train.devices=[gpu:0]" \
+        "train.precision=$precision" "$@" --run-dir "$runs/$name" > "$runs/$name.log" 2>&1 ||
+        { fail "mx-train $name"; tail -5 "$runs/$name.log"; }
+    }
+    last() { tail -1 "$runs/$1/metrics.jsonl" 2>/dev/null | sed -E 's/"(seconds)":[0-9.e+-]*,//g'; }
+    {
+      for precision in float32 float16 bfloat16; do
+        amp_train "$precision" "$precision"
+        echo "$precision: $(last "$precision")"
+      done
+      export MX_GPU_DETERMINISTIC=1
+      amp_train f16a float16
+      amp_train f16split float16 train.epochs=2
+      timeout 300 "$bin/mx-train" --resume "$runs/f16split" train.epochs=4 > "$runs/f16resume.log" 2>&1 ||
+        { fail "mx-train --resume (float16)"; tail -5 "$runs/f16resume.log"; }
+      unset MX_GPU_DETERMINISTIC
+      echo "float16 deterministic: $(last f16a)"
+      echo "float16 resumed:       $(last f16split)"
+      cmp -s "$runs/f16a/model-0004.params" "$runs/f16split/model-0004.params" ||
+        fail "the resumed float16 run's parameters differ from the uninterrupted run's"
+      echo "mx-predict of the float16 run (float32 checkpoint) on gpu:0: $(timeout 120 "$bin/mx-predict" \
+        -m "$runs/float16" --device gpu:0 "$fm/t10k-images-idx3-ubyte.gz" \
+        --labels "$fm/t10k-labels-idx1-ubyte.gz" 2>&1 | tail -1)"
+    } 2>&1 | tee "$logs/lenet_amp.txt"
+    grep -q "^FAILED" "$logs/lenet_amp.txt" && failures+=("LeNet mixed precision (see lenet_amp.txt)")
+  fi
+  if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    for precision in float32 float16 bfloat16; do
+      step "training against PyTorch in $precision"
+      timeout 300 python3 "$root/scripts/bench/gpu_vs_pytorch.py" --python python3 --build "$work/build" \
+        --repeats 1 --rows resnet50-train,resnet18-train --precision "$precision" \
+        > "$logs/bench_amp_$precision.md" 2>&1 || fail "benchmarks $precision (see bench_amp_$precision.md)"
+      cat "$logs/bench_amp_$precision.md"
+    done
+  fi
+  checks=0
+  profile=0
 fi
 
 if [ $checks = 1 ]; then

@@ -50,6 +50,16 @@ void set_device(int device) {
   check(cudaSetDevice(device), "cudaSetDevice");
 }
 
+int compute_capability(int device) {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return major * 10 + minor;
+}
+
 void* create_stream(int device) {
   set_device(device);
   cudaStream_t stream = nullptr;
@@ -155,6 +165,7 @@ namespace {
 
 bool compiled_with_cuda() { return false; }
 int device_count() { return 0; }
+int compute_capability(int) { return 0; }
 void set_device(int device) { no_cuda(device); }
 void* create_stream(int device) { no_cuda(device); }
 void destroy_stream(void*) {}

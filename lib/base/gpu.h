@@ -14,6 +14,9 @@ bool compiled_with_cuda();
 int device_count();
 // Throws Error when `device` does not exist.
 void set_device(int device);
+// The compute capability of `device` as major * 10 + minor (90 for an H100);
+// 0 where it cannot be read (no such device, no CUDA).
+int compute_capability(int device);
 void* create_stream(int device);
 void destroy_stream(void* stream);
 // Waits for `stream` (or for the whole device when stream is nullptr);

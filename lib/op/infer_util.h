@@ -61,4 +61,19 @@ decltype(auto) dispatch_real_bf16(DType dtype, const char* op, Fn&& fn) {
   throw Error(str(op, " supports float32, float64 and bfloat16, not ", dtype_name(dtype)));
 }
 
+// dispatch_real and both 16-bit float types, for the GPU kernels of the
+// operators that run in mixed precision (float16 and bfloat16 stored, computed
+// through float).
+template <typename Fn>
+decltype(auto) dispatch_real_amp(DType dtype, const char* op, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32: return fn(TypeTag<float>{});
+    case DType::kFloat64: return fn(TypeTag<double>{});
+    case DType::kFloat16: return fn(TypeTag<half_t>{});
+    case DType::kBFloat16: return fn(TypeTag<bf16_t>{});
+    default: break;
+  }
+  throw Error(str(op, " supports float32, float64, float16 and bfloat16, not ", dtype_name(dtype)));
+}
+
 }  // namespace mx::op

@@ -18,8 +18,8 @@ namespace mx::train {
 
 struct TrainerState {
   int epoch = 0;  // epochs completed
-  int batches_done =
-      0;  // batches of the next epoch already trained (a checkpoint taken on interrupt)
+  // Batches of the next epoch already trained (a checkpoint taken on interrupt).
+  int batches_done = 0;
   int64_t num_update = 0;
   uint64_t seed = 0;
   // train.loss_scale's scale and counters (a run with loss scaling only).

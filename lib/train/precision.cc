@@ -31,13 +31,26 @@ CpuFeatures detect_cpu_features() {
 }
 
 void check_precision_supported(Precision p, const std::vector<Context>& devices,
-                               const CpuFeatures& cpu, const std::string& origin) {
+                               const CpuFeatures& cpu, const std::string& origin,
+                               GpuCapability gpu_capability) {
   if (p == Precision::kFloat32) return;
   const std::string what = origin + ": train.precision " + precision_name(p);
-  for (const Context& d : devices)
-    if (d.is_gpu())
-      throw InputError(what + " is not available on GPUs yet (" + d.to_string() +
-                       "); train in float32 there");
+  bool on_cpu = false;
+  for (const Context& d : devices) {
+    if (!d.is_gpu()) {
+      on_cpu = true;
+      continue;
+    }
+    // cuDNN's and cuBLAS's 16-bit kernels with float32 sums run on tensor
+    // cores; without them they would be slower than float32.
+    const int needed = p == Precision::kFloat16 ? 70 : 80;
+    const int have = gpu_capability(d.id);
+    if (have > 0 && have < needed)
+      throw InputError(str(what, " needs a GPU of compute capability ", needed / 10, ".",
+                           needed % 10, " or later; ", d.to_string(), " has ", have / 10, ".",
+                           have % 10, "; train in float32 there"));
+  }
+  if (!on_cpu) return;
   if (p == Precision::kFloat16)
     throw InputError(what + " runs on GPUs only; on the CPU train in bfloat16");
   // No slow emulation: bfloat16 is worth it only with the instructions.

@@ -1,5 +1,6 @@
 // train.precision: the type a network trains in. float32 is the reference;
-// bfloat16 runs the AMP graph pass (graph/amp_pass.h) over the network, with
+// bfloat16 (CPU and GPU) and float16 (GPU) run the AMP graph pass
+// (graph/amp_pass.h) over the network, with
 // float32 master weights, optimizer states, BatchNorm statistics and
 // checkpoints (the casts' gradients bring every parameter's gradient back to
 // float32 before the update). A precision the machine cannot run fast is
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "base/context.h"
+#include "base/gpu.h"
 #include "graph/symbol.h"
 
 namespace mx::train {
@@ -28,10 +30,17 @@ struct CpuFeatures {
 };
 CpuFeatures detect_cpu_features();
 
+// A GPU's compute capability as major * 10 + minor, 0 where unknown
+// (gpu::compute_capability, or a test's).
+using GpuCapability = int (*)(int device);
+
 // Throws InputError (exit code 2) naming `origin` and the missing feature
-// where `p` cannot train on `devices` with `cpu`.
+// where `p` cannot train on `devices` with `cpu`: bfloat16 on the CPU needs
+// oneDNN and bfloat16 instructions; float16 runs on GPUs only; on a GPU,
+// float16 needs tensor cores (compute capability 7.0) and bfloat16 8.0.
 void check_precision_supported(Precision p, const std::vector<Context>& devices,
-                               const CpuFeatures& cpu, const std::string& origin);
+                               const CpuFeatures& cpu, const std::string& origin,
+                               GpuCapability gpu_capability = gpu::compute_capability);
 
 // The network as it trains in `p` (float32: unchanged).
 graph::Symbol apply_precision(const graph::Symbol& network, Precision p);

@@ -111,9 +111,13 @@ def device(tf32):
     return dev
 
 
-def train(model, shape, classes, batch, batches, wd, dev):
+def train(model, shape, classes, batch, batches, wd, dev, amp=None):
+    """amp: None (float32), "float16" or "bfloat16": torch.autocast's mixed
+    precision (float32 weights), float16 with GradScaler's dynamic loss scale."""
     model = model.to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=wd)
+    low = {"float16": torch.float16, "bfloat16": torch.bfloat16}.get(amp)
+    scaler = torch.amp.GradScaler("cuda", enabled=low == torch.float16)
     # Host batches, as mx-train's synthetic iterator makes them, copied each step.
     data = [torch.rand(batch, *shape).pin_memory() for _ in range(2)]
     labels = [torch.randint(0, classes, (batch,)).pin_memory() for _ in range(2)]
@@ -124,9 +128,11 @@ def train(model, shape, classes, batch, batches, wd, dev):
             x = data[i % 2].to(dev, non_blocking=True)
             y = labels[i % 2].to(dev, non_blocking=True)
             opt.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
+            with torch.autocast("cuda", dtype=low or torch.float32, enabled=low is not None):
+                loss = F.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
         torch.cuda.synchronize(dev)
         return time.perf_counter() - start
 
@@ -216,13 +222,15 @@ def main():
     p.add_argument("--batches", type=int, default=20)
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--tf32", action="store_true", help="let float32 use TF32 tensor cores")
+    p.add_argument("--amp", choices=["float16", "bfloat16"],
+                   help="train in mixed precision (torch.autocast; float16 with GradScaler)")
     a = p.parse_args()
     torch.manual_seed(0)
     dev = device(a.tf32)
     if a.mode == "train-resnet50":
-        train(ResNet50(), (3, 224, 224), 1000, a.batch or 64, a.batches, 1e-4, dev)
+        train(ResNet50(), (3, 224, 224), 1000, a.batch or 64, a.batches, 1e-4, dev, a.amp)
     elif a.mode == "train-resnet18":
-        train(ResNet18Cifar(), (3, 32, 32), 10, a.batch or 128, a.batches, 5e-4, dev)
+        train(ResNet18Cifar(), (3, 32, 32), 10, a.batch or 128, a.batches, 5e-4, dev, a.amp)
     elif a.mode == "profile-resnet50":
         profile(a.batch or 64, min(a.batches, 10), dev)
     else:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""mx against PyTorch on one GPU, float32, side by side in one run.
+"""mx against PyTorch on one GPU, float32 (or mixed precision), side by side in one run.
 
 Rows (each runs mx and PyTorch alternately, --repeats times, every run a
 separate process, and reports the median with the spread (min-max), and the
@@ -15,7 +15,11 @@ speed ratio, > 1 when mx is faster):
 
 Usage (through scripts/bench/gpu_vs_pytorch.sh, which names the build):
   gpu_vs_pytorch.py --python PY [--build DIR] [--repeats 3] [--quick] [--rows a,b] [--tf32]
+                    [--precision float16|bfloat16]
 --tf32 lets both sides run float32 on TF32 tensor cores (mx: MX_GPU_TF32=1).
+--precision trains the training rows in mixed precision: mx's
+train.precision against torch.autocast (float16: mx's dynamic loss scale
+against GradScaler's).
 PY has torch with CUDA. The GPU is found with nvidia-smi (--nvidia-smi or
 $NVIDIA_SMI names another program); without one the script says so and
 exits with 1 before running anything.
@@ -46,11 +50,16 @@ def parse_args(argv):
     p.add_argument("--repeats", type=int, default=3, help="runs of each side per row")
     p.add_argument("--quick", action="store_true", help="fewer batches and runs (a smoke test)")
     p.add_argument("--tf32", action="store_true", help="TF32 tensor cores on for both sides")
+    p.add_argument("--precision", choices=["float32", "float16", "bfloat16"], default="float32",
+                   help="training rows in mixed precision: mx's train.precision against "
+                        "PyTorch's torch.autocast (float16: both with dynamic loss scaling)")
     p.add_argument("--rows", default=",".join(ROWS), help="comma-separated: " + ", ".join(ROWS))
     p.add_argument("--nvidia-smi", default=os.environ.get("NVIDIA_SMI", "nvidia-smi"),
                    help="the program that lists the GPUs")
     a = p.parse_args(argv)
     a.rows = [r for r in a.rows.split(",") if r]
+    if a.precision != "float32" and "resnet50-infer" in a.rows:
+        p.error("--precision is for the training rows; leave resnet50-infer out of --rows")
     unknown = [r for r in a.rows if r not in ROWS]
     if unknown:
         p.error(f"unknown row(s) {', '.join(unknown)}; rows are {', '.join(ROWS)}")
@@ -91,8 +100,10 @@ class Row:
         return f"| {self.name} | {self.unit} | {spread(self.mx)} | {spread(self.peer)} | {self.ratio():.2f}× |"
 
 
-def summary(rows, gpu, pytorch, command, when, tf32=False):
-    lines = [f"GPU: {gpu}; PyTorch {pytorch}; float32 (TF32 {'on' if tf32 else 'off'}); {when}", f"Command: `{command}`", "",
+def summary(rows, gpu, pytorch, command, when, tf32=False, precision="float32"):
+    arithmetic = (f"float32 (TF32 {'on' if tf32 else 'off'})" if precision == "float32" else
+                  f"{precision} mixed precision (mx train.precision, PyTorch torch.autocast)")
+    lines = [f"GPU: {gpu}; PyTorch {pytorch}; {arithmetic}; {when}", f"Command: `{command}`", "",
              "| benchmark | unit | mx | PyTorch | ratio |", "| --- | --- | --- | --- | --- |"]
     lines += [r.markdown() for r in rows]
     lines += ["", "Figures: median (min–max) of the runs, mx and PyTorch alternating; "
@@ -107,6 +118,8 @@ def command_line(a):
         words.append("--quick")
     if a.tf32:
         words.append("--tf32")
+    if a.precision != "float32":
+        words += ["--precision", a.precision]
     if a.repeats != 3:
         words += ["--repeats", str(a.repeats)]
     if a.rows != ROWS:
@@ -141,6 +154,7 @@ class Bench:
         # mx's TF32 switch is its environment; PyTorch's, a flag of the peer.
         self.mx_env = dict(os.environ, MX_GPU_TF32="1" if a.tf32 else "0")
         self.peer_flags = ["--tf32"] if a.tf32 else []
+        self.precision = [f"train.precision={a.precision}"]
 
     def peer(self, *args):
         out = run([self.a.python, os.path.join(BENCH, "gpu_pytorch.py"), *args, *self.peer_flags], self.work)
@@ -162,8 +176,9 @@ class Bench:
         mx, peer = [], []
         for _ in range(self.a.repeats):
             mx.append(self.mx_train_rate(config, ["train.epochs=2", f"train.batch_size={batch}",
-                                                  f"data.train.num_batches={batches}"]))
-            out = self.peer(mode, "--batch", batch, "--batches", batches)
+                                                  f"data.train.num_batches={batches}", *self.precision]))
+            amp = ["--amp", self.a.precision] if self.a.precision != "float32" else []
+            out = self.peer(mode, "--batch", batch, "--batches", batches, *amp)
             peer.append(number(out, "", "samples/s"))
         return [Row(f"{name} train, batch {batch} (synthetic data)", "images/s", mx, peer, True)]
 
@@ -215,7 +230,7 @@ def main(argv):
         shutil.rmtree(work, ignore_errors=True)
     command = command_line(a)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    print(summary(rows, gpu, b.pytorch, command, when, a.tf32))
+    print(summary(rows, gpu, b.pytorch, command, when, a.tf32, a.precision))
     return 0
 
 

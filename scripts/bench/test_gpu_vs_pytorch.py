@@ -26,8 +26,19 @@ class ParseArgs(unittest.TestCase):
         self.assertEqual(bench.command_line(a),
                          "scripts/bench/gpu_vs_pytorch.sh PYTHON --quick --repeats 5 --rows resnet50-infer")
 
+    def test_precision(self):
+        a = bench.parse_args(["--python", "py", "--precision", "bfloat16", "--rows",
+                              "resnet50-train,resnet18-train"])
+        self.assertEqual(a.precision, "bfloat16")
+        self.assertIn("--precision bfloat16", bench.command_line(a))
+        text = bench.summary([], "GPU", "2.5.0", "cmd", "now", precision="bfloat16")
+        self.assertIn("bfloat16 mixed precision (mx train.precision, PyTorch torch.autocast)", text)
+        self.assertIn("float32 (TF32 off)", bench.summary([], "GPU", "2.5.0", "cmd", "now"))
+
     def test_errors(self):
-        for argv in [["--python", "py", "--rows", "vgg"], ["--python", "py", "--repeats", "0"], []]:
+        for argv in [["--python", "py", "--rows", "vgg"], ["--python", "py", "--repeats", "0"], [],
+                     ["--python", "py", "--precision", "float16"],  # the inference rows are float32
+                     ["--python", "py", "--precision", "int8"]]:
             with self.assertRaises(SystemExit) as e, open(os.devnull, "w") as null:
                 stderr, sys.stderr = sys.stderr, null
                 try:

@@ -211,10 +211,11 @@ namespace {
 // `splits` parts of `threads` threads each (a block sum is the sum of its
 // threads' parts), the parts combined in order once per channel, then the
 // output element by element.
-template <typename T>
-void run_batch_norm_forward(const op::BatchNormForwardChannel<T>& f, int64_t splits,
+template <typename T, typename P>
+void run_batch_norm_forward(const op::BatchNormForwardChannel<T, P>& f, int64_t splits,
                             int64_t threads) {
-  std::vector<T> scale(f.view.channels), shift(f.view.channels);
+  using C = typename op::BatchNormForwardChannel<T, P>::C;
+  std::vector<C> scale(f.view.channels), shift(f.view.channels);
   for (int64_t ch = 0; ch < f.view.channels; ++ch) {
     double mean = 0, sq = 0;
     if (f.batch_stats) {
@@ -245,8 +246,8 @@ void run_batch_norm_forward(const op::BatchNormForwardChannel<T>& f, int64_t spl
     REQUIRE(f.view.channel_of(i) == (i / f.view.inner) % f.view.channels);
 }
 
-template <typename T>
-void run_batch_norm_backward(const op::BatchNormBackwardChannel<T>& f, int64_t splits,
+template <typename T, typename P>
+void run_batch_norm_backward(const op::BatchNormBackwardChannel<T, P>& f, int64_t splits,
                              int64_t threads) {
   std::vector<op::BatchNormDataGrad> grads(f.view.channels);
   for (int64_t ch = 0; ch < f.view.channels; ++ch) {
@@ -355,6 +356,71 @@ TEST_CASE_TEMPLATE("BatchNorm's per-(channel, split, thread) kernels equal the C
       check_close(dbeta, dba, "beta gradient", 1e-5, 1e-6);
     }
   }
+}
+
+// Mixed precision: bfloat16 data with float32 parameters and statistics, as
+// the GPU runs float16 and bfloat16 data (the functors widen each value to
+// float); against the CPU operator's own bfloat16 kernel.
+TEST_CASE("BatchNorm's kernels on bfloat16 data with float32 parameters equal the CPU operator") {
+  const Shape s{4, 3, 5, 8};
+  const op::BatchNormView view{4, 3, 40};
+  const Shape cs{3};
+  const std::vector<float> xf = random_values<float>(s.size(), 7, -2, 3);
+  const std::vector<bf16_t> x(xf.begin(), xf.end());
+  const std::vector<float> gamma = random_values<float>(3, 8, 0.5, 1.5);
+  const std::vector<float> beta = random_values<float>(3, 9);
+  const std::vector<float> mm0 = random_values<float>(3, 10);
+  const std::vector<float> mv0 = random_values<float>(3, 11, 0.5, 2);
+  OpInstance op("BatchNorm", {{"eps", "0.002"}, {"momentum", "0.8"}, {"fix_gamma", "False"}});
+  NDArray xa = array(s, x), ga = array(cs, gamma), ba = array(cs, beta);
+  NDArray mma = array(cs, mm0), mva = array(cs, mv0);
+  auto out = op::invoke(op, {xa, ga, ba}, {mma, mva}, true);
+  REQUIRE(out[0].dtype() == DType::kBFloat16);
+  REQUIRE(out[1].dtype() == DType::kFloat32);
+  // Within one bfloat16 step (2^-8 relative) of each other: both round once.
+  auto check_bf16 = [](const std::vector<bf16_t>& got, const NDArray& want) {
+    const std::vector<bf16_t> w = want.to_vector<bf16_t>();
+    REQUIRE(got.size() == w.size());
+    int64_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const float g = static_cast<float>(got[i]), v = static_cast<float>(w[i]);
+      if (!(std::abs(g - v) <= 1e-2f * (1 + std::abs(v)))) ++bad;
+    }
+    CHECK(bad == 0);
+  };
+  std::vector<bf16_t> y(x.size());
+  std::vector<float> mean(3), invstd(3), mm = mm0, mv = mv0;
+  run_batch_norm_forward(
+      op::BatchNormForwardChannel<bf16_t, float>{
+          view, x.data(), gamma.data(), beta.data(), mm.data(), mv.data(), y.data(), mean.data(),
+          invstd.data(), OpReq::kWrite, OpReq::kWrite, OpReq::kWrite, 0.002,
+          static_cast<double>(0.8f), false, true},
+      3, kOddThreads);
+  check_bf16(y, out[0]);
+  check_close(mean, out[1], "mean", 1e-5, 1e-6);
+  check_close(invstd, out[2], "invstd", 1e-5, 1e-6);
+  check_close(mm, mma, "moving_mean", 1e-5, 1e-6);
+  check_close(mv, mva, "moving_var", 1e-5, 1e-6);
+
+  const std::vector<float> dyf = random_values<float>(s.size(), 12);
+  const std::vector<bf16_t> dy(dyf.begin(), dyf.end());
+  NDArray dxa = NDArray::zeros(s, Context::cpu(), DType::kBFloat16);
+  NDArray dga = NDArray::zeros(cs), dba = NDArray::zeros(cs);
+  op::invoke_backward(op, {array(s, dy)}, {xa, ga, ba}, out, {mma, mva}, {dxa, dga, dba},
+                      {OpReq::kWrite, OpReq::kWrite, OpReq::kWrite});
+  const std::vector<float> saved_mean = out[1].to_vector<float>();
+  const std::vector<float> saved_invstd = out[2].to_vector<float>();
+  std::vector<bf16_t> dx(x.size());
+  std::vector<float> dgamma(3), dbeta(3);
+  run_batch_norm_backward(
+      op::BatchNormBackwardChannel<bf16_t, float>{
+          view, x.data(), gamma.data(), dy.data(), saved_mean.data(), saved_invstd.data(),
+          mm.data(), mv.data(), dx.data(), dgamma.data(), dbeta.data(), OpReq::kWrite,
+          OpReq::kWrite, OpReq::kWrite, 0.002, false, true},
+      3, kOddThreads);
+  check_bf16(dx, dxa);
+  check_close(dgamma, dga, "gamma gradient", 1e-4, 1e-5);
+  check_close(dbeta, dba, "beta gradient", 1e-4, 1e-5);
 }
 
 TEST_CASE("softmax and log_softmax: the per-vector functors equal the CPU operators") {

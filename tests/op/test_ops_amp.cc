@@ -102,24 +102,28 @@ struct Pass {
   std::vector<NDArray> outputs, grads;
 };
 
-// Forward and backward (head gradients `heads`) with the first `low_inputs`
-// inputs and the first head gradient in `dtype`.
+// Forward and backward (head gradients `heads`) on `device` with the first
+// `low_inputs` inputs and the first head gradient in `dtype`.
 Pass run_in(const std::string& name, const AttrMap& attrs, const std::vector<NDArray>& inputs,
             const std::vector<Shape>& aux_shapes, const std::vector<NDArray>& heads, DType dtype,
-            size_t low_inputs) {
+            size_t low_inputs, Context device) {
   op::OpInstance op(name, attrs);
   std::vector<NDArray> aux;  // float32 ones (BatchNorm's moving statistics), fresh each run
-  for (const Shape& s : aux_shapes) aux.push_back(NDArray::full(s, 1.0));
+  for (const Shape& s : aux_shapes) aux.push_back(NDArray::full(s, 1.0, device));
   std::vector<NDArray> in, head;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    in.push_back(i < low_inputs ? cast_to(inputs[i], dtype) : inputs[i]);
-  for (size_t i = 0; i < heads.size(); ++i)
-    head.push_back(i < low_inputs ? cast_to(heads[i], dtype) : heads[i]);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const NDArray x = inputs[i].copy_to(device);
+    in.push_back(i < low_inputs ? cast_to(x, dtype) : x);
+  }
+  for (size_t i = 0; i < heads.size(); ++i) {
+    const NDArray g = heads[i].copy_to(device);
+    head.push_back(i < low_inputs ? cast_to(g, dtype) : g);
+  }
   Pass p;
   p.outputs = op::invoke(op, in, aux, true);
   std::vector<OpReq> req;
   for (const auto& x : in) {
-    p.grads.push_back(NDArray::zeros(x.shape(), Context::cpu(), x.dtype()));
+    p.grads.push_back(NDArray::zeros(x.shape(), device, x.dtype()));
     req.push_back(OpReq::kWrite);
   }
   const size_t visible = static_cast<size_t>(op.num_visible_outputs());
@@ -141,11 +145,17 @@ struct LowCase {
 
 // The bounds: bfloat16 keeps 8 significant bits (relative rounding 2^-9),
 // and oneDNN sums its products in float32, so outputs and gradients stay
-// within 2% of their scale (the rounding of the inputs dominates).
+// within 2% of their scale (the rounding of the inputs dominates). float16
+// keeps 11 bits (2^-12), eight times finer: 0.5%.
 constexpr double kBound = 2e-2;
+constexpr double kFloat16Bound = 5e-3;
 
-void check_low_precision(const LowCase& c) {
+void check_low_precision(const LowCase& c, DType low = DType::kBFloat16,
+                         Context device = Context::cpu()) {
   CAPTURE(c.op);
+  const std::string type = dtype_name(low);
+  CAPTURE(type);
+  const double bound = low == DType::kFloat16 ? kFloat16Bound : kBound;
   std::mt19937_64 rng(11);
   std::vector<NDArray> inputs;
   for (const Shape& s : c.inputs) inputs.push_back(random_f32(s, rng, c.low, 1.0));
@@ -154,14 +164,15 @@ void check_low_precision(const LowCase& c) {
   for (const Shape& s : c.aux) aux.push_back(NDArray::full(s, 1.0));
   for (const auto& y : op::invoke(c.op, inputs, c.attrs, aux))
     heads.push_back(random_f32(y.shape(), rng, -1, 1));
-  const Pass f32 = run_in(c.op, c.attrs, inputs, c.aux, heads, DType::kFloat32, c.low_inputs);
-  const Pass bf16 = run_in(c.op, c.attrs, inputs, c.aux, heads, DType::kBFloat16, c.low_inputs);
+  const Pass f32 =
+      run_in(c.op, c.attrs, inputs, c.aux, heads, DType::kFloat32, c.low_inputs, device);
+  const Pass lp = run_in(c.op, c.attrs, inputs, c.aux, heads, low, c.low_inputs, device);
   for (size_t k = 0; k < f32.outputs.size(); ++k) {
-    CHECK(bf16.outputs[k].dtype() == (k < c.low_inputs ? DType::kBFloat16 : DType::kFloat32));
-    CHECK(relative_error(bf16.outputs[k], f32.outputs[k]) <= kBound);
+    CHECK(lp.outputs[k].dtype() == (k < c.low_inputs ? low : DType::kFloat32));
+    CHECK(relative_error(lp.outputs[k], f32.outputs[k]) <= bound);
   }
   for (size_t k = 0; k < f32.grads.size(); ++k)
-    CHECK(relative_error(bf16.grads[k], f32.grads[k]) <= kBound);
+    CHECK(relative_error(lp.grads[k], f32.grads[k]) <= bound);
 }
 
 std::vector<LowCase> low_precision_cases() {
@@ -224,6 +235,21 @@ TEST_CASE("low precision: each operator in bfloat16 against float32") {
       check_low_precision(c);
     }
   }
+}
+
+// On a GPU (test_ops_gpu): every case in float16 and in bfloat16 against
+// float32 on the same GPU (whose float32 kernels the harness compares with
+// the CPU's), through cuDNN's and cuBLAS's 16-bit kernels with float32 sums
+// and the element-wise kernels on 16-bit storage.
+TEST_CASE("low precision on the harness device: float16 and bfloat16 against float32") {
+  const Context device = harness_device();
+  if (!device.is_gpu() || !gpu_present()) {
+    MESSAGE("no GPU as the harness device (", device.to_string(),
+            "): the CPU's bfloat16 kernels are checked above, float16 runs on GPUs only");
+    return;
+  }
+  for (const LowCase& c : low_precision_cases())
+    for (DType low : {DType::kFloat16, DType::kBFloat16}) check_low_precision(c, low, device);
 }
 
 TEST_CASE("every operator that may run in bfloat16 has a low-precision case") {

@@ -82,8 +82,27 @@ TEST_CASE("a precision this machine cannot run fast is refused, naming the missi
   CHECK(test::error_text([] {
           parse_train_settings(config({"train.precision=float16"}), kFull);
         }).find("runs on GPUs only; on the CPU train in bfloat16") != std::string::npos);
-  CHECK_THROWS_AS(check_precision_supported(Precision::kBFloat16, {Context::gpu(0)}, kFull, "here"),
-                  InputError);
+  // On GPUs: float16 needs tensor cores (7.0), bfloat16 compute capability 8.0.
+  auto volta = [](int) { return 70; };
+  auto hopper = [](int) { return 90; };
+  check_precision_supported(Precision::kFloat16, {Context::gpu(0)}, CpuFeatures{}, "here", volta);
+  check_precision_supported(Precision::kBFloat16, {Context::gpu(0), Context::gpu(1)}, CpuFeatures{},
+                            "here", hopper);
+  CHECK(test::error_text([&] {
+          check_precision_supported(Precision::kBFloat16, {Context::gpu(0)}, kFull, "here", volta);
+        }) ==
+        "here: train.precision bfloat16 needs a GPU of compute capability 8.0 or later; "
+        "gpu:0 has 7.0; train in float32 there");
+  CHECK(test::error_text([] {
+          check_precision_supported(Precision::kFloat16, {Context::gpu(0)}, kFull, "here",
+                                    [](int) { return 61; });
+        }).find("needs a GPU of compute capability 7.0 or later; gpu:0 has 6.1") !=
+        std::string::npos);
+  // A CPU among the devices still needs what the CPU needs.
+  CHECK(test::error_text([&] {
+          check_precision_supported(Precision::kFloat16, {Context::gpu(0), Context::cpu()}, kFull,
+                                    "here", hopper);
+        }).find("runs on GPUs only") != std::string::npos);
   // float32 needs nothing.
   check_precision_supported(Precision::kFloat32, {Context::cpu()}, CpuFeatures{}, "here");
 }

@@ -200,7 +200,7 @@ TEST_CASE("a checkpoint is MXNet's params and symbol files plus the trainer's po
   CHECK(CheckpointPaths{"m", 12345}.params() == "m-12345.params");
   const graph::Symbol first = graph::Symbol::variable("first");
   save_checkpoint(paths, first, {{"w", floats({2, 3}, 1)}, {"b", floats({3}, 10)}},
-                  {{"mean", floats({3}, 20)}}, TrainerState{12, 4, 77, 991});
+                  {{"mean", floats({3}, 20)}}, TrainerState{12, 4, 77, 991, std::nullopt});
   NamedArrays saved = load_params(paths.params());
   CHECK(saved.names == std::vector<std::string>{"arg:b", "arg:w", "aux:mean"});
   CHECK(saved.arrays[1].to_vector<float>() == floats({2, 3}, 1).to_vector<float>());

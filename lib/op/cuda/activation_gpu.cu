@@ -35,6 +35,13 @@ template void prelu_gamma_grad<double>(const PreluGammaGrad<double>&, void*);
   template void run_elements<F<double>>(int64_t, void*, const char*, const F<double>&);
 MX_NN_ELEMENTS(ActivationForward)
 MX_NN_ELEMENTS(ActivationBackward)
+// Activation runs in mixed precision too (its AMP class follows its input).
+#define MX_NN_ELEMENTS_16(F)                                                            \
+  template void run_elements<F<half_t>>(int64_t, void*, const char*, const F<half_t>&); \
+  template void run_elements<F<bf16_t>>(int64_t, void*, const char*, const F<bf16_t>&);
+MX_NN_ELEMENTS_16(ActivationForward)
+MX_NN_ELEMENTS_16(ActivationBackward)
+#undef MX_NN_ELEMENTS_16
 MX_NN_ELEMENTS(LeakyForward)
 MX_NN_ELEMENTS(LeakyBackward)
 MX_NN_ELEMENTS(PreluForward)

@@ -16,6 +16,7 @@
 
 #include "op/cuda/block_sum.cuh"
 #include "op/cuda/cuda_check.h"
+#include "op/cuda/device_value.cuh"
 #include "op/cuda/nn_gpu.h"
 #include "op/nn/batch_norm_kernels.h"
 
@@ -40,9 +41,9 @@ __device__ double sum_parts(const double* parts, int64_t ch, int64_t splits) {
 }
 
 // Block (split, channel): its parts of the channel's shifted sums.
-template <typename T>
+template <typename F>
 __global__ void __launch_bounds__(kBlockThreads)
-    bn_stats_parts(BatchNormForwardChannel<T> f, int64_t splits, double* s1s, double* s2s) {
+    bn_stats_parts(F f, int64_t splits, double* s1s, double* s2s) {
   __shared__ double shared[kBlockThreads];
   const int64_t split = blockIdx.x, ch = blockIdx.y;
   double s1, s2;
@@ -56,10 +57,10 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 // One thread per channel: statistics, moving and saved statistics, and the
-// channel's scale and shift (as doubles holding T values).
-template <typename T>
-__global__ void bn_forward_finish(BatchNormForwardChannel<T> f, int64_t splits, const double* s1s,
-                                  const double* s2s, double* scale_shift) {
+// channel's scale and shift (as doubles holding values of the compute type).
+template <typename F>
+__global__ void bn_forward_finish(F f, int64_t splits, const double* s1s, const double* s2s,
+                                  double* scale_shift) {
   const int64_t ch = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (ch >= f.view.channels) return;
   double mean = 0, sq = 0;
@@ -67,7 +68,7 @@ __global__ void bn_forward_finish(BatchNormForwardChannel<T> f, int64_t splits, 
     f.mean_and_sq(f.shift_of(ch), sum_parts(s1s, ch, splits), sum_parts(s2s, ch, splits), mean, sq);
   const BatchNormStats s = f.stats(ch, mean, sq);
   f.finish(ch, s, sq);
-  T scale, shift;
+  typename F::C scale, shift;
   f.scale_shift(ch, s, scale, shift);
   scale_shift[2 * ch] = scale;
   scale_shift[2 * ch + 1] = shift;
@@ -116,28 +117,29 @@ __device__ int64_t grid_thread() {
 }
 __device__ int64_t grid_threads() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
-template <typename T>
+template <typename F>
 __global__ void __launch_bounds__(kBlockThreads)
-    bn_forward_apply_planes(BatchNormForwardChannel<T> f, const double* scale_shift) {
+    bn_forward_apply_planes(F f, const double* scale_shift) {
+  using C = typename F::C;
   const PlaneRange r = plane_range(f.view);
   const int64_t ch = r.plane % f.view.channels;
-  const T scale = static_cast<T>(scale_shift[2 * ch]),
-          shift = static_cast<T>(scale_shift[2 * ch + 1]);
+  const C scale = static_cast<C>(scale_shift[2 * ch]),
+          shift = static_cast<C>(scale_shift[2 * ch + 1]);
   each_element(
       r.begin, r.end, r.stride, [&](int64_t i) { return f.x[i]; },
-      [&](int64_t i, T xi) { f.apply(i, xi, scale, shift); });
+      [&](int64_t i, typename F::Data xi) { f.apply(i, xi, scale, shift); });
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kBlockThreads)
-    bn_forward_apply(BatchNormForwardChannel<T> f, const double* scale_shift) {
+template <typename F>
+__global__ void __launch_bounds__(kBlockThreads) bn_forward_apply(F f, const double* scale_shift) {
+  using C = typename F::C;
   each_element(
       grid_thread(), f.view.count() * f.view.channels, grid_threads(),
       [&](int64_t i) { return f.x[i]; },
-      [&](int64_t i, T xi) {
+      [&](int64_t i, typename F::Data xi) {
         const int64_t ch = f.view.channel_of(i);
-        f.apply(i, xi, static_cast<T>(scale_shift[2 * ch]),
-                static_cast<T>(scale_shift[2 * ch + 1]));
+        f.apply(i, xi, static_cast<C>(scale_shift[2 * ch]),
+                static_cast<C>(scale_shift[2 * ch + 1]));
       });
 }
 
@@ -148,9 +150,9 @@ struct XDy {
 };
 
 // Block (split, channel): its parts of sum(dy) and sum((x - mean) * dy).
-template <typename T>
+template <typename F>
 __global__ void __launch_bounds__(kBlockThreads)
-    bn_backward_parts(BatchNormBackwardChannel<T> f, int64_t splits, double* dys, double* dots) {
+    bn_backward_parts(F f, int64_t splits, double* dys, double* dots) {
   __shared__ double shared[kBlockThreads];
   const int64_t split = blockIdx.x, ch = blockIdx.y;
   double sum_dy, dot;
@@ -165,9 +167,9 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 // One thread per channel: the parameter gradients and what the data
 // gradient needs.
-template <typename T>
-__global__ void bn_backward_finish(BatchNormBackwardChannel<T> f, int64_t splits, const double* dys,
-                                   const double* dots, BatchNormDataGrad* g) {
+template <typename F>
+__global__ void bn_backward_finish(F f, int64_t splits, const double* dys, const double* dots,
+                                   BatchNormDataGrad* g) {
   const int64_t ch = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (ch >= f.view.channels) return;
   const double sum_dy = sum_parts(dys, ch, splits), dot = sum_parts(dots, ch, splits);
@@ -176,9 +178,10 @@ __global__ void bn_backward_finish(BatchNormBackwardChannel<T> f, int64_t splits
   g[ch] = f.data_grad(ch, s, sum_dy, dot);
 }
 
-template <typename T>
+template <typename F>
 __global__ void __launch_bounds__(kBlockThreads)
-    bn_backward_apply(BatchNormBackwardChannel<T> f, const BatchNormDataGrad* g) {
+    bn_backward_apply(F f, const BatchNormDataGrad* g) {
+  using T = typename F::Data;
   each_element(
       grid_thread(), f.view.count() * f.view.channels, grid_threads(),
       [&](int64_t i) {
@@ -187,9 +190,10 @@ __global__ void __launch_bounds__(kBlockThreads)
       [&](int64_t i, XDy<T> v) { f.apply(i, v.x, v.dy, g[f.view.channel_of(i)]); });
 }
 
-template <typename T>
+template <typename F>
 __global__ void __launch_bounds__(kBlockThreads)
-    bn_backward_apply_planes(BatchNormBackwardChannel<T> f, const BatchNormDataGrad* g) {
+    bn_backward_apply_planes(F f, const BatchNormDataGrad* g) {
+  using T = typename F::Data;
   const PlaneRange r = plane_range(f.view);
   const BatchNormDataGrad grad = g[r.plane % f.view.channels];
   each_element(
@@ -219,6 +223,52 @@ dim3 part_grid(const BatchNormView& view, int64_t splits) {
   return dim3(static_cast<unsigned>(splits), static_cast<unsigned>(view.channels));
 }
 
+template <typename F>
+void forward_on_device(const F& f, void* workspace, void* stream) {
+  if (f.view.channels <= 0) return;
+  const cudaStream_t s = stream_of(stream);
+  const int64_t splits = splits_for(f.view), channels = f.view.channels;
+  double* s1s = static_cast<double*>(workspace);
+  double* s2s = s1s + channels * splits;
+  double* scale_shift = s2s + channels * splits;
+  if (f.batch_stats && f.view.count() > 0) {
+    bn_stats_parts<F><<<part_grid(f.view, splits), kBlockThreads, 0, s>>>(f, splits, s1s, s2s);
+    check_launch("bn_stats_parts", kWhere);
+  } else {
+    MX_CUDA_CHECK(cudaMemsetAsync(s1s, 0, 2 * channels * splits * sizeof(double), s), kWhere);
+  }
+  bn_forward_finish<F>
+      <<<channel_blocks(channels), kBlockThreads, 0, s>>>(f, splits, s1s, s2s, scale_shift);
+  check_launch("bn_forward_finish", kWhere);
+  if (f.req_y != OpReq::kNull && f.view.count() > 0) {
+    launch_apply(f, static_cast<const double*>(scale_shift), bn_forward_apply_planes<F>,
+                 bn_forward_apply<F>, "bn_forward_apply", s);
+  }
+}
+
+template <typename F>
+void backward_on_device(const F& f, void* workspace, void* stream) {
+  if (f.view.channels <= 0) return;
+  const cudaStream_t s = stream_of(stream);
+  const int64_t splits = splits_for(f.view), channels = f.view.channels;
+  double* dys = static_cast<double*>(workspace);
+  double* dots = dys + channels * splits;
+  auto* grads = reinterpret_cast<BatchNormDataGrad*>(dots + channels * splits);
+  if (f.view.count() > 0) {
+    bn_backward_parts<F><<<part_grid(f.view, splits), kBlockThreads, 0, s>>>(f, splits, dys, dots);
+    check_launch("bn_backward_parts", kWhere);
+  } else {
+    MX_CUDA_CHECK(cudaMemsetAsync(dys, 0, 2 * channels * splits * sizeof(double), s), kWhere);
+  }
+  bn_backward_finish<F>
+      <<<channel_blocks(channels), kBlockThreads, 0, s>>>(f, splits, dys, dots, grads);
+  check_launch("bn_backward_finish", kWhere);
+  if (f.req_dx != OpReq::kNull && f.view.count() > 0) {
+    launch_apply(f, static_cast<const BatchNormDataGrad*>(grads), bn_backward_apply_planes<F>,
+                 bn_backward_apply<F>, "bn_backward_apply", s);
+  }
+}
+
 }  // namespace
 
 size_t batch_norm_workspace_bytes(const BatchNormView& view) {
@@ -228,55 +278,24 @@ size_t batch_norm_workspace_bytes(const BatchNormView& view) {
   return static_cast<size_t>(view.channels * (2 * splits_for(view) + per_channel)) * sizeof(double);
 }
 
-template <typename T>
-void batch_norm_forward(const BatchNormForwardChannel<T>& f, void* workspace, void* stream) {
-  if (f.view.channels <= 0) return;
-  const cudaStream_t s = stream_of(stream);
-  const int64_t splits = splits_for(f.view), channels = f.view.channels;
-  double* s1s = static_cast<double*>(workspace);
-  double* s2s = s1s + channels * splits;
-  double* scale_shift = s2s + channels * splits;
-  if (f.batch_stats && f.view.count() > 0) {
-    bn_stats_parts<T><<<part_grid(f.view, splits), kBlockThreads, 0, s>>>(f, splits, s1s, s2s);
-    check_launch("bn_stats_parts", kWhere);
-  } else {
-    MX_CUDA_CHECK(cudaMemsetAsync(s1s, 0, 2 * channels * splits * sizeof(double), s), kWhere);
-  }
-  bn_forward_finish<T>
-      <<<channel_blocks(channels), kBlockThreads, 0, s>>>(f, splits, s1s, s2s, scale_shift);
-  check_launch("bn_forward_finish", kWhere);
-  if (f.req_y != OpReq::kNull && f.view.count() > 0) {
-    launch_apply(f, static_cast<const double*>(scale_shift), bn_forward_apply_planes<T>,
-                 bn_forward_apply<T>, "bn_forward_apply", s);
-  }
+template <typename T, typename P>
+void batch_norm_forward(const BatchNormForwardChannel<T, P>& f, void* workspace, void* stream) {
+  forward_on_device(on_device(f), workspace, stream);
 }
 
-template <typename T>
-void batch_norm_backward(const BatchNormBackwardChannel<T>& f, void* workspace, void* stream) {
-  if (f.view.channels <= 0) return;
-  const cudaStream_t s = stream_of(stream);
-  const int64_t splits = splits_for(f.view), channels = f.view.channels;
-  double* dys = static_cast<double*>(workspace);
-  double* dots = dys + channels * splits;
-  auto* grads = reinterpret_cast<BatchNormDataGrad*>(dots + channels * splits);
-  if (f.view.count() > 0) {
-    bn_backward_parts<T><<<part_grid(f.view, splits), kBlockThreads, 0, s>>>(f, splits, dys, dots);
-    check_launch("bn_backward_parts", kWhere);
-  } else {
-    MX_CUDA_CHECK(cudaMemsetAsync(dys, 0, 2 * channels * splits * sizeof(double), s), kWhere);
-  }
-  bn_backward_finish<T>
-      <<<channel_blocks(channels), kBlockThreads, 0, s>>>(f, splits, dys, dots, grads);
-  check_launch("bn_backward_finish", kWhere);
-  if (f.req_dx != OpReq::kNull && f.view.count() > 0) {
-    launch_apply(f, static_cast<const BatchNormDataGrad*>(grads), bn_backward_apply_planes<T>,
-                 bn_backward_apply<T>, "bn_backward_apply", s);
-  }
+template <typename T, typename P>
+void batch_norm_backward(const BatchNormBackwardChannel<T, P>& f, void* workspace, void* stream) {
+  backward_on_device(on_device(f), workspace, stream);
 }
 
-template void batch_norm_forward<float>(const BatchNormForwardChannel<float>&, void*, void*);
-template void batch_norm_forward<double>(const BatchNormForwardChannel<double>&, void*, void*);
-template void batch_norm_backward<float>(const BatchNormBackwardChannel<float>&, void*, void*);
-template void batch_norm_backward<double>(const BatchNormBackwardChannel<double>&, void*, void*);
+#define MX_BATCH_NORM_GPU_INSTANTIATE(T, P)                                                   \
+  template void batch_norm_forward<T, P>(const BatchNormForwardChannel<T, P>&, void*, void*); \
+  template void batch_norm_backward<T, P>(const BatchNormBackwardChannel<T, P>&, void*, void*);
+MX_BATCH_NORM_GPU_INSTANTIATE(float, float)
+MX_BATCH_NORM_GPU_INSTANTIATE(double, double)
+// Mixed precision: 16-bit data, float32 parameters and statistics.
+MX_BATCH_NORM_GPU_INSTANTIATE(half_t, float)
+MX_BATCH_NORM_GPU_INSTANTIATE(bf16_t, float)
+#undef MX_BATCH_NORM_GPU_INSTANTIATE
 
 }  // namespace mx::op::cuda

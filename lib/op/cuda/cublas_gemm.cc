@@ -40,34 +40,54 @@ void gemm_any(const RunContext& rctx, std::string_view where, const RowMajorGemm
   const int ld_first = as_int(cm.ld_first, "row stride", where),
             ld_second = as_int(cm.ld_second, "row stride", where),
             ldc = as_int(cm.ldc, "row stride", where);
-  const T alpha = static_cast<T>(scale), beta = req == OpReq::kAdd ? T(1) : T(0);
   cublasHandle_t handle = cublas_handle(rctx);
   // cuBLAS's A is our B and its B our A (see gemm_args.h).
   const cublasOperation_t op_first = op_of(cm.trans_first), op_second = op_of(cm.trans_second);
-  if (batch.batch == 1) {
+  if constexpr (is_half_like_v<T>) {
+    // 16-bit inputs and outputs, float32 sums (tensor cores), float scales.
+    const float alpha = static_cast<float>(scale), beta = req == OpReq::kAdd ? 1.0f : 0.0f;
+    const cudaDataType_t type = std::is_same_v<T, half_t> ? CUDA_R_16F : CUDA_R_16BF;
+    if (batch.batch == 1) {
+      MX_CUDA_CHECK(
+          cublasGemmEx(handle, op_first, op_second, m, n, k, &alpha, b, type, ld_first, a, type,
+                       ld_second, &beta, c, type, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          where);
+    } else {
+      MX_CUDA_CHECK(cublasGemmStridedBatchedEx(handle, op_first, op_second, m, n, k, &alpha, b,
+                                               type, ld_first, static_cast<long long>(batch.b), a,
+                                               type, ld_second, static_cast<long long>(batch.a),
+                                               &beta, c, type, ldc, static_cast<long long>(batch.c),
+                                               as_int(batch.batch, "batch count", where),
+                                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                    where);
+    }
+  } else {
+    const T alpha = static_cast<T>(scale), beta = req == OpReq::kAdd ? T(1) : T(0);
+    if (batch.batch == 1) {
+      if constexpr (std::is_same_v<T, float>)
+        MX_CUDA_CHECK(cublasSgemm(handle, op_first, op_second, m, n, k, &alpha, b, ld_first, a,
+                                  ld_second, &beta, c, ldc),
+                      where);
+      else
+        MX_CUDA_CHECK(cublasDgemm(handle, op_first, op_second, m, n, k, &alpha, b, ld_first, a,
+                                  ld_second, &beta, c, ldc),
+                      where);
+      return;
+    }
+    const int count = as_int(batch.batch, "batch count", where);
+    const auto sa = static_cast<long long>(batch.a), sb = static_cast<long long>(batch.b),
+               sc = static_cast<long long>(batch.c);
     if constexpr (std::is_same_v<T, float>)
-      MX_CUDA_CHECK(cublasSgemm(handle, op_first, op_second, m, n, k, &alpha, b, ld_first, a,
-                                ld_second, &beta, c, ldc),
-                    where);
+      MX_CUDA_CHECK(
+          cublasSgemmStridedBatched(handle, op_first, op_second, m, n, k, &alpha, b, ld_first, sb,
+                                    a, ld_second, sa, &beta, c, ldc, sc, count),
+          where);
     else
-      MX_CUDA_CHECK(cublasDgemm(handle, op_first, op_second, m, n, k, &alpha, b, ld_first, a,
-                                ld_second, &beta, c, ldc),
-                    where);
-    return;
+      MX_CUDA_CHECK(
+          cublasDgemmStridedBatched(handle, op_first, op_second, m, n, k, &alpha, b, ld_first, sb,
+                                    a, ld_second, sa, &beta, c, ldc, sc, count),
+          where);
   }
-  const int count = as_int(batch.batch, "batch count", where);
-  const auto sa = static_cast<long long>(batch.a), sb = static_cast<long long>(batch.b),
-             sc = static_cast<long long>(batch.c);
-  if constexpr (std::is_same_v<T, float>)
-    MX_CUDA_CHECK(
-        cublasSgemmStridedBatched(handle, op_first, op_second, m, n, k, &alpha, b, ld_first, sb, a,
-                                  ld_second, sa, &beta, c, ldc, sc, count),
-        where);
-  else
-    MX_CUDA_CHECK(
-        cublasDgemmStridedBatched(handle, op_first, op_second, m, n, k, &alpha, b, ld_first, sb, a,
-                                  ld_second, sa, &beta, c, ldc, sc, count),
-        where);
 }
 
 }  // namespace
@@ -78,6 +98,14 @@ void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g,
 }
 void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const double* a,
           const double* b, double* c, OpReq req, const BatchStrides& batch, double alpha) {
+  gemm_any(rctx, where, g, a, b, c, req, batch, alpha);
+}
+void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const half_t* a,
+          const half_t* b, half_t* c, OpReq req, const BatchStrides& batch, double alpha) {
+  gemm_any(rctx, where, g, a, b, c, req, batch, alpha);
+}
+void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const bf16_t* a,
+          const bf16_t* b, bf16_t* c, OpReq req, const BatchStrides& batch, double alpha) {
   gemm_any(rctx, where, g, a, b, c, req, batch, alpha);
 }
 

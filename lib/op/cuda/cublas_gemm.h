@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "base/dtype.h"
 #include "engine/engine.h"
 #include "op/cuda/gemm_args.h"
 #include "op/tensor_ref.h"
@@ -20,6 +21,13 @@ void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g,
           const float* b, float* c, OpReq req, const BatchStrides& batch = {}, double alpha = 1.0);
 void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const double* a,
           const double* b, double* c, OpReq req, const BatchStrides& batch = {},
+          double alpha = 1.0);
+// float16 and bfloat16 products sum in float32 (tensor cores; mixed precision).
+void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const half_t* a,
+          const half_t* b, half_t* c, OpReq req, const BatchStrides& batch = {},
+          double alpha = 1.0);
+void gemm(const RunContext& rctx, std::string_view where, const RowMajorGemm& g, const bf16_t* a,
+          const bf16_t* b, bf16_t* c, OpReq req, const BatchStrides& batch = {},
           double alpha = 1.0);
 
 }  // namespace mx::op::cuda

@@ -51,6 +51,11 @@ F symbol(const char* name) {
 #define MX_CUBLAS_FORWARD(name, ...)                                       \
   static const auto real = ::mx::op::cuda::symbol<decltype(&name)>(#name); \
   return real(__VA_ARGS__)
+// The same for a name that cublas_v2.h also overloads in C++ (the C
+// function's type given).
+#define MX_CUBLAS_FORWARD_AS(type, name, ...)                   \
+  static const auto real = ::mx::op::cuda::symbol<type>(#name); \
+  return real(__VA_ARGS__)
 
 extern "C" {
 
@@ -118,6 +123,38 @@ cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                                          int ldc, long long int strideC, int batchCount) {
   MX_CUBLAS_FORWARD(cublasDgemmStridedBatched, handle, transa, transb, m, n, k, alpha, A, lda,
                     strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
+
+// float16 and bfloat16 products (mixed precision), float32 sums.
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
+                            cublasOperation_t transb, int m, int n, int k, const void* alpha,
+                            const void* A, cudaDataType Atype, int lda, const void* B,
+                            cudaDataType Btype, int ldb, const void* beta, void* C,
+                            cudaDataType Ctype, int ldc, cublasComputeType_t computeType,
+                            cublasGemmAlgo_t algo) {
+  using Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                const void*, const void*, cudaDataType, int, const void*,
+                                cudaDataType, int, const void*, void*, cudaDataType, int,
+                                cublasComputeType_t, cublasGemmAlgo_t);
+  MX_CUBLAS_FORWARD_AS(Fn, cublasGemmEx, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B,
+                       Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k,
+                                          const void* alpha, const void* A, cudaDataType Atype,
+                                          int lda, long long int strideA, const void* B,
+                                          cudaDataType Btype, int ldb, long long int strideB,
+                                          const void* beta, void* C, cudaDataType Ctype, int ldc,
+                                          long long int strideC, int batchCount,
+                                          cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  using Fn = cublasStatus_t (*)(
+      cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*,
+      cudaDataType, int, long long int, const void*, cudaDataType, int, long long int, const void*,
+      void*, cudaDataType, int, long long int, int, cublasComputeType_t, cublasGemmAlgo_t);
+  MX_CUBLAS_FORWARD_AS(Fn, cublasGemmStridedBatchedEx, handle, transa, transb, m, n, k, alpha, A,
+                       Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC,
+                       batchCount, computeType, algo);
 }
 
 }  // extern "C"

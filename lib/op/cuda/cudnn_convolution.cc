@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/logging.h"
+#include "op/cuda/channel_bias_gpu.h"
 #include "op/cuda/cuda_check.h"
 #include "op/cuda/cudnn_descriptors.h"
 #include "op/cuda/cudnn_graph_conv.h"
@@ -61,9 +62,12 @@ AlgoCache& algo_cache() {
 // float32 runs on FMA kernels only: CUDNN_DEFAULT_MATH lets Ampere and later
 // use TF32 tensor cores, whose 10-bit mantissa would not compare with the CPU;
 // MX_GPU_TF32=1 allows them (math_settings.h).
+// float16 and bfloat16: mixed precision's types (tensor cores; our own bias passes).
+bool is_16bit_float(DType dtype) { return dtype == DType::kFloat16 || dtype == DType::kBFloat16; }
+
 cudnnMathType_t math_for(DType dtype) {
   if (dtype == DType::kFloat32) return tf32_allowed() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
-  if (dtype == DType::kFloat16) return CUDNN_TENSOR_OP_MATH;
+  if (is_16bit_float(dtype)) return CUDNN_TENSOR_OP_MATH;
   return CUDNN_DEFAULT_MATH;
 }
 
@@ -413,6 +417,8 @@ void cudnn_conv_reserve(const CudnnConv& conv, std::initializer_list<ConvPass> p
 void cudnn_add_bias(const char* op, DType dtype, const RunContext& rctx, const void* bias, void* y,
                     int64_t batch, int64_t channels, int64_t plane) {
   if (batch * channels * plane == 0) return;
+  if (is_16bit_float(dtype))
+    return channel_bias_add_gpu(op, dtype, rctx, bias, y, batch, channels, plane);
   TensorDesc bias_desc(op), y_desc(op);
   bias_desc.set_4d(dtype, 1, channels, 1, 1);
   y_desc.set_4d(dtype, batch, channels, 1, plane);
@@ -425,6 +431,8 @@ void cudnn_bias_gradient(const char* op, DType dtype, const RunContext& rctx, co
                          int64_t batch, int64_t channels, int64_t plane, void* db, OpReq req) {
   if (req == OpReq::kNull || channels == 0) return;
   if (batch * plane == 0) return write_zero_contribution(db, channels, dtype, req, rctx, op);
+  if (is_16bit_float(dtype))
+    return channel_bias_grad_gpu(op, dtype, rctx, dy, batch, channels, plane, db, req);
   TensorDesc dy_desc(op), db_desc(op);
   dy_desc.set_4d(dtype, batch, channels, 1, plane);
   db_desc.set_4d(dtype, 1, channels, 1, 1);

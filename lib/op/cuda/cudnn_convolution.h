@@ -48,7 +48,8 @@ void cudnn_conv_backward_filter(const CudnnConv& conv, const RunContext& rctx,
 void cudnn_conv_reserve(const CudnnConv& conv, std::initializer_list<ConvPass> passes,
                         const RunContext& rctx, const OpResources& res);
 
-// y[n, c, :] += bias[c] for y (batch, channels, plane).
+// y[n, c, :] += bias[c] for y (batch, channels, plane); float16 and bfloat16
+// through channel_bias_gpu.h.
 void cudnn_add_bias(const char* op, DType dtype, const RunContext& rctx, const void* bias, void* y,
                     int64_t batch, int64_t channels, int64_t plane);
 // db[c] (req) = sum over images and positions of dy (batch, channels, plane).

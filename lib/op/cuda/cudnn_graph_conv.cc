@@ -12,6 +12,7 @@
 #include "base/logging.h"
 #include "base/strings.h"
 #include "op/cuda/cuda_check.h"
+#include "op/cuda/cudnn_descriptors.h"
 #include "op/cuda/math_settings.h"
 #include "storage/storage.h"
 
@@ -130,7 +131,7 @@ PassAttrs attrs_of(ConvPass pass) {
 
 // The finalized operation graph of one pass.
 Desc operation_graph(const GraphConvRequest& r, cudnnHandle_t handle) {
-  const cudnnDataType_t type = r.dtype == DType::kFloat16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  const cudnnDataType_t type = cudnn_data_type(r.dtype, "Convolution");
   const Desc x = tensor(kX, r.shape.x, type, r.alignment);
   const Desc w = tensor(kW, r.shape.w, type, r.alignment);
   const Desc y = tensor(kY, r.shape.y, type, r.alignment);
@@ -202,7 +203,8 @@ int64_t engine_index(const Desc& config) { return index_of(engine_of(config)); }
 
 // Why an engine does not compute as mx promises for this request, or
 // nullptr where it does: float32 on full-precision FMA (TF32 only under
-// MX_GPU_TF32=1, never down-converted inputs or reduced-precision sums), no
+// MX_GPU_TF32=1, never down-converted inputs), sums never in reduced
+// precision (float16 and bfloat16 sum in float32), no
 // kernel compiled at run time (seconds at the first batch). Deterministic
 // runs never get here: their choice is the legacy API's
 // (cudnn_convolution.cc). Sets `index` to the engine's global index.
@@ -222,8 +224,8 @@ const char* engine_refusal(const Desc& config, const GraphConvRequest& r, int64_
     const cudnnBackendNumericalNote_t note = notes[static_cast<size_t>(i)];
     if (float32 && note == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && !tf32_allowed()) return "tf32";
     if (float32 && note == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return "down-convert";
-    if (float32 && note == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION)
-      return "reduced-precision sum";
+    // Mixed precision promises float32 sums too (MXNet's and PyTorch's AMP).
+    if (note == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION) return "reduced-precision sum";
   }
   std::array<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT> behaviours{};
   int64_t behaviour_count = 0;
@@ -355,9 +357,11 @@ std::shared_ptr<GraphConvPlan> fastest(const GraphConvRequest& r,
   return best;
 }
 
-// The passes the graph API is tried for: float32 and float16, ungrouped.
+// The passes the graph API is tried for: float32, float16 and bfloat16, ungrouped.
 bool graph_conv_eligible(const GraphConvRequest& r) {
-  return (r.dtype == DType::kFloat32 || r.dtype == DType::kFloat16) && r.shape.groups == 1;
+  return (r.dtype == DType::kFloat32 || r.dtype == DType::kFloat16 ||
+          r.dtype == DType::kBFloat16) &&
+         r.shape.groups == 1;
 }
 
 }  // namespace

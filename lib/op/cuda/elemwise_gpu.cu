@@ -1,6 +1,7 @@
 // GPU kernels of the element-wise operators: each launches one functor of
 // tensor/elemwise_kernels.h over the elements (the binary ones compiled per
 // operation through with_binary, as on the CPU).
+#include "op/cuda/device_value.cuh"
 #include "op/cuda/elemwise_gpu.h"
 #include "op/cuda/launch.cuh"
 
@@ -10,9 +11,11 @@ template <typename T>
 void binary_forward_gpu(const char* op, Binary kind, const T* a, const T* b, T* out, int64_t n,
                         OpReq req, void* stream) {
   if (req == OpReq::kNull) return;
+  using D = DeviceType<T>;
   with_binary(kind, [&](auto k) {
     launch_elements(n, stream_of(stream), op,
-                    BinaryForwardKernel<decltype(k)::value, T>{a, b, out, req});
+                    BinaryForwardKernel<decltype(k)::value, D>{device_ptr(a), device_ptr(b),
+                                                               device_ptr(out), req});
   });
 }
 
@@ -20,9 +23,11 @@ template <typename T>
 void binary_backward_gpu(const char* op, Binary kind, int side, const T* g, const T* a, const T* b,
                          T* grad, int64_t n, OpReq req, void* stream) {
   if (req == OpReq::kNull) return;
+  using D = DeviceType<T>;
   with_binary(kind, [&](auto k) {
     launch_elements(n, stream_of(stream), op,
-                    BinaryBackwardKernel<decltype(k)::value, T>{g, a, b, grad, req, side});
+                    BinaryBackwardKernel<decltype(k)::value, D>{
+                        device_ptr(g), device_ptr(a), device_ptr(b), device_ptr(grad), req, side});
   });
 }
 
@@ -30,54 +35,69 @@ template <typename T>
 void scalar_forward_gpu(const char* op, WithScalar kind, T s, const T* x, T* out, int64_t n,
                         OpReq req, void* stream) {
   if (req == OpReq::kNull) return;
-  launch_elements(n, stream_of(stream), op, ScalarForwardKernel<T>{kind, s, x, out, req});
+  launch_elements(n, stream_of(stream), op,
+                  ScalarForwardKernel<DeviceType<T>>{kind, device_value(s), device_ptr(x),
+                                                     device_ptr(out), req});
 }
 
 template <typename T>
 void scalar_backward_gpu(const char* op, WithScalar kind, T s, const T* g, const T* x, const T* y,
                          T* grad, int64_t n, OpReq req, void* stream) {
   if (req == OpReq::kNull) return;
-  launch_elements(n, stream_of(stream), op, ScalarBackwardKernel<T>{kind, s, g, x, y, grad, req});
+  launch_elements(
+      n, stream_of(stream), op,
+      ScalarBackwardKernel<DeviceType<T>>{kind, device_value(s), device_ptr(g), device_ptr(x),
+                                          device_ptr(y), device_ptr(grad), req});
 }
 
 template <typename T>
 void unary_forward_gpu(const char* op, Unary kind, const T* x, T* out, int64_t n, OpReq req,
                        void* stream) {
   if (req == OpReq::kNull) return;
-  launch_elements(n, stream_of(stream), op, UnaryForwardKernel<T>{kind, x, out, req});
+  launch_elements(n, stream_of(stream), op,
+                  UnaryForwardKernel<DeviceType<T>>{kind, device_ptr(x), device_ptr(out), req});
 }
 
 template <typename T>
 void unary_backward_gpu(const char* op, Unary kind, const T* g, const T* x, const T* y, T* grad,
                         int64_t n, OpReq req, void* stream) {
   if (req == OpReq::kNull) return;
-  launch_elements(n, stream_of(stream), op, UnaryBackwardKernel<T>{kind, g, x, y, grad, req});
+  launch_elements(n, stream_of(stream), op,
+                  UnaryBackwardKernel<DeviceType<T>>{kind, device_ptr(g), device_ptr(x),
+                                                     device_ptr(y), device_ptr(grad), req});
 }
 
 template <typename T>
 void clip_forward_gpu(const char* op, T lo, T hi, const T* x, T* out, int64_t n, OpReq req,
                       void* stream) {
   if (req == OpReq::kNull) return;
-  launch_elements(n, stream_of(stream), op, ClipForwardKernel<T>{lo, hi, x, out, req});
+  launch_elements(n, stream_of(stream), op,
+                  ClipForwardKernel<DeviceType<T>>{device_value(lo), device_value(hi),
+                                                   device_ptr(x), device_ptr(out), req});
 }
 
 template <typename T>
 void clip_backward_gpu(const char* op, T lo, T hi, const T* g, const T* x, T* grad, int64_t n,
                        OpReq req, void* stream) {
   if (req == OpReq::kNull) return;
-  launch_elements(n, stream_of(stream), op, ClipBackwardKernel<T>{lo, hi, g, x, grad, req});
+  launch_elements(
+      n, stream_of(stream), op,
+      ClipBackwardKernel<DeviceType<T>>{device_value(lo), device_value(hi), device_ptr(g),
+                                        device_ptr(x), device_ptr(grad), req});
 }
 
 template <typename T>
 void fill_gpu(const char* op, T value, T* out, int64_t n, OpReq req, void* stream) {
   if (req == OpReq::kNull) return;
-  launch_elements(n, stream_of(stream), op, FillKernel<T>{value, out, req});
+  launch_elements(n, stream_of(stream), op,
+                  FillKernel<DeviceType<T>>{device_value(value), device_ptr(out), req});
 }
 
 template <typename T>
 void copy_gpu(const char* op, const T* x, T* out, int64_t n, OpReq req, void* stream) {
   if (req == OpReq::kNull) return;
-  launch_elements(n, stream_of(stream), op, CopyKernel<T>{x, out, req});
+  launch_elements(n, stream_of(stream), op,
+                  CopyKernel<DeviceType<T>>{device_ptr(x), device_ptr(out), req});
 }
 
 template <typename T>
@@ -85,7 +105,7 @@ void add_n_gpu(const char* op, const std::vector<const T*>& xs, T* out, int64_t 
                void* stream) {
   // One launch per chunk of inputs, in order on the stream.
   for (const AddNKernel<T>& f : add_n_chunks(xs, out, req, op))
-    launch_elements(n, stream_of(stream), op, f);
+    launch_elements(n, stream_of(stream), op, on_device(f));
 }
 
 #define MX_ELEMWISE_GPU_INSTANTIATE(T)                                                             \
@@ -109,5 +129,7 @@ void add_n_gpu(const char* op, const std::vector<const T*>& xs, T* out, int64_t 
 
 MX_ELEMWISE_GPU_INSTANTIATE(float)
 MX_ELEMWISE_GPU_INSTANTIATE(double)
+MX_ELEMWISE_GPU_INSTANTIATE(half_t)
+MX_ELEMWISE_GPU_INSTANTIATE(bf16_t)
 
 }  // namespace mx::op::cuda

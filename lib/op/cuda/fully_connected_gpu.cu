@@ -1,3 +1,4 @@
+#include "op/cuda/device_value.cuh"
 #include "op/cuda/fully_connected_gpu.h"
 #include "op/cuda/launch.cuh"
 #include "op/infer_util.h"
@@ -29,20 +30,22 @@ __global__ void __launch_bounds__(kSumThreads) column_sums_kernel(kernels::Colum
 void bias_rows_gpu(const RunContext& rctx, const TensorRef& bias, const TensorRef& y, int64_t rows,
                    int64_t hidden, OpReq req) {
   if (req == OpReq::kNull) return;
-  dispatch_real(y.dtype, "FullyConnected", [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  dispatch_device_real(y.dtype, "FullyConnected", [&](auto zero) {
+    using T = decltype(zero);
     launch_elements(rows * hidden, stream_of(rctx.stream), "FullyConnected",
-                    kernels::BiasRows<T>{y.ptr<T>(), bias.ptr<T>(), hidden, req});
+                    kernels::BiasRows<T>{static_cast<T*>(y.data), static_cast<const T*>(bias.data),
+                                         hidden, req});
   });
 }
 
 void column_sums_gpu(const RunContext& rctx, const TensorRef& dy, const TensorRef& dbias,
                      int64_t rows, int64_t hidden, OpReq req) {
   if (req == OpReq::kNull) return;
-  dispatch_real(dy.dtype, "FullyConnected", [&](auto tag) {
-    using T = typename decltype(tag)::type;
+  dispatch_device_real(dy.dtype, "FullyConnected", [&](auto zero) {
+    using T = decltype(zero);
     if (hidden <= 0) return;
-    const kernels::ColumnSums<T> f{dbias.ptr<T>(), dy.ptr<T>(), rows, hidden, req};
+    const kernels::ColumnSums<T> f{static_cast<T*>(dbias.data), static_cast<const T*>(dy.data),
+                                   rows, hidden, req};
     const auto blocks = static_cast<unsigned>((hidden + kSumColumns - 1) / kSumColumns);
     column_sums_kernel<T><<<blocks, dim3(kSumColumns, kRowParts), 0, stream_of(rctx.stream)>>>(f);
     check_launch("column_sums_kernel", "FullyConnected");

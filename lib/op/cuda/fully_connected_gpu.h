@@ -1,6 +1,6 @@
 // FullyConnected's own GPU kernels (the products go through cublas_gemm.h);
 // functors in op/nn/fully_connected_kernels.h. Asynchronous on the stream
-// of `rctx`; float32 and float64.
+// of `rctx`; float32, float64, float16 and bfloat16.
 #pragma once
 
 #include <cstdint>

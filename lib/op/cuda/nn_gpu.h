@@ -15,9 +15,9 @@
 
 namespace mx::op {
 struct BatchNormView;
-template <typename T>
+template <typename T, typename P>
 struct BatchNormForwardChannel;
-template <typename T>
+template <typename T, typename P>
 struct BatchNormBackwardChannel;
 template <typename T>
 struct ValidLabelCount;
@@ -43,10 +43,11 @@ void prelu_gamma_grad(const PreluGammaGrad<T>& f, void* stream);
 // per channel (batch_norm_kernels.h); `workspace` holds
 // batch_norm_workspace_bytes(view) bytes of GPU memory (the TempSpace).
 size_t batch_norm_workspace_bytes(const BatchNormView& view);
-template <typename T>
-void batch_norm_forward(const BatchNormForwardChannel<T>& f, void* workspace, void* stream);
-template <typename T>
-void batch_norm_backward(const BatchNormBackwardChannel<T>& f, void* workspace, void* stream);
+// T: the data's type; P: the parameters' (float for float16 and bfloat16 data).
+template <typename T, typename P>
+void batch_norm_forward(const BatchNormForwardChannel<T, P>& f, void* workspace, void* stream);
+template <typename T, typename P>
+void batch_norm_backward(const BatchNormBackwardChannel<T, P>& f, void* workspace, void* stream);
 
 // softmax, log_softmax and SoftmaxOutput row by row: a block per row where
 // rows are contiguous and long enough to share (the last axis, 64 or more

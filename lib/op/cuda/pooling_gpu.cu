@@ -1,3 +1,4 @@
+#include "op/cuda/device_value.cuh"
 #include "op/cuda/launch.cuh"
 #include "op/cuda/pooling_gpu.h"
 
@@ -16,7 +17,7 @@ void with_index_type(const PoolKernelGeom& g, Fn&& fn) {
 void pooling_forward_gpu(const PoolKernelGeom& g, DType dtype, const void* x, void* y, OpReq req,
                          void* stream) {
   if (req == OpReq::kNull) return;
-  dispatch_float_or_double(dtype, "Pooling", [&](auto zero) {
+  dispatch_device_real(dtype, "Pooling", [&](auto zero) {
     using T = decltype(zero);
     with_index_type(g, [&](auto index) {
       using I = decltype(index);
@@ -29,7 +30,7 @@ void pooling_forward_gpu(const PoolKernelGeom& g, DType dtype, const void* x, vo
 void pooling_backward_gpu(const PoolKernelGeom& g, DType dtype, const void* x, const void* y,
                           const void* dy, void* dx, OpReq req, void* stream) {
   if (req == OpReq::kNull) return;
-  dispatch_float_or_double(dtype, "Pooling", [&](auto zero) {
+  dispatch_device_real(dtype, "Pooling", [&](auto zero) {
     using T = decltype(zero);
     with_index_type(g, [&](auto index) {
       using I = decltype(index);

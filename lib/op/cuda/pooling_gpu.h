@@ -7,7 +7,7 @@
 
 namespace mx::op::cuda {
 
-// y (req) from x, both planes of `g`, float32 or float64, on `stream`.
+// y (req) from x, both planes of `g`, float32, float64, float16 or bfloat16, on `stream`.
 void pooling_forward_gpu(const PoolKernelGeom& g, DType dtype, const void* x, void* y, OpReq req,
                          void* stream);
 // dx (req) from x, y and dy.

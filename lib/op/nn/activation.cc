@@ -174,7 +174,7 @@ void register_activation_ops(OpRegistry& r) {
 #if MX_USE_CUDA
       .forward(DeviceKind::kGPU,
                [](const ActivationParam& p, const ForwardCall& c) {
-                 dispatch_real(c.inputs[0].dtype, "Activation", [&](auto tag) {
+                 dispatch_real_amp(c.inputs[0].dtype, "Activation", [&](auto tag) {
                    using T = typename decltype(tag)::type;
                    cuda::run_elements(c.outputs[0].size(), c.rctx.stream, "Activation",
                                       ActivationForward<T>{p.act_type, c.inputs[0].ptr<T>(),
@@ -184,7 +184,7 @@ void register_activation_ops(OpRegistry& r) {
       .backward(DeviceKind::kGPU,
                 [](const ActivationParam& p, const BackwardCall& c) {
                   if (c.req[0] == OpReq::kNull) return;
-                  dispatch_real(c.out_grads[0].dtype, "Activation", [&](auto tag) {
+                  dispatch_real_amp(c.out_grads[0].dtype, "Activation", [&](auto tag) {
                     using T = typename decltype(tag)::type;
                     cuda::run_elements(c.in_grads[0].size(), c.rctx.stream, "Activation",
                                        ActivationBackward<T>{p.act_type, c.out_grads[0].ptr<T>(),

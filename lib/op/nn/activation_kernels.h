@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "base/bfloat16.h"
+#include "op/compute_type.h"
 #include "op/nn/activation_table.h"
 #include "op/nn/nn_math.h"
 #include "op/tensor_ref.h"
@@ -44,9 +45,9 @@ MX_HOST_DEVICE inline T derivative(ActType t, T y) {
   return T(0);
 }
 
-// The type a functor computes T in: float for bfloat16 storage.
+// The type a functor computes T in: float for 16-bit float storage.
 template <typename T>
-using ActCompute = std::conditional_t<std::is_same_v<T, bf16_t>, float, T>;
+using ActCompute = KernelCompute<T>;
 
 // y[i] (req) activate(x[i]); in place (y == x) each element is read first.
 template <typename T>

@@ -293,28 +293,37 @@ void batch_norm_backward(const BatchNormParam& p, const BackwardCall& c) {
 }
 
 #if MX_USE_CUDA
+// The parameters' type for data of type T: float32 for 16-bit float data.
 template <typename T>
+using ParamType = std::conditional_t<is_half_like_v<T>, float, T>;
+
+// T: the data's type; P: the parameters' (float32 for float16 and bfloat16 data).
+template <typename T, typename P>
 void batch_norm_forward_gpu(const BatchNormParam& p, const ForwardCall& c) {
   const BatchNormView view = channel_view(p, c.inputs[0].shape);
   cuda::batch_norm_forward(
-      BatchNormForwardChannel<T>{
-          view, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(), c.inputs[2].ptr<T>(), c.aux[0].ptr<T>(),
-          c.aux[1].ptr<T>(), c.outputs[0].ptr<T>(), c.outputs[1].ptr<T>(), c.outputs[2].ptr<T>(),
+      BatchNormForwardChannel<T, P>{
+          view, c.inputs[0].ptr<T>(), c.inputs[1].ptr<P>(), c.inputs[2].ptr<P>(), c.aux[0].ptr<P>(),
+          c.aux[1].ptr<P>(), c.outputs[0].ptr<T>(), c.outputs[1].ptr<P>(), c.outputs[2].ptr<P>(),
           c.req[0], c.req[1], c.req[2], p.eps, static_cast<double>(p.momentum), p.fix_gamma,
           c.is_train && !p.use_global_stats},
       c.resources.temp_space(cuda::batch_norm_workspace_bytes(view)), c.rctx.stream);
 }
 
-template <typename T>
+template <typename T, typename P>
 void batch_norm_backward_gpu(const BatchNormParam& p, const BackwardCall& c) {
-  auto grad = [&](size_t i) { return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].ptr<T>(); };
+  auto grad = [&](size_t i, auto* type) {
+    using V = std::remove_pointer_t<decltype(type)>;
+    return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].ptr<V>();
+  };
   const BatchNormView view = channel_view(p, c.inputs[0].shape);
   cuda::batch_norm_backward(
-      BatchNormBackwardChannel<T>{view, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(),
-                                  c.out_grads[0].ptr<T>(), c.outputs[1].ptr<T>(),
-                                  c.outputs[2].ptr<T>(), c.aux[0].ptr<T>(), c.aux[1].ptr<T>(),
-                                  grad(0), grad(1), grad(2), c.req[0], c.req[1], c.req[2], p.eps,
-                                  p.fix_gamma, c.is_train && !p.use_global_stats},
+      BatchNormBackwardChannel<T, P>{
+          view, c.inputs[0].ptr<T>(), c.inputs[1].ptr<P>(), c.out_grads[0].ptr<T>(),
+          c.outputs[1].ptr<P>(), c.outputs[2].ptr<P>(), c.aux[0].ptr<P>(), c.aux[1].ptr<P>(),
+          grad(0, static_cast<T*>(nullptr)), grad(1, static_cast<P*>(nullptr)),
+          grad(2, static_cast<P*>(nullptr)), c.req[0], c.req[1], c.req[2], p.eps, p.fix_gamma,
+          c.is_train && !p.use_global_stats},
       c.resources.temp_space(cuda::batch_norm_workspace_bytes(view)), c.rctx.stream);
 }
 #endif
@@ -357,14 +366,16 @@ void register_batch_norm_ops(OpRegistry& r) {
 #if MX_USE_CUDA
       .forward(DeviceKind::kGPU,
                [](const BatchNormParam& p, const ForwardCall& c) {
-                 dispatch_real(c.inputs[0].dtype, "BatchNorm", [&](auto tag) {
-                   batch_norm_forward_gpu<typename decltype(tag)::type>(p, c);
+                 dispatch_real_amp(c.inputs[0].dtype, "BatchNorm", [&](auto tag) {
+                   using T = typename decltype(tag)::type;
+                   batch_norm_forward_gpu<T, ParamType<T>>(p, c);
                  });
                })
       .backward(DeviceKind::kGPU,
                 [](const BatchNormParam& p, const BackwardCall& c) {
-                  dispatch_real(c.inputs[0].dtype, "BatchNorm", [&](auto tag) {
-                    batch_norm_backward_gpu<typename decltype(tag)::type>(p, c);
+                  dispatch_real_amp(c.inputs[0].dtype, "BatchNorm", [&](auto tag) {
+                    using T = typename decltype(tag)::type;
+                    batch_norm_backward_gpu<T, ParamType<T>>(p, c);
                   });
                 })
 #endif

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "op/compute_type.h"
 #include "op/nn/nn_math.h"
 #include "op/tensor_ref.h"
 
@@ -84,17 +85,21 @@ struct BatchNormStats {
   double mean = 0, invstd = 0;
 };
 
-template <typename T>
+// T: the data's type; P: the parameters' and statistics' (float32 for
+// 16-bit float data, as MXNet's BatchNorm keeps them in mixed precision).
+template <typename T, typename P = T>
 struct BatchNormForwardChannel {
+  using Data = T;
+  using C = KernelCompute<T>;  // the per-element arithmetic (float for 16-bit data)
   BatchNormView view;
   const T* x;
-  const T* gamma;
-  const T* beta;
-  T* moving_mean;
-  T* moving_var;
+  const P* gamma;
+  const P* beta;
+  P* moving_mean;
+  P* moving_var;
   T* y;
-  T* mean_out;
-  T* invstd_out;
+  P* mean_out;
+  P* invstd_out;
   OpReq req_y, req_mean, req_invstd;
   double eps, momentum;
   bool fix_gamma;
@@ -103,7 +108,7 @@ struct BatchNormForwardChannel {
   // The value a channel's sums are shifted by: its first element, near
   // enough to the mean for the variance not to cancel.
   MX_HOST_DEVICE double shift_of(int64_t ch) const {
-    return view.count() > 0 ? static_cast<double>(x[view.index(ch, 0)]) : 0.0;
+    return view.count() > 0 ? static_cast<double>(C(x[view.index(ch, 0)])) : 0.0;
   }
   // Phase 1 (batch_stats): a thread's part of one split of the channel's
   // sums of (x - shift) and (x - shift)^2.
@@ -112,7 +117,7 @@ struct BatchNormForwardChannel {
     s1 = 0;
     s2 = 0;
     view.for_split_thread(ch, split, splits, thread, threads, [&](int64_t i) {
-      const double d = x[i] - shift;
+      const double d = static_cast<double>(C(x[i])) - shift;
       s1 += d;
       s2 += d * d;
     });
@@ -139,20 +144,20 @@ struct BatchNormForwardChannel {
   MX_HOST_DEVICE void finish(int64_t ch, const BatchNormStats& s, double sq) const {
     if (batch_stats) {
       const double var = view.count() > 0 ? sq / static_cast<double>(view.count()) : 0.0;
-      moving_mean[ch] = static_cast<T>(moving_mean[ch] * momentum + s.mean * (1 - momentum));
-      moving_var[ch] = static_cast<T>(moving_var[ch] * momentum + var * (1 - momentum));
+      moving_mean[ch] = static_cast<P>(moving_mean[ch] * momentum + s.mean * (1 - momentum));
+      moving_var[ch] = static_cast<P>(moving_var[ch] * momentum + var * (1 - momentum));
     }
-    if (req_mean != OpReq::kNull) mean_out[ch] = static_cast<T>(s.mean);
-    if (req_invstd != OpReq::kNull) invstd_out[ch] = static_cast<T>(s.invstd);
+    if (req_mean != OpReq::kNull) mean_out[ch] = static_cast<P>(s.mean);
+    if (req_invstd != OpReq::kNull) invstd_out[ch] = static_cast<P>(s.invstd);
   }
   // The channel's output is x * scale + shift.
-  MX_HOST_DEVICE void scale_shift(int64_t ch, const BatchNormStats& s, T& scale, T& shift) const {
-    scale = static_cast<T>(s.invstd * (fix_gamma ? 1.0 : static_cast<double>(gamma[ch])));
-    shift = static_cast<T>(beta[ch] - s.mean * static_cast<double>(scale));
+  MX_HOST_DEVICE void scale_shift(int64_t ch, const BatchNormStats& s, C& scale, C& shift) const {
+    scale = static_cast<C>(s.invstd * (fix_gamma ? 1.0 : static_cast<double>(gamma[ch])));
+    shift = static_cast<C>(static_cast<double>(beta[ch]) - s.mean * static_cast<double>(scale));
   }
   // Phase 3, one element (where req_y is not kNull), its data value `xi` read.
-  MX_HOST_DEVICE void apply(int64_t i, T xi, T scale, T shift) const {
-    assign(y + i, req_y, static_cast<T>(xi * scale + shift));
+  MX_HOST_DEVICE void apply(int64_t i, T xi, C scale, C shift) const {
+    assign(y + i, req_y, static_cast<T>(C(xi) * scale + shift));
   }
 };
 
@@ -162,19 +167,21 @@ struct BatchNormDataGrad {
   bool through_stats = false;  // the batch statistics depend on the data
 };
 
-template <typename T>
+template <typename T, typename P = T>
 struct BatchNormBackwardChannel {
+  using Data = T;
+  using C = KernelCompute<T>;
   BatchNormView view;
   const T* x;
-  const T* gamma;
+  const P* gamma;
   const T* dy;
-  const T* saved_mean;
-  const T* saved_invstd;
-  const T* moving_mean;
-  const T* moving_var;
+  const P* saved_mean;
+  const P* saved_invstd;
+  const P* moving_mean;
+  const P* moving_var;
   T* dx;  // null where the gradient is not requested
-  T* dgamma;
-  T* dbeta;
+  P* dgamma;
+  P* dbeta;
   OpReq req_dx, req_dgamma, req_dbeta;
   double eps;
   bool fix_gamma;
@@ -192,8 +199,9 @@ struct BatchNormBackwardChannel {
     sum_dy = 0;
     dot = 0;
     view.for_split_thread(ch, split, splits, thread, threads, [&](int64_t i) {
-      sum_dy += dy[i];
-      dot += (x[i] - mean) * dy[i];
+      const double dyi = static_cast<double>(C(dy[i]));
+      sum_dy += dyi;
+      dot += (static_cast<double>(C(x[i])) - mean) * dyi;
     });
   }
   // Once per channel, from the channel's sums.
@@ -218,14 +226,14 @@ struct BatchNormBackwardChannel {
   // values of x and dy read.
   MX_HOST_DEVICE void apply(int64_t i, T xi, T dyi, const BatchNormDataGrad& g) const {
     if (g.through_stats)
-      assign(dx + i, req_dx, static_cast<T>((dyi - g.mean_dy - (xi - g.mean) * g.k) * g.iw));
+      assign(dx + i, req_dx, static_cast<T>((C(dyi) - g.mean_dy - (C(xi) - g.mean) * g.k) * g.iw));
     else
-      assign(dx + i, req_dx, static_cast<T>(dyi * static_cast<T>(g.iw)));
+      assign(dx + i, req_dx, static_cast<T>(C(dyi) * static_cast<C>(g.iw)));
   }
   // Once per channel: the parameter gradients.
   MX_HOST_DEVICE void finish(int64_t ch, const BatchNormStats& s, double sum_dy, double dot) const {
-    assign(dgamma + ch, req_dgamma, static_cast<T>(fix_gamma ? 0.0 : dot * s.invstd));
-    assign(dbeta + ch, req_dbeta, static_cast<T>(sum_dy));
+    assign(dgamma + ch, req_dgamma, static_cast<P>(fix_gamma ? 0.0 : dot * s.invstd));
+    assign(dbeta + ch, req_dbeta, static_cast<P>(sum_dy));
   }
 };
 

@@ -301,8 +301,8 @@ cuda::AlgoPolicy algo_policy(CudnnTune tune) {
 // The cuDNN convolution of `g` for operator `op` with P's tuning parameters.
 template <typename P>
 cuda::CudnnConv cudnn_conv(const P& p, const ConvGeom& g, DType dtype, const char* op) {
-  // The CPU's dtypes (float32, float64); others fail with the CPU's message.
-  dispatch_real(dtype, op, [](auto) {});
+  // float32, float64 and mixed precision's float16 and bfloat16.
+  dispatch_real_amp(dtype, op, [](auto) {});
   return {g, dtype, algo_policy(p.cudnn_tune), workspace_bytes(p.workspace), op};
 }
 

@@ -227,12 +227,12 @@ void register_fully_connected(OpRegistry& r) {
           });
 #if MX_USE_CUDA
   fc.forward(DeviceKind::kGPU, [](const FullyConnectedParam& p, const ForwardCall& c) {
-    dispatch_real(c.inputs[0].dtype, "FullyConnected",
-                  [&](auto tag) { forward_gpu<typename decltype(tag)::type>(p, c); });
+    dispatch_real_amp(c.inputs[0].dtype, "FullyConnected",
+                      [&](auto tag) { forward_gpu<typename decltype(tag)::type>(p, c); });
   });
   fc.backward(DeviceKind::kGPU, [](const FullyConnectedParam& p, const BackwardCall& c) {
-    dispatch_real(c.inputs[0].dtype, "FullyConnected",
-                  [&](auto tag) { backward_gpu<typename decltype(tag)::type>(p, c); });
+    dispatch_real_amp(c.inputs[0].dtype, "FullyConnected",
+                      [&](auto tag) { backward_gpu<typename decltype(tag)::type>(p, c); });
   });
 #else
   (void)fc;

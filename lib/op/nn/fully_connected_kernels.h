@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "op/compute_type.h"
 #include "op/cuda/gemm_args.h"
 #include "op/tensor/tensor_kernels.h"
 
@@ -49,7 +50,8 @@ struct ColumnSums {
   MX_HOST_DEVICE void operator()(int64_t j) const { write_sum(j, partial(j, 0, 1)); }
   MX_HOST_DEVICE double partial(int64_t j, int64_t part, int64_t parts) const {
     double sum = 0;
-    for (int64_t r = part; r < rows; r += parts) sum += static_cast<double>(dy[r * hidden + j]);
+    for (int64_t r = part; r < rows; r += parts)
+      sum += static_cast<double>(widen(dy[r * hidden + j]));
     return sum;
   }
   MX_HOST_DEVICE void write_sum(int64_t j, double sum) const {

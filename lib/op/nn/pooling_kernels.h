@@ -16,6 +16,7 @@
 #include <string>
 
 #include "base/host_device.h"
+#include "op/compute_type.h"
 #include "op/tensor_ref.h"
 
 namespace mx::op {
@@ -71,24 +72,25 @@ MX_HOST_DEVICE inline PoolWindowRange<I> pool_window(const PoolKernelGeom& g, I 
   return {h0, h1, w0, w1, g.include_pad ? padded_area : area};
 }
 
-// The value of output (ph, pw) of one plane `x`.
+// The value of output (ph, pw) of one plane `x` (16-bit floats computed in float).
 template <typename T, typename I>
 MX_HOST_DEVICE T pool_value(const PoolKernelGeom& g, const T* x, I ph, I pw) {
+  using C = KernelCompute<T>;
   const PoolWindowRange<I> r = pool_window<I>(g, ph, pw);
   const I width = static_cast<I>(g.width);
   if (g.kind == PoolKind::kMax) {
-    T value = std::numeric_limits<T>::lowest();
+    C value = std::numeric_limits<C>::lowest();
     for (I h = r.h0; h < r.h1; ++h)
       for (I w = r.w0; w < r.w1; ++w)
-        if (value < x[h * width + w]) value = x[h * width + w];
-    return value;
+        if (value < C(x[h * width + w])) value = C(x[h * width + w]);
+    return T(value);
   }
-  T sum = 0;
+  C sum = 0;
   for (I h = r.h0; h < r.h1; ++h)
-    for (I w = r.w0; w < r.w1; ++w) sum += x[h * width + w];
+    for (I w = r.w0; w < r.w1; ++w) sum += C(x[h * width + w]);
   // An empty window (only padding) averages to 0, as in MXNet.
-  if (g.kind == PoolKind::kSum) return sum;
-  return r.divisor > 0 ? sum / static_cast<T>(r.divisor) : T(0);
+  if (g.kind == PoolKind::kSum) return T(sum);
+  return T(r.divisor > 0 ? sum / static_cast<C>(r.divisor) : C(0));
 }
 
 // y[i] (req) for output index i in [0, out_size()).
@@ -145,7 +147,8 @@ struct PoolBackward {
                      static_cast<I>(g.stride_h), out_h, &ph0, &ph1);
     pool_covering<I>(w, static_cast<I>(g.pad_w), static_cast<I>(g.kernel_w),
                      static_cast<I>(g.stride_w), out_w, &pw0, &pw1);
-    T grad = 0;
+    using C = KernelCompute<T>;
+    C grad = 0;
     for (I ph = ph0; ph <= ph1; ++ph) {
       for (I pw = pw0; pw <= pw1; ++pw) {
         const I o = out_offset + ph * out_w + pw;
@@ -154,16 +157,16 @@ struct PoolBackward {
           // Only an element equal to the maximum scans its window for an
           // earlier tie (global max pooling would otherwise scan the whole
           // plane once per element).
-          if (xp[h * width + w] == y[o] && first_max_at(xp, r, y[o]) == h * width + w)
-            grad += dy[o];
+          if (C(xp[h * width + w]) == C(y[o]) && first_max_at(xp, r, y[o]) == h * width + w)
+            grad += C(dy[o]);
         } else if (g.kind == PoolKind::kSum) {
-          grad += dy[o];
+          grad += C(dy[o]);
         } else if (r.divisor > 0) {
-          grad += dy[o] / static_cast<T>(r.divisor);
+          grad += C(dy[o]) / static_cast<C>(r.divisor);
         }
       }
     }
-    assign(dx + index, req, grad);
+    assign(dx + index, req, T(grad));
   }
 
   // The plane offset of the first element of window r equal to `max`, -1 if none.
@@ -171,7 +174,7 @@ struct PoolBackward {
     const I width = static_cast<I>(g.width);
     for (I hh = r.h0; hh < r.h1; ++hh)
       for (I ww = r.w0; ww < r.w1; ++ww)
-        if (xp[hh * width + ww] == max) return hh * width + ww;
+        if (KernelCompute<T>(xp[hh * width + ww]) == KernelCompute<T>(max)) return hh * width + ww;
     return -1;
   }
 };

@@ -71,7 +71,7 @@ void binary_backward(OpBuilder<NoParams>& b, const char* name, Binary kind) {
       });
 #if MX_USE_CUDA
   b.backward(DeviceKind::kGPU, [kind, name, uses_inputs](const NoParams&, const BackwardCall& c) {
-    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+    dispatch_real_amp(c.out_grads[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* a = uses_inputs ? c.inputs[0].ptr<T>() : nullptr;
       const T* bv = uses_inputs ? c.inputs[1].ptr<T>() : nullptr;
@@ -119,7 +119,7 @@ void register_binary(OpRegistry& r, const char* name, Binary kind, const char* w
       });
 #if MX_USE_CUDA
   b.forward(DeviceKind::kGPU, [kind, name](const NoParams&, const ForwardCall& c) {
-    dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
+    dispatch_real_amp(c.inputs[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       cuda::binary_forward_gpu<T>(name, kind, c.inputs[0].ptr<T>(), c.inputs[1].ptr<T>(),
                                   c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
@@ -160,7 +160,7 @@ void scalar_backward(OpBuilder<ScalarParam>& b, const char* name, WithScalar kin
 #if MX_USE_CUDA
   b.backward(DeviceKind::kGPU, [kind, name](const ScalarParam& p, const BackwardCall& c) {
     if (c.req[0] == OpReq::kNull) return;
-    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+    dispatch_real_amp(c.out_grads[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       cuda::scalar_backward_gpu<T>(name, kind, static_cast<T>(p.scalar), c.out_grads[0].ptr<T>(),
                                    c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
@@ -193,7 +193,7 @@ void register_scalar(OpRegistry& r, const char* name, WithScalar kind, const cha
       });
 #if MX_USE_CUDA
   b.forward(DeviceKind::kGPU, [kind, name](const ScalarParam& p, const ForwardCall& c) {
-    dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
+    dispatch_real_amp(c.inputs[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       cuda::scalar_forward_gpu<T>(name, kind, static_cast<T>(p.scalar), c.inputs[0].ptr<T>(),
                                   c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
@@ -234,7 +234,7 @@ void unary_backward(OpBuilder<NoParams>& b, const char* name, Unary kind) {
 #if MX_USE_CUDA
   b.backward(DeviceKind::kGPU, [kind, name](const NoParams&, const BackwardCall& c) {
     if (c.req[0] == OpReq::kNull) return;
-    dispatch_real(c.out_grads[0].dtype, name, [&](auto tag) {
+    dispatch_real_amp(c.out_grads[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       cuda::unary_backward_gpu<T>(name, kind, c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
                                   c.outputs[0].ptr<T>(), c.in_grads[0].ptr<T>(),
@@ -283,7 +283,7 @@ void register_unary(OpRegistry& r, const char* name, Unary kind, const char* wha
       });
 #if MX_USE_CUDA
   b.forward(DeviceKind::kGPU, [kind, name](const NoParams&, const ForwardCall& c) {
-    dispatch_real(c.inputs[0].dtype, name, [&](auto tag) {
+    dispatch_real_amp(c.inputs[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
       cuda::unary_forward_gpu<T>(name, kind, c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
                                  c.outputs[0].size(), c.req[0], c.rctx.stream);
@@ -358,7 +358,7 @@ void register_add_n(OpRegistry& r) {
   add_n
       .forward(DeviceKind::kGPU,
                [](const AddNParam&, const ForwardCall& c) {
-                 dispatch_real(c.outputs[0].dtype, "ElementWiseSum", [&](auto tag) {
+                 dispatch_real_amp(c.outputs[0].dtype, "ElementWiseSum", [&](auto tag) {
                    using T = typename decltype(tag)::type;
                    std::vector<const T*> xs;
                    for (const auto& in : c.inputs) xs.push_back(in.ptr<T>());
@@ -367,7 +367,7 @@ void register_add_n(OpRegistry& r) {
                  });
                })
       .backward(DeviceKind::kGPU, [](const AddNParam&, const BackwardCall& c) {
-        dispatch_real(c.out_grads[0].dtype, "ElementWiseSum", [&](auto tag) {
+        dispatch_real_amp(c.out_grads[0].dtype, "ElementWiseSum", [&](auto tag) {
           using T = typename decltype(tag)::type;
           for (size_t k = 0; k < c.in_grads.size(); ++k)
             cuda::copy_gpu<T>("ElementWiseSum", c.out_grads[0].ptr<T>(), c.in_grads[k].ptr<T>(),
@@ -408,7 +408,7 @@ void register_clip(OpRegistry& r) {
 #if MX_USE_CUDA
   clip.forward(DeviceKind::kGPU,
                [](const ClipParam& p, const ForwardCall& c) {
-                 dispatch_real(c.inputs[0].dtype, "clip", [&](auto tag) {
+                 dispatch_real_amp(c.inputs[0].dtype, "clip", [&](auto tag) {
                    using T = typename decltype(tag)::type;
                    cuda::clip_forward_gpu<T>("clip", static_cast<T>(p.a_min),
                                              static_cast<T>(p.a_max), c.inputs[0].ptr<T>(),
@@ -418,7 +418,7 @@ void register_clip(OpRegistry& r) {
                })
       .backward(DeviceKind::kGPU, [](const ClipParam& p, const BackwardCall& c) {
         if (c.req[0] == OpReq::kNull) return;
-        dispatch_real(c.out_grads[0].dtype, "clip", [&](auto tag) {
+        dispatch_real_amp(c.out_grads[0].dtype, "clip", [&](auto tag) {
           using T = typename decltype(tag)::type;
           cuda::clip_backward_gpu<T>("clip", static_cast<T>(p.a_min), static_cast<T>(p.a_max),
                                      c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
@@ -448,7 +448,7 @@ void register_block_grad(OpRegistry& r) {
       });
 #if MX_USE_CUDA
   block_grad.forward(DeviceKind::kGPU, [](const NoParams&, const ForwardCall& c) {
-    dispatch_real(c.inputs[0].dtype, "BlockGrad", [&](auto tag) {
+    dispatch_real_amp(c.inputs[0].dtype, "BlockGrad", [&](auto tag) {
       using T = typename decltype(tag)::type;
       cuda::copy_gpu<T>("BlockGrad", c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
                         c.outputs[0].size(), c.req[0], c.rctx.stream);
@@ -477,7 +477,7 @@ void register_fill_like(OpRegistry& r) {
 #if MX_USE_CUDA
     like.forward(DeviceKind::kGPU,
                  [value = value, name = name](const NoParams&, const ForwardCall& c) {
-                   dispatch_real(c.outputs[0].dtype, name, [&](auto tag) {
+                   dispatch_real_amp(c.outputs[0].dtype, name, [&](auto tag) {
                      using T = typename decltype(tag)::type;
                      cuda::fill_gpu<T>(name, static_cast<T>(value), c.outputs[0].ptr<T>(),
                                        c.outputs[0].size(), c.req[0], c.rctx.stream);
@@ -545,17 +545,17 @@ void write_zero_gradients(const BackwardCall& c, [[maybe_unused]] DeviceKind dev
     const OpReq req = c.req[k];
     if (req == OpReq::kNull || req == OpReq::kAdd) continue;
     const TensorRef& grad = c.in_grads[k];
+#if MX_USE_CUDA
+    if (device == DeviceKind::kGPU) {
+      dispatch_real_amp(grad.dtype, op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        cuda::fill_gpu<T>(op, T(0), grad.ptr<T>(), grad.size(), req, c.rctx.stream);
+      });
+      continue;
+    }
+#endif
     dispatch_real_bf16(grad.dtype, op, [&](auto tag) {
       using T = typename decltype(tag)::type;
-#if MX_USE_CUDA
-      if (device == DeviceKind::kGPU) {
-        if constexpr (std::is_same_v<T, bf16_t>)
-          throw Error(str(op, ": bfloat16 on the GPU is not supported"));
-        else
-          cuda::fill_gpu<T>(op, T(0), grad.ptr<T>(), grad.size(), req, c.rctx.stream);
-        return;
-      }
-#endif
       run_elements(grad.size(), req, FillKernel<T>{T(0), grad.ptr<T>(), req});
     });
   }

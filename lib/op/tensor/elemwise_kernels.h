@@ -13,6 +13,7 @@
 
 #include "base/bfloat16.h"
 #include "base/host_device.h"
+#include "op/compute_type.h"
 #include "op/tensor_ref.h"
 
 namespace mx::op {
@@ -239,10 +240,10 @@ MX_HOST_DEVICE inline T unary_derivative(Unary kind, T x, T y) {
 // so an output may share an input's memory (kInplace).
 
 // out[i] (req) a[i] K b[i].
-// The type the functors compute T in: float for bfloat16 storage (each value
-// read once, rounded once when stored); T otherwise.
+// The type the functors compute T in: float for 16-bit float storage (each
+// value read once, rounded once when stored); T otherwise.
 template <typename T>
-using ElemCompute = std::conditional_t<std::is_same_v<T, bf16_t>, float, T>;
+using ElemCompute = KernelCompute<T>;
 
 template <Binary K, typename T>
 struct BinaryForwardKernel {
@@ -399,9 +400,10 @@ struct AddNKernel {
   T* out;
   OpReq req;
   MX_HOST_DEVICE void operator()(int64_t i) const {
-    T s = first ? T(0) : out[i];
-    for (int k = 0; k < count; ++k) s += xs[k][i];
-    assign(out + i, first || req == OpReq::kNull ? req : OpReq::kWrite, s);
+    using C = ElemCompute<T>;  // a 16-bit sum rounded once, not at every addition
+    C s = first ? C(0) : C(out[i]);
+    for (int k = 0; k < count; ++k) s += C(xs[k][i]);
+    assign(out + i, first || req == OpReq::kNull ? req : OpReq::kWrite, T(s));
   }
 };
 
