@@ -21,7 +21,8 @@
 # and bfloat16 on gpu:0, also under memcheck), LeNet in float32, float16 and
 # bfloat16 on gpu:0 (and a float16 run interrupted and resumed, equal to the
 # uninterrupted one), and the training rows against PyTorch in float32,
-# float16 and bfloat16 (torch.autocast), one run each.
+# float16 and bfloat16 (torch.autocast), one run each
+# ($MX_AMP_BENCH_PRECISIONS: a shorter list).
 # The CUDA libraries come from the machine: /usr/local/cuda/lib64 and, where
 # python3 has NVIDIA's pip packages (PyTorch's), their lib folders.
 # FASHION_MNIST_DIR holds the four .gz IDX files (a subset of the training
@@ -91,8 +92,12 @@ fi
 
 if [ $amp = 1 ]; then
   step "mixed precision: unit tests and the operator harness (16-bit cases on gpu:0)"
+  # $MX_AMP_TEST_CASES: a doctest filter of test_ops_gpu's cases (a shorter run).
   for t in test_gpu test_ops_gpu; do
-    (cd "$tests" && timeout 300 "./$t") > "$logs/$t.txt" 2>&1 || fail "$t (see $t.txt)"
+    filter=()
+    [ "$t" = test_ops_gpu ] && [ -n "${MX_AMP_TEST_CASES:-}" ] && filter=("-tc=$MX_AMP_TEST_CASES")
+    (cd "$tests" && timeout 300 "./$t" "${filter[@]}") > "$logs/$t.txt" 2>&1 ||
+      fail "$t (see $t.txt)"
     tail -3 "$logs/$t.txt"
   done
   grep -B3 -A12 "ERROR" "$logs/test_ops_gpu.txt" | head -80
@@ -139,7 +144,7 @@ if [ $amp = 1 ]; then
     grep -q "^FAILED" "$logs/lenet_amp.txt" && failures+=("LeNet mixed precision (see lenet_amp.txt)")
   fi
   if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
-    for precision in float32 float16 bfloat16; do
+    for precision in ${MX_AMP_BENCH_PRECISIONS:-float32 float16 bfloat16}; do
       step "training against PyTorch in $precision"
       timeout 300 python3 "$root/scripts/bench/gpu_vs_pytorch.py" --python python3 --build "$work/build" \
         --repeats 1 --rows resnet50-train,resnet18-train --precision "$precision" \

@@ -47,6 +47,9 @@ const std::map<std::string, std::string>& unexported_operators() {
       // Training-time precision casts: an exported model is float32.
       {"amp_cast", "mixed-precision casts are training-time only; export a float32 model"},
       {"amp_multicast", "mixed-precision casts are training-time only; export a float32 model"},
+      {"all_finite", "a training-time check of gradients (mixed precision); ONNX has no such node"},
+      {"multi_all_finite",
+       "a training-time check of gradients (mixed precision); ONNX has no such node"},
       // scripts/new-op.sh adds new operators above this line.
   };
   return ops;

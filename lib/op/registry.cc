@@ -44,6 +44,7 @@ const OpRegistry& OpRegistry::get() {
     register_init_ops(r);
     register_ordering_ops(r);
     register_quantize_linear_ops(r);
+    register_all_finite_ops(r);
     // scripts/new-op.sh adds new operators above this line.
     r.index_aliases();
     return made.release();

@@ -69,6 +69,7 @@ void register_repeat_ops(OpRegistry& r);
 void register_init_ops(OpRegistry& r);
 void register_ordering_ops(OpRegistry& r);
 void register_quantize_linear_ops(OpRegistry& r);
+void register_all_finite_ops(OpRegistry& r);
 // scripts/new-op.sh adds new operators above this line.
 
 }  // namespace mx::op

@@ -126,6 +126,10 @@ class Optimizer {
   int64_t num_update() const { return num_update_; }
   // The factor every gradient is multiplied by first (1 / batch by default).
   double rescale_grad() const { return fields_.rescale_grad; }
+  // Changes it for the next updates: a loss-scaled step divides its
+  // gradients by the loss scale here, as MXNet's AMP does, not in a pass of
+  // its own.
+  void set_rescale_grad(double rescale) { fields_.rescale_grad = rescale; }
   // Updates `index` has had, begin_num_update included (0 before its first).
   int64_t update_count(int index) const;
 

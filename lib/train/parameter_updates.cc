@@ -16,7 +16,8 @@ class InProcessUpdates : public ParameterUpdates {
         exe_(exe),
         names_(param_names),
         ctx_(settings.ctx),
-        clip_(settings.clip_global_norm) {}
+        clip_(settings.clip_global_norm),
+        rescale_(updater_->optimizer().rescale_grad()) {}
 
   void start(const std::optional<std::string>& states, int64_t) override {
     if (states) updater_->load_states(*states, ctx_);  // the step count comes with them
@@ -30,6 +31,10 @@ class InProcessUpdates : public ParameterUpdates {
   void save_states(const std::string& path) override { updater_->save_states(path); }
   int64_t num_update() const override { return updater_->optimizer().num_update(); }
   double learning_rate() override { return updater_->optimizer().learning_rate(); }
+  bool divide_gradients_by(double divisor) override {
+    updater_->optimizer().set_rescale_grad(rescale_ / divisor);
+    return true;
+  }
 
  private:
   std::unique_ptr<optim::Updater> updater_;
@@ -37,6 +42,7 @@ class InProcessUpdates : public ParameterUpdates {
   std::vector<std::string> names_;
   Context ctx_;
   std::optional<double> clip_;
+  double rescale_;  // the configured rescale_grad (1 / batch size by default)
 };
 
 // A store sums the devices' (and workers') gradients and runs the optimizer

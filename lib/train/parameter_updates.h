@@ -35,6 +35,10 @@ class ParameterUpdates {
   // Steps taken, and the learning rate the schedule gives now.
   virtual int64_t num_update() const = 0;
   virtual double learning_rate() = 0;
+  // Makes the next step() divide the gradients by `divisor` inside the
+  // optimizer (its rescale_grad) and returns true; false where the
+  // optimizer runs in a store, whose gradients the caller divides itself.
+  virtual bool divide_gradients_by(double /*divisor*/) { return false; }
 };
 
 // The updates of `executors` (one per device; the first is the reference) in

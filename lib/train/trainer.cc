@@ -413,7 +413,11 @@ void Trainer::State::train_step(const FedBatch& batch) {
 // scale's updates start after it rather than overlapping it.
 bool Trainer::State::loss_scaled_step_applies() {
   const double used = scaler.scale();
-  const bool finite = unscale_gradients(executors(), param_names, used, scaler.dynamic());
+  // The float32 the graph multiplied by (kLossScaleInput).
+  const double divisor = static_cast<float>(used);
+  const bool finite = !scaler.dynamic() || gradients_finite(executors(), param_names);
+  if (finite && !updates->divide_gradients_by(divisor))
+    divide_gradients(executors(), param_names, divisor);
   const int64_t step = updates->num_update() + scaler.skipped_steps() + 1;
   const bool apply = scaler.after_backward(finite, step);
   if (scaler.scale() != used) set_loss_scale_inputs(executors(), scaler.scale());

@@ -245,7 +245,8 @@ TEST_CASE("the scaled graph's outputs are the network's and its gradients are sc
       auto b = scaled->grad_dict().at(name).to_vector<float>();
       for (size_t i = 0; i < a.size(); ++i) CHECK(b[i] == a[i] * 1024);  // a power of two: exact
       // Divided again, they are the network's bit for bit.
-      CHECK(unscale_gradients({scaled.get()}, {name}, 1024, true));
+      CHECK(gradients_finite({scaled.get()}, {name}));
+      divide_gradients({scaled.get()}, {name}, 1024);
       CHECK(scaled->grad_dict().at(name).to_vector<float>() == a);
     }
   }
@@ -267,7 +268,9 @@ TEST_CASE("an output that is not a loss gets the scale as its head gradient") {
   CHECK(e->grad_dict().at("fc_bias").to_vector<float>() == std::vector<float>{16, 16, 16});
 }
 
-TEST_CASE("unscale_gradients divides in place and finds a value that is not finite on any device") {
+TEST_CASE(
+    "divide_gradients divides in place; gradients_finite finds a value that is not finite on any "
+    "device") {
   const graph::Symbol net = fc_into("SoftmaxOutput");
   auto a = bind(net, true);
   auto b = bind(net, true);
@@ -280,7 +283,8 @@ TEST_CASE("unscale_gradients divides in place and finds a value that is not fini
     fill(*e, "fc_weight", 6);
     fill(*e, "fc_bias", -2);
   }
-  CHECK(unscale_gradients({a.get(), b.get()}, params, 2, true));
+  CHECK(gradients_finite({a.get(), b.get()}, params));
+  divide_gradients({a.get(), b.get()}, params, 2);
   CHECK(b->grad_dict().at("fc_weight").to_vector<float>()[4] == 3);
   CHECK(a->grad_dict().at("fc_bias").to_vector<float>()[0] == -1);
   for (const float bad : {std::numeric_limits<float>::infinity(),
@@ -289,14 +293,12 @@ TEST_CASE("unscale_gradients divides in place and finds a value that is not fini
     std::vector<float> v = g.to_vector<float>();
     v[1] = bad;
     NDArray::from_vector<float>(g.shape(), v).copy_to(g);
-    CHECK_FALSE(unscale_gradients({a.get(), b.get()}, params, 1, true));
+    CHECK_FALSE(gradients_finite({a.get(), b.get()}, params));
+    CHECK(gradients_finite({a.get()}, params));  // only b's
     fill(*b, "fc_bias", 0);
-    CHECK(unscale_gradients({a.get(), b.get()}, params, 1, true));
+    CHECK(gradients_finite({a.get(), b.get()}, params));
   }
   // Finite values whose sum overflows float32 are finite.
   fill(*a, "fc_weight", 3e38f);
-  CHECK(unscale_gradients({a.get(), b.get()}, params, 1, true));
-  // Without the check nothing is read back.
-  fill(*a, "fc_bias", std::numeric_limits<float>::infinity());
-  CHECK(unscale_gradients({a.get()}, params, 1, false));
+  CHECK(gradients_finite({a.get(), b.get()}, params));
 }
