@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "base/error.h"
+#include "error_text.h"
 #include "train/train_settings.h"
 
 using namespace mx;
@@ -17,12 +18,7 @@ TrainSettings settings(const std::string& yaml, const std::vector<std::string>& 
 }
 
 std::string error_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  try {
-    settings(yaml, overrides);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return test::error_text([&] { settings(yaml, overrides); });
 }
 
 }  // namespace

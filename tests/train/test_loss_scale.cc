@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "error_text.h"
 #include "executor/executor.h"
 #include "train/loss_scale_graph.h"
 #include "train/loss_scaler.h"
@@ -33,12 +34,7 @@ TrainSettings settings(const std::string& yaml, const std::vector<std::string>& 
 }
 
 std::string error_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  try {
-    settings(yaml, overrides);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return test::error_text([&] { settings(yaml, overrides); });
 }
 
 }  // namespace
