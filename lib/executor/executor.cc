@@ -190,6 +190,7 @@ op::FusedGraphStats Executor::fused_stats() const {
       sum.fused_additions += s->fused_additions;
       sum.reorders += s->reorders;
       sum.workspace_bytes += s->workspace_bytes;
+      sum.weight_preparations += s->weight_preparations;
     }
   }
   return sum;

@@ -77,6 +77,9 @@ struct FusedGraphStats {
   int fused_additions = 0;        // convolutions' sum post-ops
   int reorders = 0;            // data reorders per run (inputs, outputs, layout and type changes)
   size_t workspace_bytes = 0;  // intermediate tensors and scratchpad
+  // Convolutions whose weights were folded, quantized or reordered, over all
+  // runs so far: once per content of their sources (ContentStamp), not per run.
+  int weight_preparations = 0;
 };
 
 struct FusedGraphDesc {

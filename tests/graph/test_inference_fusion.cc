@@ -90,6 +90,9 @@ TEST_CASE("what the fused ResNet v2 graph folds, fuses and reorders") {
   // relu_last with their BatchNorm.
   CHECK(summary->fused_activations == 11);
   CHECK(summary->fused_additions == 3);
+  // No int8 marks: every layer in float32.
+  CHECK(summary->int8_convolutions == 0);
+  CHECK(summary->int8_fully_connected == 0);
   // The image into the first convolution's layout, the pooled features out.
   CHECK(summary->reorders <= 2);
   CHECK(summary->layers == fused.fused_layers);
@@ -183,6 +186,11 @@ TEST_CASE("a convolution whose own input is its residual addend: y = conv(x) + x
 TEST_CASE("the fused graph follows new weights and statistics (folded BatchNorm included)") {
   TwoWays net(resnet_v2(), Shape{2, 3, 16, 16}, 5);
   check_same_outputs(*net.plain, *net.fused);
+  // Weights are prepared (folded, reordered) once per content, not per run.
+  const int prepared = net.fused->fused_stats().weight_preparations;
+  CHECK(prepared > 0);
+  check_same_outputs(*net.plain, *net.fused);
+  CHECK(net.fused->fused_stats().weight_preparations == prepared);
   std::mt19937_64 rng(11);
   // conv1 of s1u1 is followed by bn2, which is folded into its weights.
   fill_uniform(net.plain->arg_dict().at("s1u1_conv1_weight"), rng, -1, 1);
@@ -190,6 +198,9 @@ TEST_CASE("the fused graph follows new weights and statistics (folded BatchNorm 
   fill_uniform(net.plain->aux_dict().at("s1u1_bn2_moving_var"), rng, 2, 3);
   fill_uniform(net.plain->aux_dict().at("bn_last_moving_mean"), rng, -1, 1);
   check_same_outputs(*net.plain, *net.fused);
+  // Only the convolution whose sources changed is prepared again (bn_last
+  // follows an addition: it is not folded into a convolution).
+  CHECK(net.fused->fused_stats().weight_preparations == prepared + 1);
 }
 
 TEST_CASE("a fused executor reshapes to another batch size") {

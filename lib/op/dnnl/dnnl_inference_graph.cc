@@ -841,6 +841,7 @@ struct DnnlInferenceGraph::Impl {
       // Unchanged when every source has a stamp and each equals the last one.
       const bool unchanged = c.ready && all_stamped && stamps == c.stamps;
       if (unchanged) continue;
+      ++stats.weight_preparations;
 
       const auto* weights = static_cast<const float*>(inputs[static_cast<size_t>(c.weight)].data);
       const void* plain_weights = weights;
