@@ -105,6 +105,8 @@ tests_for() {
     lib/train/*) echo "^test_config$|^test_network_yaml$|^test_trainer|^test_run_control$|^cli_train" ;;
     # The mpi jobs are left out (they need mpirun and take minutes).
     lib/kvstore/*) echo "^test_kvstore$|^test_kvstore_settings$|^test_peer_liveness$" ;;
+    # ONNX's own node and model suites (libonnx-testdata) with mx's tests.
+    lib/onnx/*) echo "^test_onnx$|^onnx_conformance_|^cli_quantize_onnx$" ;;
     *) echo "" ;;
   esac
 }
