@@ -105,8 +105,9 @@ tests_for() {
     lib/train/*) echo "^test_config$|^test_network_yaml$|^test_trainer|^test_run_control$|^cli_train" ;;
     # The mpi jobs are left out (they need mpirun and take minutes).
     lib/kvstore/*) echo "^test_kvstore$|^test_kvstore_settings$|^test_peer_liveness$" ;;
-    # ONNX's own node and model suites (libonnx-testdata) with mx's tests.
-    lib/onnx/*) echo "^test_onnx$|^onnx_conformance_|^cli_quantize_onnx$" ;;
+    # ONNX's own node and model suites (libonnx-testdata) with mx's tests
+    # (cli_quantize_onnx, 30 s, only with -R).
+    lib/onnx/*) echo "^test_onnx$|^onnx_conformance_" ;;
     *) echo "" ;;
   esac
 }
@@ -118,6 +119,8 @@ targets_for() {
       cli_mx_export | cli_train_pretrained_onnx) echo mx-train mx-export ;;
       cli_*) echo mx-train mx-pack mx-predict mx-params interrupt_after ;;
       test_op_coverage) echo test_op_coverage test_ops_elemwise test_ops_nn test_ops_tensor ;;
+      onnx_conformance_*) echo onnx_conformance ;;  # one program, a suite each
+      cli_quantize_onnx) echo mx-quantize mx-predict ;;
       # Variants that run another test's program under other settings.
       *_naive_engine) echo "${t%_naive_engine}" ;;
       *_dnnl_off) echo "${t%_dnnl_off}" ;;
