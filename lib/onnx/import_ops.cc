@@ -66,7 +66,7 @@ std::vector<int64_t> symmetric_pads(ImportContext& c, const ImportNode& n,
   const size_t nd = kernel.size();
   std::vector<int64_t> pads = onnx_pads(c, n, kernel, strides, dilations, input);
   for (size_t i = 0; i < nd; ++i)
-    if (pads[i] != pads[i + nd]) unsupported(str("asymmetric padding (", tuple(pads), ")"));
+    if (pads[i] != pads[i + nd]) unsupported(str("asymmetric padding ", tuple(pads)));
   return {pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(nd)};
 }
 
@@ -176,7 +176,7 @@ std::vector<Symbol> pool(ImportContext& c, const ImportNode& n, const std::strin
              (size + b + e - kernel[i]) / strides[i] ==
                  (size + 2 * b - kernel[i] + strides[i] - 1) / strides[i];
     }
-    if (!fits) unsupported(str("asymmetric padding (", tuple(pads), ")"));
+    if (!fits) unsupported(str("asymmetric padding ", tuple(pads)));
     full = true;
   }
   Attrs a{{"kernel", tuple(kernel)},

@@ -434,3 +434,136 @@ TEST_CASE("every activation kind exports as its ONNX operator and imports back a
                 mxo::testing::run_imported(direct, values)[0], kind.name);
   }
 }
+
+namespace {
+
+// A model of one node reading float inputs of the given shapes and int64
+// initializers, writing "y": the importer's refusals and corner cases.
+struct OneNode {
+  ::onnx::ModelProto m;
+  ::onnx::NodeProto* node = nullptr;
+
+  OneNode(const std::string& op, const std::vector<std::pair<std::string, Shape>>& inputs,
+          int opset = 13) {
+    m.set_ir_version(7);
+    m.add_opset_import()->set_version(opset);
+    auto* g = m.mutable_graph();
+    g->set_name("g");
+    node = g->add_node();
+    node->set_op_type(op);
+    node->set_name("n1");
+    for (const auto& [name, shape] : inputs) {
+      auto* in = g->add_input();
+      in->set_name(name);
+      auto* t = in->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(::onnx::TensorProto::FLOAT);
+      for (int d = 0; d < shape.ndim(); ++d) t->mutable_shape()->add_dim()->set_dim_value(shape[d]);
+      node->add_input(name);
+    }
+    node->add_output("y");
+    g->add_output()->set_name("y");
+  }
+  void ints(const std::string& name, const std::vector<int64_t>& values) {
+    auto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::INTS);
+    for (int64_t v : values) a->add_ints(v);
+  }
+  void integer(const std::string& name, int64_t value) {
+    auto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::INT);
+    a->set_i(value);
+  }
+  // An int64 initializer as the node's next input.
+  void constant_input(const std::string& name, const std::vector<int64_t>& values) {
+    auto* t = m.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t->add_int64_data(v);
+    node->add_input(name);
+  }
+  std::string import_error() {
+    return mx::test::error_text<Error>([&] { mxo::import_model(m, "t.onnx"); });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the importer refuses what mx cannot compute, naming it") {
+  OneNode conv("Conv", {{"x", Shape{1, 3, 8, 8}}, {"w", Shape{4, 3, 3, 3}}});
+  conv.ints("pads", {0, 0, 1, 1});
+  CHECK(conv.import_error().find("asymmetric padding (0, 0, 1, 1)") != std::string::npos);
+
+  OneNode pool5("GlobalAveragePool", {{"x", Shape{1, 2, 3, 4, 5}}});
+  CHECK(pool5.import_error().find("global pooling of rank 5") != std::string::npos);
+
+  // Batch axes that differ (1 against 2) would broadcast: refused.
+  OneNode matmul("MatMul", {{"a", Shape{1, 2, 3, 4}}, {"b", Shape{2, 2, 4, 5}}});
+  CHECK(matmul.import_error().find("MatMul with broadcast or unknown batch axes") !=
+        std::string::npos);
+
+  OneNode slice("Slice", {{"x", Shape{4, 6}}});
+  slice.constant_input("starts", {0});
+  slice.constant_input("ends", {4});
+  slice.constant_input("axes", {1});
+  slice.constant_input("steps", {2});
+  CHECK(slice.import_error().find("Slice with step 2") != std::string::npos);
+}
+
+TEST_CASE("Constant's value_int, and a Cast to BOOL of a BOOL tensor, import and compute") {
+  // y = x * Cast(Constant(value_int 7), FLOAT)
+  OneNode constant("Constant", {});
+  constant.integer("value_int", 7);
+  constant.node->set_output(0, "k");
+  auto* g = constant.m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("x");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
+  auto* cast = g->add_node();
+  cast->set_op_type("Cast");
+  cast->add_input("k");
+  cast->add_output("kf");
+  auto* to_float = cast->add_attribute();
+  to_float->set_name("to");
+  to_float->set_type(::onnx::AttributeProto::INT);
+  to_float->set_i(::onnx::TensorProto::FLOAT);
+  auto* mul = g->add_node();
+  mul->set_op_type("Mul");
+  mul->add_input("x");
+  mul->add_input("kf");
+  mul->add_output("y");
+  const auto c = mxo::testing::run_imported(
+      mxo::import_model(constant.m, "c.onnx"),
+      {{"x", NDArray::from_vector<float>(Shape{3}, {1.0f, -2.0f, 0.5f})}});
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].to_vector<float>() == std::vector<float>{7.0f, -14.0f, 3.5f});
+
+  // x -> Cast(BOOL) -> Cast(BOOL) -> Cast(FLOAT): the second passes the first's 1s and 0s.
+  OneNode twice("Cast", {{"x", Shape{4}}});
+  twice.integer("to", ::onnx::TensorProto::BOOL);
+  twice.node->set_output(0, "b");
+  auto* second = twice.m.mutable_graph()->add_node();
+  second->set_op_type("Cast");
+  second->set_name("n2");
+  second->add_input("b");
+  second->add_output("b2");
+  auto* to = second->add_attribute();
+  to->set_name("to");
+  to->set_type(::onnx::AttributeProto::INT);
+  to->set_i(::onnx::TensorProto::BOOL);
+  auto* third = twice.m.mutable_graph()->add_node();  // back to FLOAT: mx's outputs are float32
+  third->set_op_type("Cast");
+  third->add_input("b2");
+  third->add_output("y");
+  auto* back = third->add_attribute();
+  back->set_name("to");
+  back->set_type(::onnx::AttributeProto::INT);
+  back->set_i(::onnx::TensorProto::FLOAT);
+  const auto y = mxo::testing::run_imported(
+      mxo::import_model(twice.m, "cast.onnx"),
+      {{"x", NDArray::from_vector<float>(Shape{4}, {0.0f, 2.5f, -1.0f, 0.0f})}});
+  CHECK(y[0].to_vector<float>() == std::vector<float>{0, 1, 1, 0});
+}
