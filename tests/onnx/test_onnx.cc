@@ -567,3 +567,38 @@ TEST_CASE("Constant's value_int, and a Cast to BOOL of a BOOL tensor, import and
       {{"x", NDArray::from_vector<float>(Shape{4}, {0.0f, 2.5f, -1.0f, 0.0f})}});
   CHECK(y[0].to_vector<float>() == std::vector<float>{0, 1, 1, 0});
 }
+
+TEST_CASE("tensor_to_array reads float16 from int32_data; its refusals name the tensor and why") {
+  ::onnx::TensorProto half;
+  half.set_data_type(::onnx::TensorProto::FLOAT16);
+  half.add_dims(2);
+  half.add_int32_data(0x3C00);  // 1.0
+  half.add_int32_data(0xC000);  // -2.0
+  const NDArray h = mxo::tensor_to_array(half, "h");
+  REQUIRE(h.dtype() == DType::kFloat16);
+  const auto values = h.to_vector<half_t>();
+  CHECK(static_cast<float>(values[0]) == 1.0f);
+  CHECK(static_cast<float>(values[1]) == -2.0f);
+
+  auto refusal = [](const ::onnx::TensorProto& t) {
+    return mx::test::error_text([&] { mxo::tensor_to_array(t, "t"); });
+  };
+  ::onnx::TensorProto t;
+  t.set_data_type(99);
+  CHECK(refusal(t) ==
+        "t: element type type 99 is not supported (float, double, float16, int8, uint8, int32, "
+        "int64)");
+  t.set_data_type(::onnx::TensorProto::FLOAT);
+  for (int i = 0; i <= Shape::kMaxNdim; ++i) t.add_dims(1);
+  CHECK(refusal(t) ==
+        str("t: ", Shape::kMaxNdim + 1, " dimensions (at most ", Shape::kMaxNdim, " supported)"));
+  t.clear_dims();
+  t.add_dims(int64_t{1} << 40);
+  t.add_dims(int64_t{1} << 40);
+  CHECK(refusal(t) == "t: the dimensions overflow");
+  t.clear_dims();
+  t.add_dims(3);
+  t.add_float_data(1);
+  t.add_float_data(2);
+  CHECK(refusal(t) == "t: 2 values stored but 3 declared");
+}
