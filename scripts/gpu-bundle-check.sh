@@ -90,6 +90,14 @@ if missing=$(ldd "$bin/mx-train" "$tests/test_ops_gpu" | grep "not found"); then
   exit 1
 fi
 
+# LeNet on Fashion-MNIST (both the float32 and the mixed-precision checks).
+cfg=$root/configs/lenet-fashion-mnist.yaml
+data=("data.train.image=$fm/train-images-idx3-ubyte.gz" "data.train.label=$fm/train-labels-idx1-ubyte.gz"
+      "data.val.image=$fm/t10k-images-idx3-ubyte.gz" "data.val.label=$fm/t10k-labels-idx1-ubyte.gz")
+runs=$work/runs
+# A run's last metrics line without its timings.
+last() { tail -1 "$runs/$1/metrics.jsonl" 2>/dev/null | sed -E 's/"(samples_per_sec|seconds)":[0-9.e+-]*,//g'; }
+
 if [ $amp = 1 ]; then
   step "mixed precision: unit tests and the operator harness (16-bit cases on gpu:0)"
   # $MX_AMP_TEST_CASES: a doctest filter of test_ops_gpu's cases (a shorter run).
@@ -109,10 +117,6 @@ if [ $amp = 1 ]; then
   fi
   if [ -n "$fm" ]; then
     step "mixed precision: LeNet on gpu:0 in float32, float16 and bfloat16"
-    cfg=$root/configs/lenet-fashion-mnist.yaml
-    data=("data.train.image=$fm/train-images-idx3-ubyte.gz" "data.train.label=$fm/train-labels-idx1-ubyte.gz"
-          "data.val.image=$fm/t10k-images-idx3-ubyte.gz" "data.val.label=$fm/t10k-labels-idx1-ubyte.gz")
-    runs=$work/runs
     mkdir -p "$runs"
     amp_train() {  # NAME PRECISION [overrides...]
       local name=$1 precision=$2
@@ -121,7 +125,6 @@ if [ $amp = 1 ]; then
         "train.precision=$precision" "$@" --run-dir "$runs/$name" > "$runs/$name.log" 2>&1 ||
         { fail "mx-train $name"; tail -5 "$runs/$name.log"; }
     }
-    last() { tail -1 "$runs/$1/metrics.jsonl" 2>/dev/null | sed -E 's/"(seconds)":[0-9.e+-]*,//g'; }
     {
       for precision in float32 float16 bfloat16; do
         amp_train "$precision" "$precision"
@@ -183,17 +186,12 @@ fi
 
 if [ $checks = 1 ] && [ -n "$fm" ]; then
   step "LeNet end to end on $fm"
-  cfg=$root/configs/lenet-fashion-mnist.yaml
-  data=("data.train.image=$fm/train-images-idx3-ubyte.gz" "data.train.label=$fm/train-labels-idx1-ubyte.gz"
-        "data.val.image=$fm/t10k-images-idx3-ubyte.gz" "data.val.label=$fm/t10k-labels-idx1-ubyte.gz")
-  runs=$work/runs
   train() {  # NAME DEVICES [overrides...]: four epochs
     local name=$1 devices=$2
     shift 2
     timeout 300 "$bin/mx-train" "$cfg" "${data[@]}" train.epochs=4 "train.devices=$devices" "$@" \
       --run-dir "$runs/$name" > "$runs/$name.log" 2>&1 || { fail "mx-train $name"; tail -3 "$runs/$name.log"; }
   }
-  last() { tail -1 "$runs/$1/metrics.jsonl" 2>/dev/null | sed -E 's/"(samples_per_sec|seconds)":[0-9.e+-]*,//g'; }
   mkdir -p "$runs"
   {
     train cpu "[cpu:0, cpu:1]"

@@ -99,6 +99,10 @@ LossScaleSettings parse_loss_scale(const Config& c, Precision precision, bool di
   return s;
 }
 
+std::string loss_scale_text(double scale, int64_t skipped_steps) {
+  return str(" loss-scale ", scale, " skipped ", skipped_steps);
+}
+
 LossScaler::LossScaler(const LossScaleSettings& settings) : settings_(settings) {
   state_.scale = settings.on() ? settings.init : 1.0;
 }

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "train/config.h"
 #include "train/precision.h"
@@ -47,6 +49,9 @@ struct LossScaleState {
   int64_t good_steps = 0;  // finite steps since the last change of the scale
   int64_t skipped_steps = 0;
 };
+
+// " loss-scale S skipped N", the progress line's and the epoch line's tail.
+std::string loss_scale_text(double scale, int64_t skipped_steps);
 
 class LossScaler {
  public:

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/strings.h"
+#include "train/loss_scaler.h"
 
 namespace mx::train {
 
@@ -42,7 +43,7 @@ Progress EpochProgress::progress(const std::vector<metric::MetricValue>& running
                              static_cast<double>(*batches_per_epoch_) * per_batch;
   }
   p.tail = metrics_text(running);
-  if (loss_scale_) p.tail += str(" loss-scale ", *loss_scale_, " skipped ", skipped_steps_);
+  if (loss_scale_) p.tail += loss_scale_text(*loss_scale_, skipped_steps_);
   return p;
 }
 

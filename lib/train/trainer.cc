@@ -536,12 +536,11 @@ void Trainer::State::log_epoch(int epoch, int64_t samples,
   const double rate = static_cast<double>(samples) / std::max(seconds, 1e-9);
   char lr_text[32];
   std::snprintf(lr_text, sizeof lr_text, "%.6g", lr);
-  run->say(str("epoch ", epoch + 1, "/", settings.epochs, ":", metrics_text(train_values, "train-"),
-               metrics_text(val_values, "val-"), " lr ", lr_text, " time ",
-               format_duration(seconds), " (", static_cast<int64_t>(rate), " samples/s)",
-               scaler.on()
-                   ? str(" loss-scale ", scaler.scale(), " skipped ", scaler.skipped_steps())
-                   : std::string()));
+  run->say(
+      str("epoch ", epoch + 1, "/", settings.epochs, ":", metrics_text(train_values, "train-"),
+          metrics_text(val_values, "val-"), " lr ", lr_text, " time ", format_duration(seconds),
+          " (", static_cast<int64_t>(rate), " samples/s)",
+          scaler.on() ? loss_scale_text(scaler.scale(), scaler.skipped_steps()) : std::string()));
   nlohmann::json line{{"epoch", epoch + 1},
                       {"train", metrics_json(train_values)},
                       {"val", metrics_json(val_values)},

@@ -28,12 +28,4 @@ MX_HOST_DEVICE bool finite_value(T v) {
   return d - d == 0.0;
 }
 
-// Whether every one of the n values at x is finite (stops at the first that is not).
-template <typename T>
-bool all_finite(const T* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    if (!finite_value(x[i])) return false;
-  return true;
-}
-
 }  // namespace mx::op::kernels
