@@ -11,6 +11,7 @@
 #include "onnx/import_util.h"
 #include "onnx/tensor_proto.h"
 #include "op/nn/activation_table.h"
+#include "op/nn/leaky_relu_kernels.h"
 
 namespace mx::onnx {
 using graph::Symbol;
@@ -614,6 +615,18 @@ void add_layer_import_rules(std::map<std::string, ImportOp>& r) {
                              {c.get(n.input(0))})};
               },
               {}};
+  r["Selu"] = {[](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
+                 // mx's selu has the self-normalizing constants built in (as
+                 // MXNet's); ONNX's defaults are the same numbers in float32.
+                 const float alpha = n.f("alpha", static_cast<float>(op::kSeluAlpha)),
+                             gamma = n.f("gamma", static_cast<float>(op::kSeluLambda));
+                 if (alpha != static_cast<float>(op::kSeluAlpha) ||
+                     gamma != static_cast<float>(op::kSeluLambda))
+                   unsupported(str("alpha ", alpha, " and gamma ", gamma,
+                                   " (mx's selu has alpha 1.67326 and gamma 1.0507 only)"));
+                 return {c.op("LeakyReLU", n.name, {{"act_type", "selu"}}, {c.get(n.input(0))})};
+               },
+               {}};
   r["PRelu"] = {[](ImportContext& c, const ImportNode& n) -> std::vector<Symbol> {
                   // relu(x) + slope * min(x, 0), with ONNX's broadcasting of slope.
                   Symbol x = c.get(n.input(0));

@@ -435,6 +435,93 @@ TEST_CASE("every activation kind exports as its ONNX operator and imports back a
   }
 }
 
+TEST_CASE("LeakyReLU's kinds export as their ONNX operators and import back; GELU is refused") {
+  using graph::Symbol;
+  const Symbol x = Symbol::variable("data"), gamma = Symbol::variable("gamma");
+  std::vector<float> v(2 * 3 * 2);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = -2.5f + 0.45f * static_cast<float>(i);
+  const std::map<std::string, NDArray> values = {
+      {"data", NDArray::from_vector(Shape{2, 3, 2}, v)},
+      {"gamma", NDArray::from_vector(Shape{3}, std::vector<float>{0.1f, 0.5f, 2.0f})}};
+  mxo::ExportOptions o;
+  o.input_shapes = {{"data", Shape{2, 3, 2}}, {"gamma", Shape{3}}};
+  o.dynamic_batch = false;
+  auto leaky = [&](const char* kind, std::vector<Symbol> in) {
+    return Symbol::create("LeakyReLU", kind, {{"act_type", kind}, {"slope", "0.3"}}, in);
+  };
+  // A slope other than ONNX's defaults (0.01 for LeakyRelu, 1 for Elu).
+  check_round_trip(leaky("leaky", {x}), values, o, {11, 13}, {"LeakyRelu"});
+  check_round_trip(leaky("elu", {x}), values, o, {11, 13}, {"Elu"});
+  check_round_trip(leaky("selu", {x}), values, o, {11, 13}, {"Selu"});
+  // One slope per channel (axis 1), reshaped to broadcast from the right.
+  check_round_trip(leaky("prelu", {x, gamma}), values, o, {11, 13}, {"Reshape", "PRelu"});
+  CHECK(mx::test::error_text<Error>([&] { mxo::export_model(leaky("gelu", {x}), {}, {}, o); }) ==
+        "cannot export to ONNX: node 'gelu' (LeakyReLU): act_type 'gelu' has no ONNX "
+        "equivalent at opsets 11-17");
+}
+
+TEST_CASE("softmax's temperature and axis export; a middle axis needs opset 13") {
+  using graph::Symbol;
+  const Symbol x = Symbol::variable("data");
+  std::vector<float> v(2 * 3 * 4);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.7f * static_cast<float>(i));
+  const std::map<std::string, NDArray> values = {{"data", NDArray::from_vector(Shape{2, 3, 4}, v)}};
+  mxo::ExportOptions o;
+  o.input_shapes = {{"data", Shape{2, 3, 4}}};
+  o.dynamic_batch = false;
+  for (const char* op : {"softmax", "log_softmax"}) {
+    CAPTURE(op);
+    const std::string onnx_op = std::string(op) == "softmax" ? "Softmax" : "LogSoftmax";
+    auto net = [&](const char* axis, const char* temperature) {
+      return Symbol::create(op, "s", {{"axis", axis}, {"temperature", temperature}}, {x});
+    };
+    // Temperatures below and above 1 divide the input first; 1 adds nothing.
+    check_round_trip(net("-1", "0.5"), values, o, {11, 13}, {"Div", onnx_op});
+    check_round_trip(net("2", "3"), values, o, {11, 13}, {"Div", onnx_op});
+    check_round_trip(net("-1", "1"), values, o, {11, 13}, {onnx_op});
+    check_round_trip(net("1", "0.5"), values, o, {13}, {"Div", onnx_op});
+    o.opset = 11;
+    CHECK(mx::test::error_text<Error>([&] { mxo::export_model(net("1", "1"), {}, {}, o); }) ==
+          "cannot export to ONNX: node 's' (" + std::string(op) +
+              "): axis 1 of a 3-D input needs opset 13 or later");
+  }
+}
+
+TEST_CASE("Deconvolution exports as ConvTranspose with its padding and imports back") {
+  using graph::Symbol;
+  const Symbol x = Symbol::variable("data"), w = Symbol::variable("w"), b = Symbol::variable("b");
+  std::vector<float> xv(1 * 2 * 3 * 3), wv(2 * 3 * 3 * 3);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::cos(0.9f * static_cast<float>(i));
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = 0.2f * std::sin(1.3f * static_cast<float>(i));
+  const std::map<std::string, NDArray> values = {
+      {"data", NDArray::from_vector(Shape{1, 2, 3, 3}, xv)},
+      {"w", NDArray::from_vector(Shape{2, 3, 3, 3}, wv)},
+      {"b", NDArray::from_vector(Shape{3}, std::vector<float>{0.5f, -1, 0.25f})}};
+  mxo::ExportOptions o;
+  o.input_shapes = {{"data", Shape{1, 2, 3, 3}}, {"w", Shape{2, 3, 3, 3}}, {"b", Shape{3}}};
+  o.dynamic_batch = false;
+  // Output 6x6 only with pad 1 and adj 1 both exported: (3-1)*2 - 2 + 3 + 1.
+  const Symbol up = Symbol::create("Deconvolution", "up",
+                                   {{"kernel", "(3,3)"},
+                                    {"stride", "(2,2)"},
+                                    {"pad", "(1,1)"},
+                                    {"adj", "(1,1)"},
+                                    {"num_filter", "3"},
+                                    {"no_bias", "False"}},
+                                   {x, w, b});
+  check_round_trip(up, values, o, {11, 13}, {"ConvTranspose"});
+  const Symbol sized = Symbol::create("Deconvolution", "sized",
+                                      {{"kernel", "(3,3)"},
+                                       {"stride", "(2,2)"},
+                                       {"target_shape", "(6,6)"},
+                                       {"num_filter", "3"},
+                                       {"no_bias", "False"}},
+                                      {x, w, b});
+  CHECK(mx::test::error_text<Error>([&] { mxo::export_model(sized, {}, {}, o); }) ==
+        "cannot export to ONNX: node 'sized' (Deconvolution): target_shape is not exported "
+        "(give pad and adj instead)");
+}
+
 namespace {
 
 // A model of one node reading float inputs of the given shapes and int64
