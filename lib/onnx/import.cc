@@ -14,16 +14,23 @@ void unsupported(const std::string& what) { throw UnsupportedModel(what); }
 // --- ImportContext -------------------------------------------------------------
 
 Symbol ImportContext::get(const std::string& name, bool as_aux) {
-  if (auto it = tensors.find(name); it != tensors.end()) return it->second;
+  if (auto it = tensors.find(name); it != tensors.end()) {
+    // A constant made a variable keeps its role: mx's graphs hold an array
+    // as an argument or as an auxiliary state, never both.
+    if (auto v = constant_variables_.find(name);
+        v != constant_variables_.end() && aux.count(v->second) != (as_aux ? 1u : 0u))
+      unsupported("'" + name + "' is used as a weight and a statistic");
+    return it->second;
+  }
   auto c = constants.find(name);
   if (c == constants.end()) throw InputError("tensor '" + name + "' is used before it is made");
   std::string var = name;  // the variable's name: the tensor's, or the one chosen for it
   if (auto alias = variable_names.find(name);
       alias != variable_names.end() && !names_.count(alias->second))
     var = alias->second;
-  if (as_aux && args.count(var)) unsupported("'" + name + "' is used as a weight and a statistic");
   (as_aux ? aux : args)[var] = c->second;
   names_.insert(var);
+  constant_variables_[name] = var;
   Symbol v = Symbol::variable(var);
   tensors[name] = v;
   return v;

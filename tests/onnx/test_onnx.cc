@@ -571,6 +571,20 @@ struct OneNode {
     for (int64_t v : values) t->add_int64_data(v);
     node->add_input(name);
   }
+  // A float32 initializer as the node's next input.
+  void float_constant_input(const std::string& name, const std::vector<float>& values) {
+    auto* t = m.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    t->add_dims(static_cast<int64_t>(values.size()));
+    for (float v : values) t->add_float_data(v);
+    node->add_input(name);
+  }
+  // A second output of the node, also a graph output.
+  void extra_output(const std::string& name) {
+    node->add_output(name);
+    m.mutable_graph()->add_output()->set_name(name);
+  }
   std::string import_error() {
     return mx::test::error_text<Error>([&] { mxo::import_model(m, "t.onnx"); });
   }
@@ -597,6 +611,63 @@ TEST_CASE("the importer refuses what mx cannot compute, naming it") {
   slice.constant_input("axes", {1});
   slice.constant_input("steps", {2});
   CHECK(slice.import_error().find("Slice with step 2") != std::string::npos);
+
+  // One unsupported operator: the count in the singular.
+  OneNode cosine("Cos", {{"x", Shape{2}}});
+  CHECK(cosine.import_error() == "t.onnx: 1 operator not supported: node 'n1' (Cos)");
+
+  // Outputs mx does not compute, asked for by name.
+  OneNode dropout("Dropout", {{"x", Shape{2, 3}}});
+  dropout.extra_output("mask");
+  CHECK(dropout.import_error() == "t.onnx: node 'n1' (Dropout): the mask output");
+  OneNode argmax("MaxPool", {{"x", Shape{1, 1, 4, 4}}});
+  argmax.ints("kernel_shape", {2, 2});
+  argmax.extra_output("indices");
+  CHECK(argmax.import_error() == "t.onnx: node 'n1' (MaxPool): the Indices output");
+  // An output left unnamed is not asked for.
+  OneNode unnamed("Dropout", {{"x", Shape{2, 3}}});
+  unnamed.node->add_output("");
+  CHECK_NOTHROW(mxo::import_model(unnamed.m, "t.onnx"));
+}
+
+TEST_CASE("an initializer read twice is one argument; read as a weight and a statistic, refused") {
+  OneNode twice("Add", {{"x", Shape{3}}});
+  twice.float_constant_input("c", {1, 2, 3});
+  auto* mul = twice.m.mutable_graph()->add_node();
+  mul->set_op_type("Mul");
+  mul->set_name("n2");
+  mul->add_input("y");
+  mul->add_input("c");
+  mul->add_output("z");
+  twice.m.mutable_graph()->mutable_output(0)->set_name("z");
+  const mxo::ImportedModel model = mxo::import_model(twice.m, "t.onnx");
+  CHECK(model.symbol.list_arguments() == std::vector<std::string>{"x", "c"});
+  CHECK(model.args.size() == 1);
+  const auto out = mxo::testing::run_imported(
+      model, {{"x", NDArray::from_vector(Shape{3}, std::vector<float>{1, -1, 0.5f})}});
+  CHECK(out[0].to_vector<float>() == std::vector<float>{2, 2, 10.5f});
+
+  // BatchNorm's bias and running mean one initializer: an argument and an
+  // auxiliary state at once, which mx's graphs cannot hold.
+  OneNode bn("BatchNormalization", {{"x", Shape{1, 2, 2, 2}}});
+  bn.float_constant_input("scale", {1, 1});
+  bn.float_constant_input("shared", {0.5f, -0.5f});
+  bn.node->add_input("shared");
+  bn.float_constant_input("var", {1, 4});
+  CHECK(bn.import_error() ==
+        "t.onnx: node 'n1' (BatchNormalization): 'shared' is used as a weight and a statistic");
+  // A running variance read again as an operand: the same, in the other order.
+  OneNode stat("BatchNormalization", {{"x", Shape{1, 2, 2, 2}}});
+  for (const char* name : {"scale", "bias", "mean", "var"}) stat.float_constant_input(name, {1, 2});
+  auto* add = stat.m.mutable_graph()->add_node();
+  add->set_op_type("Add");
+  add->set_name("n2");
+  add->add_input("y");
+  add->add_input("var");
+  add->add_output("z");
+  stat.m.mutable_graph()->mutable_output(0)->set_name("z");
+  CHECK(stat.import_error() ==
+        "t.onnx: node 'n2' (Add): 'var' is used as a weight and a statistic");
 }
 
 TEST_CASE("Constant's value_int, and a Cast to BOOL of a BOOL tensor, import and compute") {
