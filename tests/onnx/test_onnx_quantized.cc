@@ -174,6 +174,31 @@ TEST_CASE("an int8 network exports as QDQ: int8 weights per channel, int32 biase
         "(their weights are quantized per output channel, DequantizeLinear's axis)");
 }
 
+TEST_CASE(
+    "QDQ export: an int8 value first in name order; weights not in float32 fail the type check") {
+  // An int8 value read by the next convolution, first in name order among
+  // the tensors the ONNX nodes write (the export finds its writer by name).
+  {
+    const graph::Symbol net = head(conv(act(conv(var("data"), "c0", 4, 3), "a0"), "c1", 4, 3), 3);
+    const Int8Net n(net, Shape{1, 3, 8, 8}, 3);
+    auto ops = op_counts(n.export_onnx());
+    // data, a0's output and the Flatten's output.
+    CHECK(ops["QuantizeLinear"] == 3);
+    CHECK(ops["DequantizeLinear"] == 3 + 3 + 1);
+  }
+  // Weights that are not float32 never reach the int8 choice: the types
+  // are checked first (mx's data is float32).
+  {
+    const graph::Symbol net = head(act(conv(var("data"), "c0", 4, 3, 1, 1, true), "r0"), 3);
+    Int8Net n(net, Shape{1, 3, 6, 6}, 5);
+    const auto w = n.args.at("c0_weight").to_vector<float>();
+    n.args["c0_weight"] = NDArray::from_vector(n.args.at("c0_weight").shape(),
+                                               std::vector<double>(w.begin(), w.end()));
+    CHECK(mx::test::error_text<Error>([&] { n.export_onnx(); }) ==
+          "node 'c0' (Convolution): input 1: dtype float32 conflicts with float64");
+  }
+}
+
 TEST_CASE("an int8 network exported as QDQ imports back as the same int8 network") {
   if (!op::dnnl_enabled()) {
     MESSAGE("skipped: no oneDNN (int8 runs in oneDNN's fused graphs)");
