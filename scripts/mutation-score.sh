@@ -154,7 +154,19 @@ for file in "$@"; do
   mutants=$work/mutants/$name
   rm -rf "$mutants"
   mkdir -p "$mutants"
-  (cd "$src" && mutate "$file" cpp --noCheck --mutantDir "$mutants" >/dev/null)
+  # universalmutator takes "{-" for the start of a Haskell block comment and
+  # mutates nothing after it (`{-1}` in C++): mutate a copy written "{ -"
+  # and put "{-" back in each mutant.
+  if grep -q '{ -' "$src/$file"; then
+    echo "mutation-score: $file: contains '{ -', which the '{-' workaround uses" >&2
+    exit 2
+  fi
+  spaced=$work/spaced/$(dirname "$file")
+  rm -rf "$work/spaced"
+  mkdir -p "$spaced"
+  sed 's/{-/{ -/g' "$src/$file" >"$work/spaced/$file"
+  (cd "$work/spaced" && mutate "$file" cpp --noCheck --mutantDir "$mutants" >/dev/null)
+  find "$mutants" -type f -exec sed -i 's/{ -/{-/g' {} +
   all=$(ls "$mutants" | sort)
   total=$(echo "$all" | grep -c . || true)
   order=$(echo "$all" | python3 -c "
