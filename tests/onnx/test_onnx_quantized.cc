@@ -563,3 +563,151 @@ TEST_CASE("quantized patterns mx cannot map import as float32 with a warning, or
               "QLinear operators, MaxPool and the shape operators");
   }
 }
+
+namespace {
+
+// A model reading float input "x" of `dims` and writing float "y".
+::onnx::ModelProto float_model(const std::vector<int64_t>& dims) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  set_value_info(g->add_input(), "x", dims);
+  set_value_info(g->add_output(), "y", {});
+  return m;
+}
+
+int count_ops(const graph::Symbol& s, const std::string& op) {
+  int n = 0;
+  for (const auto& node : graph::topo_order(s.outputs()))
+    if (!node->is_variable() && node->op->def().name == op) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("QuantizeLinear and DequantizeLinear of constants, zero points, ranges and saturation") {
+  SUBCASE("QuantizeLinear of a constant: half to even, saturated, per tensor") {
+    ::onnx::ModelProto m = float_model({6});
+    auto* g = m.mutable_graph();
+    add_initializer<float>(g, "c", {6}, {-1.3f, 0.25f, 0.75f, 2.5f, 300, -300});
+    add_initializer<float>(g, "s", {}, {0.5f});
+    add_initializer<int8_t>(g, "z", {}, {0});
+    add_node(g, "QuantizeLinear", {"c", "s", "z"}, "cq");
+    add_node(g, "DequantizeLinear", {"cq", "s", "z"}, "cr");
+    add_node(g, "Add", {"x", "cr"}, "y");
+    const auto y = mxo::testing::run_imported(mxo::import_model(m, "q.onnx"),
+                                              {{"x", NDArray::zeros(Shape{6})}})[0];
+    CHECK(y.to_vector<float>() == std::vector<float>{-1.5f, 0, 1, 2.5f, 63.5f, -64});
+  }
+  SUBCASE("DequantizeLinear without a zero point reads uint8 from 0") {
+    ::onnx::ModelProto m = float_model({3});
+    auto* g = m.mutable_graph();
+    add_initializer<uint8_t>(g, "c", {3}, {0, 10, 255});
+    add_initializer<float>(g, "s", {}, {0.25f});
+    add_node(g, "DequantizeLinear", {"c", "s"}, "cr");
+    add_node(g, "Add", {"x", "cr"}, "y");
+    const auto y = mxo::testing::run_imported(mxo::import_model(m, "q.onnx"),
+                                              {{"x", NDArray::zeros(Shape{3})}})[0];
+    CHECK(y.to_vector<float>() == std::vector<float>{0, 2.5f, 63.75f});
+  }
+  SUBCASE("symmetric int8 covers +-127 steps; its value's node gets that range") {
+    ::onnx::ModelProto m = float_model({4});
+    auto* g = m.mutable_graph();
+    add_initializer<float>(g, "s", {}, {0.5f});
+    add_initializer<int8_t>(g, "z", {}, {0});
+    add_node(g, "QuantizeLinear", {"x", "s", "z"}, "xq");
+    add_node(g, "DequantizeLinear", {"xq", "s", "z"}, "y");
+    const mxo::ImportedModel back = mxo::import_model(m, "q.onnx");
+    const auto range = graph::calibrated_range(*back.symbol.get_internals()["x"].outputs()[0].node);
+    REQUIRE(range);
+    CHECK(range->min == -63.5f);
+    CHECK(range->max == 63.5f);
+  }
+  SUBCASE("uint8 from 0 saturates negative values: a ReLU where the value may have some") {
+    // Relu then MaxPool: nonnegative already, nothing added.
+    ::onnx::ModelProto pooled = float_model({1, 1, 2, 2});
+    auto* g = pooled.mutable_graph();
+    add_initializer<float>(g, "s", {}, {0.1f});
+    add_initializer<uint8_t>(g, "z", {}, {0});
+    add_node(g, "Relu", {"x"}, "r");
+    add_node(g, "MaxPool", {"r"}, "p")->MergeFrom([] {
+      ::onnx::NodeProto k;
+      auto* a = k.add_attribute();
+      a->set_name("kernel_shape");
+      a->set_type(::onnx::AttributeProto::INTS);
+      a->add_ints(1);
+      a->add_ints(1);
+      return k;
+    }());
+    add_node(g, "QuantizeLinear", {"p", "s", "z"}, "pq");
+    add_node(g, "DequantizeLinear", {"pq", "s", "z"}, "y");
+    CHECK(count_ops(mxo::import_model(pooled, "q.onnx").symbol, "Activation") == 1);
+    // Relu then Neg: negative again, so a ReLU gives ONNX's saturation to 0.
+    ::onnx::ModelProto negated = float_model({4});
+    g = negated.mutable_graph();
+    add_initializer<float>(g, "s", {}, {0.1f});
+    add_initializer<uint8_t>(g, "z", {}, {0});
+    add_node(g, "Relu", {"x"}, "r");
+    add_node(g, "Neg", {"r"}, "n");
+    add_node(g, "QuantizeLinear", {"n", "s", "z"}, "nq");
+    add_node(g, "DequantizeLinear", {"nq", "s", "z"}, "y");
+    const mxo::ImportedModel back = mxo::import_model(negated, "q.onnx");
+    CHECK(count_ops(back.symbol, "Activation") == 2);
+    const auto y = mxo::testing::run_imported(
+        back, {{"x", NDArray::from_vector(Shape{4}, std::vector<float>{-1, 0, 0.5f, 2})}})[0];
+    CHECK(y.to_vector<float>() == std::vector<float>(4, 0.0f));
+  }
+  SUBCASE("QLinearMatMul of 4-D data quantized per row (its second-last axis)") {
+    ::onnx::ModelProto m = float_model({1, 1, 2, 2});
+    auto* g = m.mutable_graph();
+    add_initializer<uint8_t>(g, "a", {1, 1, 2, 3}, {1, 3, 5, 2, 4, 6});
+    add_initializer<float>(g, "as", {2}, {0.5f, 0.25f});
+    add_initializer<uint8_t>(g, "az", {2}, {1, 2});
+    add_initializer<int8_t>(g, "b", {3, 2}, {1, -1, 2, 0, 3, 1});
+    add_initializer<float>(g, "bs", {}, {0.1f});
+    add_initializer<int8_t>(g, "bz", {}, {0});
+    add_initializer<float>(g, "ys", {}, {0.01f});
+    add_initializer<uint8_t>(g, "yz", {}, {128});
+    add_node(g, "QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, "pq");
+    add_node(g, "DequantizeLinear", {"pq", "ys", "yz"}, "p");
+    add_node(g, "Add", {"x", "p"}, "y");
+    // Rows (0, 1, 2) and (0, 0.5, 1) times b's real values.
+    const auto y = mxo::testing::run_imported(mxo::import_model(m, "q.onnx"),
+                                              {{"x", NDArray::zeros(Shape{1, 1, 2, 2})}})[0];
+    const std::vector<float> want = {0.8f, 0.2f, 0.4f, 0.1f};
+    const auto got = y.to_vector<float>();
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]));
+  }
+  SUBCASE("QLinearConv: one output scale, constant weights") {
+    auto conv = [](bool weights_constant, std::vector<float> y_scale) {
+      ::onnx::ModelProto m = float_model({1, 1, 3, 3});
+      auto* g = m.mutable_graph();
+      add_initializer<float>(g, "xs", {}, {0.1f});
+      add_initializer<uint8_t>(g, "xz", {}, {0});
+      if (weights_constant)
+        add_initializer<int8_t>(g, "w", {2, 1, 1, 1}, {3, -5});
+      else
+        add_node(g, "QuantizeLinear", {"x", "ws", "wz"}, "w");
+      add_initializer<float>(g, "ws", {}, {0.2f});
+      add_initializer<int8_t>(g, "wz", {}, {0});
+      const auto n = static_cast<int64_t>(y_scale.size());
+      add_initializer<float>(g, "ys", n == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{n},
+                             y_scale);
+      add_initializer<uint8_t>(g, "yz", n == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{n},
+                               std::vector<uint8_t>(y_scale.size(), 0));
+      add_node(g, "QuantizeLinear", {"x", "xs", "xz"}, "xq");
+      add_node(g, "QLinearConv", {"xq", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, "yq");
+      add_node(g, "DequantizeLinear", {"yq", "ys", "yz"}, "y");
+      return mx::test::error_text<Error>([&] { mxo::import_model(m, "c.onnx"); });
+    };
+    CHECK(conv(true, {0.5f}) == "(no error)");
+    CHECK(conv(true, {0.5f, 0.25f}) ==
+          "c.onnx: node 'yq_node' (QLinearConv): QLinearConv's input "
+          "and output scales are one value each");
+    CHECK(conv(false, {0.5f}) ==
+          "c.onnx: node 'yq_node' (QLinearConv): the weights must be a constant");
+  }
+}
