@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "base/int_tuple.h"
 #include "base/param_value.h"
 #include "onnx/tensor_proto.h"
 #include "op/nn/activation_param.h"
@@ -493,12 +494,15 @@ void add_elementwise_rules(std::map<std::string, ExportRule>& r) {
 void add_tensor_rules(std::map<std::string, ExportRule>& r) {
   r["Reshape"] = [](ExportContext& c, const ExportNode& e) {
     std::string spec = e.get("shape");
-    Shape codes = is_none(spec) ? Shape() : Shape::parse(spec);
-    bool direct = codes.rank_known() && codes.ndim() > 0 && !e.flag("reverse");
+    // MXNet's codes (-2, -3, -4 too), not a Shape: dimensions below -1 are codes here.
+    const std::vector<int64_t> codes =
+        is_none(spec) ? std::vector<int64_t>{}
+                      : parse_int_tuple(spec, {"shape", "dimension", true, true});
+    bool direct = !codes.empty() && !e.flag("reverse");
     for (int64_t d : codes) direct = direct && d >= -1;
     std::vector<int64_t> target;
     if (direct) {
-      target = codes.to_vector();  // 0 and -1 mean the same in ONNX
+      target = codes;  // 0 and -1 mean the same in ONNX
     } else {
       const Shape& in = c.shape_of(e.inputs[0]);
       target = c.shape_of(e.outputs[0]).to_vector();

@@ -522,6 +522,59 @@ TEST_CASE("Deconvolution exports as ConvTranspose with its padding and imports b
         "(give pad and adj instead)");
 }
 
+TEST_CASE("Reshape's special codes, expand_dims' negative axis and average pooling export") {
+  using graph::Symbol;
+  const Symbol x = Symbol::variable("data");
+  std::vector<float> v(2 * 3 * 4);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::cos(0.3f * static_cast<float>(i));
+  const std::map<std::string, NDArray> values = {{"data", NDArray::from_vector(Shape{2, 3, 4}, v)}};
+  mxo::ExportOptions o;
+  o.input_shapes = {{"data", Shape{2, 3, 4}}};
+  o.dynamic_batch = false;
+  // -3 merges the batch with the next axis: the target's first dimension
+  // (6) is not the batch (2), so it is written as it is, not as 0.
+  check_round_trip(Symbol::create("Reshape", "merged", {{"shape", "(-3, -2)"}}, {x}), values, o,
+                   {11, 13}, {"Reshape"});
+  // -2 keeps the batch: written as 0, ONNX's "copy this dimension".
+  ::onnx::ModelProto kept =
+      mxo::export_model(Symbol::create("Reshape", "kept", {{"shape", "(-2,)"}}, {x}), {}, {}, o);
+  bool found = false;
+  for (const auto& t : kept.graph().initializer())
+    if (t.name() == "kept_shape") {
+      found = true;
+      CHECK(std::vector<int64_t>(t.int64_data().begin(), t.int64_data().end()) ==
+            std::vector<int64_t>{0, 3, 4});
+    }
+  CHECK(found);
+  check_round_trip(Symbol::create("expand_dims", "last", {{"axis", "-1"}}, {x}), values, o,
+                   {11, 13}, {"Unsqueeze"});
+  check_round_trip(Symbol::create("expand_dims", "first", {{"axis", "-4"}}, {x}), values, o,
+                   {11, 13}, {"Unsqueeze"});
+
+  // Average pooling writes count_include_pad as ONNX's 0 or 1.
+  std::vector<float> image(1 * 1 * 4 * 4);
+  for (size_t i = 0; i < image.size(); ++i) image[i] = static_cast<float>(i);
+  const std::map<std::string, NDArray> pixels = {
+      {"data", NDArray::from_vector(Shape{1, 1, 4, 4}, image)}};
+  o.input_shapes = {{"data", Shape{1, 1, 4, 4}}};
+  for (const char* include : {"True", "False"}) {
+    CAPTURE(include);
+    const Symbol avg = Symbol::create("Pooling", "avg",
+                                      {{"kernel", "(3, 3)"},
+                                       {"pad", "(1, 1)"},
+                                       {"pool_type", "avg"},
+                                       {"count_include_pad", include}},
+                                      {x});
+    check_round_trip(avg, pixels, o, {11, 13}, {"AveragePool"});
+    o.opset = 13;
+    const ::onnx::ModelProto m = mxo::export_model(avg, {}, {}, o);
+    int64_t written = -1;
+    for (const auto& a : m.graph().node(0).attribute())
+      if (a.name() == "count_include_pad") written = a.i();
+    CHECK(written == (std::string(include) == "True" ? 1 : 0));
+  }
+}
+
 namespace {
 
 // A model of one node reading float inputs of the given shapes and int64
