@@ -70,6 +70,7 @@ void check_round_trip(const graph::Symbol& net, const std::map<std::string, NDAr
     CAPTURE(opset);
     o.opset = opset;
     ::onnx::ModelProto m = mxo::export_model(net, {}, {}, o);
+    mxo::parse_model(m.SerializeAsString(), "round-trip.onnx");  // onnx::checker
     ::onnx::shape_inference::InferShapes(m, ::onnx::OpSchemaRegistry::Instance(),
                                          ::onnx::ShapeInferenceOptions(true, 1));
     std::set<std::string> ops;
@@ -550,6 +551,26 @@ TEST_CASE("Reshape's special codes, expand_dims' negative axis and average pooli
                    {11, 13}, {"Unsqueeze"});
   check_round_trip(Symbol::create("expand_dims", "first", {{"axis", "-4"}}, {x}), values, o,
                    {11, 13}, {"Unsqueeze"});
+  // SliceChannel squeezing its (negative) axis: Split, then Squeeze per part.
+  for (const char* axis : {"1", "-2"})
+    check_round_trip(
+        Symbol::create("SliceChannel", "parts",
+                       {{"num_outputs", "3"}, {"axis", axis}, {"squeeze_axis", "True"}}, {x}),
+        values, o, {11, 13}, {"Split", "Squeeze"});
+  // argmax: ONNX's keepdims defaults to 1, mx's to false; written either way.
+  // (mx does not import ArgMax: its int64 output has no float32 home yet.)
+  for (const char* keep : {"False", "True"}) {
+    o.opset = 13;
+    const ::onnx::ModelProto m = mxo::export_model(
+        Symbol::create("argmax", "top", {{"axis", "1"}, {"keepdims", keep}}, {x}), {}, {}, o);
+    mxo::parse_model(m.SerializeAsString(), "argmax.onnx");  // onnx::checker
+    REQUIRE(m.graph().node_size() == 2);
+    CHECK(m.graph().node(0).op_type() == "ArgMax");
+    int64_t written = -1;
+    for (const auto& a : m.graph().node(0).attribute())
+      if (a.name() == "keepdims") written = a.i();
+    CHECK(written == (std::string(keep) == "True" ? 1 : 0));
+  }
 
   // Average pooling writes count_include_pad as ONNX's 0 or 1.
   std::vector<float> image(1 * 1 * 4 * 4);
