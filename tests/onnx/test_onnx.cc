@@ -630,6 +630,12 @@ struct OneNode {
     a->set_type(::onnx::AttributeProto::INTS);
     for (int64_t v : values) a->add_ints(v);
   }
+  void text(const std::string& name, const std::string& value) {
+    auto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::STRING);
+    a->set_s(value);
+  }
   void integer(const std::string& name, int64_t value) {
     auto* a = node->add_attribute();
     a->set_name(name);
@@ -686,6 +692,9 @@ TEST_CASE("the importer refuses what mx cannot compute, naming it") {
   slice.constant_input("steps", {2});
   CHECK(slice.import_error().find("Slice with step 2") != std::string::npos);
 
+  OneNode conv3d("Conv", {{"x", Shape{1, 1, 3, 3, 3}}, {"w", Shape{1, 1, 1, 1, 1}}});
+  CHECK(conv3d.import_error() == "t.onnx: node 'n1' (Conv): 3-D convolution (mx has 1-D and 2-D)");
+
   // One unsupported operator: the count in the singular.
   OneNode cosine("Cos", {{"x", Shape{2}}});
   CHECK(cosine.import_error() == "t.onnx: 1 operator not supported: node 'n1' (Cos)");
@@ -702,6 +711,58 @@ TEST_CASE("the importer refuses what mx cannot compute, naming it") {
   OneNode unnamed("Dropout", {{"x", Shape{2, 3}}});
   unnamed.node->add_output("");
   CHECK_NOTHROW(mxo::import_model(unnamed.m, "t.onnx"));
+}
+
+TEST_CASE("auto_pad SAME, Slice from the end and opset-6 arithmetic import as ONNX defines them") {
+  std::vector<float> v(1 * 1 * 6 * 6);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.37f * static_cast<float>(i));
+  const NDArray image = NDArray::from_vector(Shape{1, 1, 6, 6}, v);
+  std::vector<float> w(25);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * std::cos(static_cast<float>(i));
+  auto conv = [&](const char* autopad, const std::vector<int64_t>& pads) {
+    OneNode n("Conv", {{"x", Shape{1, 1, 6, 6}}});
+    auto* t = n.m.mutable_graph()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    for (int64_t d : {1, 1, 5, 5}) t->add_dims(d);
+    for (float x : w) t->add_float_data(x);
+    n.node->add_input("w");
+    n.ints("kernel_shape", {5, 5});
+    if (autopad[0] != '\0') n.text("auto_pad", autopad);
+    if (!pads.empty()) n.ints("pads", pads);
+    return mxo::testing::run_imported(mxo::import_model(n.m, "t.onnx"), {{"x", image}})[0];
+  };
+  // A 5x5 kernel, stride 1: 4 rows and columns of padding, 2 on each side.
+  const NDArray explicit_pads = conv("", {2, 2, 2, 2});
+  check_close(conv("SAME_UPPER", {}), explicit_pads, "SAME_UPPER");
+  check_close(conv("SAME_LOWER", {}), explicit_pads, "SAME_LOWER");
+
+  // Negative starts and ends count from the end of the axis.
+  std::vector<float> rows(12);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<float>(i);
+  auto slice = [&](int64_t start, int64_t end) {
+    OneNode n("Slice", {{"x", Shape{2, 6}}});
+    n.constant_input("starts", {start});
+    n.constant_input("ends", {end});
+    n.constant_input("axes", {1});
+    return mxo::testing::run_imported(mxo::import_model(n.m, "t.onnx"),
+                                      {{"x", NDArray::from_vector(Shape{2, 6}, rows)}})[0]
+        .to_vector<float>();
+  };
+  CHECK(slice(-1, 6) == std::vector<float>{5, 11});
+  CHECK(slice(-2, -1) == std::vector<float>{4, 10});
+
+  // Opset 6: `axis` counts only with broadcast=1; alone it is ignored.
+  OneNode add("Add", {{"a", Shape{2, 3}}, {"b", Shape{2, 3}}}, 6);
+  add.integer("axis", 1);
+  const auto sum = mxo::testing::run_imported(
+      mxo::import_model(add.m, "t.onnx"),
+      {{"a", NDArray::from_vector(Shape{2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6})},
+       {"b", NDArray::full(Shape{2, 3}, 10)}})[0];
+  CHECK(sum.to_vector<float>() == std::vector<float>{11, 12, 13, 14, 15, 16});
+  add.integer("broadcast", 1);
+  CHECK(add.import_error() ==
+        "t.onnx: node 'n1' (Add): broadcasting along a given axis (opsets before 7)");
 }
 
 TEST_CASE("an initializer read twice is one argument; read as a weight and a statistic, refused") {
