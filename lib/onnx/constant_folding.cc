@@ -70,7 +70,10 @@ std::optional<Values> shape_of(ImportContext& c, const ImportNode& n) {
 
 std::optional<Values> gather(ImportContext& c, const ImportNode& n) {
   auto data = values_of(c, n.input(0)), idx = values_of(c, n.input(1));
-  if (!data || !idx || data->shape.ndim() != 1 || idx->shape.ndim() > 1 || n.i("axis", 0) != 0)
+  // 1-D data: axis 0, also written -1.
+  const int64_t axis = n.i("axis", 0);
+  if (!data || !idx || data->shape.ndim() != 1 || idx->shape.ndim() > 1 ||
+      (axis != 0 && axis != -1))
     return std::nullopt;
   const auto size = static_cast<int64_t>(data->v.size());
   Values out{idx->shape, {}, data->integral};

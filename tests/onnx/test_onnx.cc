@@ -765,6 +765,106 @@ TEST_CASE("auto_pad SAME, Slice from the end and opset-6 arithmetic import as ON
         "t.onnx: node 'n1' (Add): broadcasting along a given axis (opsets before 7)");
 }
 
+TEST_CASE("constant folding: Expand broadcasts values, Cast chains fold and truncate") {
+  // A node reading "x" and a folded constant "c": x + c.
+  auto add_to_x = [](OneNode& n, const std::string& c) {
+    auto* add = n.m.mutable_graph()->add_node();
+    add->set_op_type("Add");
+    add->set_name("plus");
+    add->add_input("x");
+    add->add_input(c);
+    add->add_output("z");
+    n.m.mutable_graph()->mutable_output(0)->set_name("z");
+  };
+  auto node = [](OneNode& n, const std::string& op, const std::string& in, const std::string& out,
+                 int64_t to = -1) {
+    auto* p = n.m.mutable_graph()->add_node();
+    p->set_op_type(op);
+    p->set_name(out);
+    p->add_input(in);
+    p->add_output(out);
+    if (to >= 0) {
+      auto* a = p->add_attribute();
+      a->set_name("to");
+      a->set_type(::onnx::AttributeProto::INT);
+      a->set_i(to);
+    }
+  };
+  auto float_input = [](OneNode& n, const std::string& name, std::vector<int64_t> dims) {
+    auto* t = n.m.mutable_graph()->add_input();
+    t->set_name(name);
+    t->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+    for (int64_t d : dims)
+      t->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  // Expand of (3, 1) to (2, 3, 4): each row's value along the new axes.
+  OneNode expand("Expand", {});
+  expand.float_constant_input("v", {1, 2, 3});
+  expand.m.mutable_graph()->mutable_initializer(0)->add_dims(1);
+  expand.constant_input("shape", {2, 3, 4});
+  float_input(expand, "x", {2, 3, 4});
+  add_to_x(expand, "y");
+  const mxo::ImportedModel expanded = mxo::import_model(expand.m, "t.onnx");
+  const auto e = mxo::testing::run_imported(expanded, {{"x", NDArray::zeros(Shape{2, 3, 4})}})[0];
+  REQUIRE(e.shape() == Shape{2, 3, 4});
+  std::vector<float> want;
+  for (int b = 0; b < 2; ++b)
+    for (float row : {1.0f, 2.0f, 3.0f})
+      for (int k = 0; k < 4; ++k) want.push_back(row);
+  CHECK(e.to_vector<float>() == want);
+
+  // float -> INT32 -> INT64 -> FLOAT: folded at each step (no Cast node
+  // is left), INT32 truncating toward zero.
+  OneNode cast("Cast", {});
+  cast.float_constant_input("f", {2.7f, -1.5f, 0.2f, 7});
+  cast.integer("to", ::onnx::TensorProto::INT32);
+  node(cast, "Cast", "y", "j", ::onnx::TensorProto::INT64);
+  node(cast, "Cast", "j", "g", ::onnx::TensorProto::FLOAT);
+  float_input(cast, "x", {4});
+  add_to_x(cast, "g");
+  const mxo::ImportedModel cast_back = mxo::import_model(cast.m, "t.onnx");
+  for (const auto& n : graph::topo_order(cast_back.symbol.outputs()))
+    CHECK((n->is_variable() || n->op->def().name != "Cast"));
+  const auto c = mxo::testing::run_imported(cast_back, {{"x", NDArray::zeros(Shape{4})}})[0];
+  CHECK(c.to_vector<float>() == std::vector<float>{2, -1, 0, 7});
+
+  // Expand of an int64 shape value: folded (the graph takes no int64 tensor).
+  OneNode side("Expand", {});
+  side.constant_input("three", {3});
+  side.constant_input("twice", {2});
+  float_input(side, "x", {9});
+  auto* to_square = side.m.mutable_graph()->add_node();
+  to_square->set_op_type("Reshape");
+  to_square->set_name("r");
+  to_square->add_input("x");
+  to_square->add_input("y");
+  to_square->add_output("z");
+  side.m.mutable_graph()->mutable_output(0)->set_name("z");
+  CHECK(mxo::testing::run_imported(mxo::import_model(side.m, "t.onnx"),
+                                   {{"x", NDArray::zeros(Shape{9})}})[0]
+            .shape() == Shape{3, 3});
+
+  // Gather from a 1-D shape, axis 0 or -1 (the same axis), into Reshape.
+  for (int64_t axis : {0, -1}) {
+    CAPTURE(axis);
+    OneNode gather("Gather", {});
+    gather.constant_input("dims", {6, 2, 5});
+    gather.constant_input("which", {1, 0});
+    gather.integer("axis", axis);
+    float_input(gather, "x", {12});
+    auto* reshape = gather.m.mutable_graph()->add_node();
+    reshape->set_op_type("Reshape");
+    reshape->set_name("r");
+    reshape->add_input("x");
+    reshape->add_input("y");
+    reshape->add_output("z");
+    gather.m.mutable_graph()->mutable_output(0)->set_name("z");
+    const auto r = mxo::testing::run_imported(mxo::import_model(gather.m, "t.onnx"),
+                                              {{"x", NDArray::zeros(Shape{12})}})[0];
+    CHECK(r.shape() == Shape{2, 6});
+  }
+}
+
 TEST_CASE("an initializer read twice is one argument; read as a weight and a statistic, refused") {
   OneNode twice("Add", {{"x", Shape{3}}});
   twice.float_constant_input("c", {1, 2, 3});
