@@ -682,6 +682,14 @@ void add_shape_import_rules(std::map<std::string, ImportOp>& r) {
                     auto shape = n.has("shape")  // an attribute before opset 5
                                      ? n.ints("shape")
                                      : int_values(need_constant(c, n, 1, "shape"));
+                    // ONNX's codes are 0 and one -1; mx's Reshape would read
+                    // -2, -3 and -4 as its own codes, so they are refused here.
+                    for (int64_t d : shape)
+                      if (d < -1)
+                        throw InputError(str("the shape ", tuple(shape), " holds ", d,
+                                             " (ONNX allows -1 and 0 as codes)"));
+                    if (std::count(shape.begin(), shape.end(), -1) > 1)
+                      throw InputError(str("the shape ", tuple(shape), " has more than one -1"));
                     if (n.i("allowzero", 0) && std::count(shape.begin(), shape.end(), 0))
                       unsupported("allowzero with a zero dimension");
                     return {reshape(c, n.name, shape, c.get(n.input(0)))};

@@ -695,6 +695,15 @@ TEST_CASE("the importer refuses what mx cannot compute, naming it") {
   OneNode conv3d("Conv", {{"x", Shape{1, 1, 3, 3, 3}}, {"w", Shape{1, 1, 1, 1, 1}}});
   CHECK(conv3d.import_error() == "t.onnx: node 'n1' (Conv): 3-D convolution (mx has 1-D and 2-D)");
 
+  // ONNX's Reshape codes are 0 and one -1; mx's own (-2, -3, -4) are not ONNX.
+  for (const auto& [shape, why] : std::vector<std::pair<std::vector<int64_t>, std::string>>{
+           {{-2, 1}, "the shape (-2, 1) holds -2 (ONNX allows -1 and 0 as codes)"},
+           {{-1, -1}, "the shape (-1, -1) has more than one -1"}}) {
+    OneNode reshape("Reshape", {{"x", Shape{3, 4}}});
+    reshape.constant_input("shape", shape);
+    CHECK(reshape.import_error() == "t.onnx: node 'n1' (Reshape): " + why);
+  }
+
   // One unsupported operator: the count in the singular.
   OneNode cosine("Cos", {{"x", Shape{2}}});
   CHECK(cosine.import_error() == "t.onnx: 1 operator not supported: node 'n1' (Cos)");

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <set>
 
+#include "base/strings.h"
 #include "error_text.h"
 #include "executor/executor.h"
 #include "ndarray/params_io.h"
@@ -143,4 +144,66 @@ TEST_CASE("RNN features ONNX cannot express are refused by name") {
   const std::string computed = with({});
   CAPTURE(computed);
   CHECK(computed.find("input 'rnn_parameters' needs a shape") != std::string::npos);
+}
+
+namespace {
+
+// mx's outputs of `net` on `values` against those of its ONNX export at
+// `opset` imported back (all outputs); the export passes onnx::checker.
+void check_exported(const graph::Symbol& net, const std::map<std::string, NDArray>& args,
+                    const std::map<std::string, NDArray>& values, int opset) {
+  CAPTURE(opset);
+  mxo::ExportOptions o;
+  o.opset = opset;
+  o.dynamic_batch = false;
+  for (const auto& [name, v] : values) o.input_shapes[name] = v.shape();
+  const ::onnx::ModelProto m = mxo::export_model(net, args, {}, o);
+  const mxo::ImportedModel back =
+      mxo::import_model(mxo::parse_model(m.SerializeAsString(), "seq.onnx"), "seq.onnx");
+  mxo::ImportedModel direct;
+  direct.symbol = net;
+  direct.args = args;
+  const auto want = mxo::testing::run_imported(direct, values);
+  const auto got = mxo::testing::run_imported(back, values);
+  REQUIRE(got.size() == want.size());
+  for (size_t k = 0; k < got.size(); ++k) check_close(got[k], want[k], str("output ", k));
+}
+
+NDArray wave(const Shape& s, float f) {
+  std::vector<float> v(static_cast<size_t>(s.size()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(f * static_cast<float>(i + 1));
+  return NDArray::from_vector(s, v);
+}
+
+}  // namespace
+
+TEST_CASE("exports of LayerNorm on an inner axis, div_sqrt_dim and a 2-layer LSTM's states") {
+  using graph::Symbol;
+  const Symbol x = Symbol::variable("data");
+  // LayerNorm over axis 1 of (2, 3, 4): gamma and beta reshaped to (3, 1).
+  const Symbol norm = Symbol::create("LayerNorm", "norm", {{"axis", "1"}, {"eps", "1e-5"}},
+                                     {x, Symbol::variable("g"), Symbol::variable("b")});
+  const std::map<std::string, NDArray> norm_args = {{"g", wave(Shape{3}, 0.7f)},
+                                                    {"b", wave(Shape{3}, 1.9f)}};
+  for (int opset : {13, 17})
+    check_exported(norm, norm_args, {{"data", wave(Shape{2, 3, 4}, 0.3f)}}, opset);
+
+  const Symbol scaled = Symbol::create("_contrib_div_sqrt_dim", "scaled", {}, {x});
+  check_exported(scaled, {}, {{"data", wave(Shape{2, 3, 16}, 0.5f)}}, 13);
+
+  // Both final states of a 2-layer bidirectional LSTM: the layers' states
+  // concatenated (Concat along axis 0).
+  const Checkpoint c = load_mxnet(dir_of("mxnet_lstm"));
+  const NDArray input = read_pb(dir_of("mxnet_lstm") + "input_0.pb");
+  const int64_t batch = input.shape()[1];
+  const Symbol h = Symbol::create("_zeros", "h", {{"shape", str("(4, ", batch, ", 6)")}}, {});
+  const Symbol cell = Symbol::create("_zeros", "c", {{"shape", str("(4, ", batch, ", 6)")}}, {});
+  const Symbol rnn = Symbol::create("RNN", "rnn",
+                                    {{"mode", "lstm"},
+                                     {"state_size", "6"},
+                                     {"num_layers", "2"},
+                                     {"bidirectional", "True"},
+                                     {"state_outputs", "True"}},
+                                    {x, Symbol::variable("rnn_parameters"), h, cell});
+  check_exported(rnn, {{"rnn_parameters", c.args.at("rnn_parameters")}}, {{"data", input}}, 13);
 }
