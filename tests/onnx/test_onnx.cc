@@ -651,12 +651,14 @@ struct OneNode {
     for (int64_t v : values) t->add_int64_data(v);
     node->add_input(name);
   }
-  // A float32 initializer as the node's next input.
-  void float_constant_input(const std::string& name, const std::vector<float>& values) {
+  // A float32 initializer as the node's next input (1-D unless `dims`).
+  void float_constant_input(const std::string& name, const std::vector<float>& values,
+                            std::vector<int64_t> dims = {}) {
     auto* t = m.mutable_graph()->add_initializer();
     t->set_name(name);
     t->set_data_type(::onnx::TensorProto::FLOAT);
-    t->add_dims(static_cast<int64_t>(values.size()));
+    if (dims.empty()) dims = {static_cast<int64_t>(values.size())};
+    for (int64_t d : dims) t->add_dims(d);
     for (float v : values) t->add_float_data(v);
     node->add_input(name);
   }
@@ -872,6 +874,62 @@ TEST_CASE("constant folding: Expand broadcasts values, Cast chains fold and trun
                                               {{"x", NDArray::zeros(Shape{12})}})[0];
     CHECK(r.shape() == Shape{2, 6});
   }
+}
+
+TEST_CASE("recurrent layers and LayerNormalization: sequence lengths, shapes that do not fit") {
+  // A GRU with sequence_lens (int32): 3 steps, batch 2, input 2, hidden 2.
+  const int64_t h = 2;
+  OneNode gru("GRU", {{"x", Shape{3, 2, 2}}});
+  gru.integer("hidden_size", h);
+  gru.integer("linear_before_reset", 1);
+  std::vector<float> w(3 * h * 2), r(3 * h * h);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.3f * std::sin(static_cast<float>(i));
+  for (size_t i = 0; i < r.size(); ++i) r[i] = 0.2f * std::cos(static_cast<float>(i));
+  gru.float_constant_input("W", w, {1, 3 * h, 2});
+  gru.float_constant_input("R", r, {1, 3 * h, h});
+  gru.float_constant_input("B", std::vector<float>(6 * h, 0.1f), {1, 6 * h});
+  auto* lens = gru.m.mutable_graph()->add_initializer();
+  lens->set_name("lens");
+  lens->set_data_type(::onnx::TensorProto::INT32);
+  lens->add_dims(2);
+  lens->add_int32_data(3);
+  lens->add_int32_data(1);
+  gru.node->add_input("lens");
+  std::vector<float> xv(3 * 2 * 2);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::cos(0.5f * static_cast<float>(i));
+  const auto y = mxo::testing::run_imported(mxo::import_model(gru.m, "t.onnx"),
+                                            {{"x", NDArray::from_vector(Shape{3, 2, 2}, xv)}})[0];
+  REQUIRE(y.shape() == Shape{3, 1, 2, 2});
+  // The second sequence ends after one step: its later outputs are zero.
+  const auto yv = y.to_vector<float>();
+  for (int t = 1; t < 3; ++t)
+    for (int k = 0; k < 2; ++k) CHECK(yv[static_cast<size_t>((t * 2 + 1) * 2 + k)] == 0.0f);
+  CHECK(yv[2] != 0.0f);
+
+  // Weights of another hidden size: named with both shapes.
+  OneNode lstm("LSTM", {{"x", Shape{3, 2, 2}}});
+  lstm.integer("hidden_size", 2);
+  lstm.float_constant_input("W", std::vector<float>(6 * 2), {1, 6, 2});
+  lstm.float_constant_input("R", std::vector<float>(8 * 2), {1, 8, 2});
+  CHECK(
+      lstm.import_error() ==
+      "t.onnx: node 'n1' (LSTM): LSTM: W (1, 6, 2) and R (1, 8, 2) do not fit hidden_size 2 and 1 "
+      "direction(s)");
+
+  // LayerNormalization from axis 1 over a symbolic axis: refused.
+  OneNode norm("LayerNormalization", {{"x", Shape{2, 3, 4}}, {"scale", Shape{3, 4}}});
+  norm.integer("axis", 1);
+  auto* dim = norm.m.mutable_graph()
+                  ->mutable_input(0)
+                  ->mutable_type()
+                  ->mutable_tensor_type()
+                  ->mutable_shape()
+                  ->mutable_dim(1);
+  dim->clear_dim_value();
+  dim->set_dim_param("T");
+  CHECK(norm.import_error() ==
+        "t.onnx: node 'n1' (LayerNormalization): LayerNormalization over "
+        "axes of unknown size");
 }
 
 TEST_CASE("an initializer read twice is one argument; read as a weight and a statistic, refused") {
