@@ -290,6 +290,37 @@ TEST_CASE("malformed ONNX files give one clear error with exit code 2") {
   CHECK(mx::test::error_text<Error>([&] { mxo::import_model(path); }).find(path) !=
         std::string::npos);
 
+  // Larger than protobuf's 2 GiB: refused by its size, before reading (a
+  // sparse file: no disk used).
+  const std::string huge = tmp.file("huge.onnx");
+  { std::ofstream(huge, std::ios::binary) << ""; }
+  fs::resize_file(huge, uint64_t{3} << 30);
+  CHECK(mx::test::error_text<Error>([&] { mxo::read_model(huge); }) ==
+        huge + ": larger than 2 GiB, protobuf's limit");
+  fs::remove(huge);
+
+  // A protobuf that parses but holds no graph.
+  ::onnx::ModelProto no_graph;
+  no_graph.set_ir_version(7);
+  CHECK(mx::test::error_text<Error>([&] {
+          mxo::parse_model(no_graph.SerializeAsString(), "g.onnx");
+        }) == "g.onnx: not an ONNX model (no graph)");
+  // One that onnx::checker refuses: its message, without the trailing newline.
+  ::onnx::ModelProto unchecked = mxo::read_model(kDir + "se_resnet/model.onnx");
+  unchecked.mutable_graph()->mutable_node(0)->set_op_type("NoSuchOp");
+  const std::string refusal = mx::test::error_text<Error>(
+      [&] { mxo::parse_model(unchecked.SerializeAsString(), "c.onnx"); });
+  CHECK(refusal.rfind("c.onnx: invalid ONNX model: ", 0) == 0);
+  CHECK(refusal.size() > std::string("c.onnx: invalid ONNX model: ").size() + 10);
+  CHECK(refusal.back() != '\n');
+  CHECK(refusal.back() != ' ');
+  // Writing a model onnx::checker refuses: an error, and no file.
+  const std::string written = tmp.file("unchecked.onnx");
+  const std::string write_error =
+      mx::test::error_text<Error>([&] { mxo::write_model(written, unchecked); });
+  CHECK(write_error.rfind(written + ": the exported model fails onnx::checker: ", 0) == 0);
+  CHECK(!fs::exists(written));
+
   // A tensor whose declared size and data disagree.
   ::onnx::ModelProto m = mxo::read_model(kDir + "se_resnet/model.onnx");
   m.mutable_graph()->mutable_initializer(0)->set_dims(0, 9);
