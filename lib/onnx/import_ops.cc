@@ -688,6 +688,7 @@ void add_shape_import_rules(std::map<std::string, ImportOp>& r) {
                       if (d < -1)
                         throw InputError(str("the shape ", tuple(shape), " holds ", d,
                                              " (ONNX allows -1 and 0 as codes)"));
+                    if (shape.empty()) unsupported("Reshape to a scalar (an empty shape)");
                     if (std::count(shape.begin(), shape.end(), -1) > 1)
                       throw InputError(str("the shape ", tuple(shape), " has more than one -1"));
                     if (n.i("allowzero", 0) && std::count(shape.begin(), shape.end(), 0))

@@ -737,6 +737,20 @@ TEST_CASE("the importer refuses what mx cannot compute, naming it") {
     CHECK(reshape.import_error() == "t.onnx: node 'n1' (Reshape): " + why);
   }
 
+  // mx's Reshape has no scalar target (its empty shape means "not given").
+  OneNode scalar("Reshape", {{"x", Shape{1}}});
+  scalar.constant_input("shape", {});
+  CHECK(scalar.import_error() ==
+        "t.onnx: node 'n1' (Reshape): Reshape to a scalar (an empty shape)");
+
+  // A shape computed in the graph, and an axis past the rank.
+  OneNode computed("Reshape", {{"x", Shape{2, 3}}, {"s", Shape{2}}});
+  CHECK(computed.import_error() ==
+        "t.onnx: node 'n1' (Reshape): shape (input 1 's') must be a constant");
+  OneNode past("Softmax", {{"x", Shape{2, 3}}});
+  past.integer("axis", 2);
+  CHECK(past.import_error() == "t.onnx: node 'n1' (Softmax): axis 2 is out of range for rank 2");
+
   // One unsupported operator: the count in the singular.
   OneNode cosine("Cos", {{"x", Shape{2}}});
   CHECK(cosine.import_error() == "t.onnx: 1 operator not supported: node 'n1' (Cos)");
