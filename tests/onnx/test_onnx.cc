@@ -747,6 +747,9 @@ TEST_CASE("the importer refuses what mx cannot compute, naming it") {
   OneNode computed("Reshape", {{"x", Shape{2, 3}}, {"s", Shape{2}}});
   CHECK(computed.import_error() ==
         "t.onnx: node 'n1' (Reshape): shape (input 1 's') must be a constant");
+  OneNode first_axis("Softmax", {{"x", Shape{2, 3}}});
+  first_axis.integer("axis", -2);  // -rank: the first axis, in range
+  CHECK(first_axis.import_error() == "(no error)");
   OneNode past("Softmax", {{"x", Shape{2, 3}}});
   past.integer("axis", 2);
   CHECK(past.import_error() == "t.onnx: node 'n1' (Softmax): axis 2 is out of range for rank 2");
