@@ -107,7 +107,7 @@ tests_for() {
     lib/kvstore/*) echo "^test_kvstore$|^test_kvstore_settings$|^test_peer_liveness$" ;;
     # ONNX's own node and model suites (libonnx-testdata) with mx's tests
     # (cli_quantize_onnx, 30 s, only with -R).
-    lib/onnx/*) echo "^test_onnx$|^onnx_conformance_" ;;
+    lib/onnx/*) echo "^test_onnx$|^test_onnx_coverage$|^onnx_conformance_" ;;
     *) echo "" ;;
   esac
 }
