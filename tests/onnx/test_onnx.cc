@@ -83,6 +83,22 @@ void check_round_trip(const graph::Symbol& net, const std::map<std::string, NDAr
   }
 }
 
+// An input "data" of `shape` with values sin(step * i), and export options
+// for it with a fixed batch.
+struct DataInput {
+  std::map<std::string, NDArray> values;
+  mxo::ExportOptions options;
+};
+DataInput data_input(const Shape& shape, float step) {
+  std::vector<float> v(static_cast<size_t>(shape.size()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(step * static_cast<float>(i));
+  DataInput in;
+  in.values = {{"data", NDArray::from_vector(shape, v)}};
+  in.options.input_shapes = {{"data", shape}};
+  in.options.dynamic_batch = false;
+  return in;
+}
+
 }  // namespace
 
 TEST_CASE("mx's exports of the shipped configs give ONNX Runtime's outputs") {
@@ -495,12 +511,9 @@ TEST_CASE("LeakyReLU's kinds export as their ONNX operators and import back; GEL
 TEST_CASE("softmax's temperature and axis export; a middle axis needs opset 13") {
   using graph::Symbol;
   const Symbol x = Symbol::variable("data");
-  std::vector<float> v(2 * 3 * 4);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.7f * static_cast<float>(i));
-  const std::map<std::string, NDArray> values = {{"data", NDArray::from_vector(Shape{2, 3, 4}, v)}};
-  mxo::ExportOptions o;
-  o.input_shapes = {{"data", Shape{2, 3, 4}}};
-  o.dynamic_batch = false;
+  DataInput in = data_input(Shape{2, 3, 4}, 0.7f);
+  const auto& values = in.values;
+  mxo::ExportOptions& o = in.options;
   for (const char* op : {"softmax", "log_softmax"}) {
     CAPTURE(op);
     const std::string onnx_op = std::string(op) == "softmax" ? "Softmax" : "LogSoftmax";
@@ -557,12 +570,9 @@ TEST_CASE("Deconvolution exports as ConvTranspose with its padding and imports b
 TEST_CASE("Reshape's special codes, expand_dims' negative axis and average pooling export") {
   using graph::Symbol;
   const Symbol x = Symbol::variable("data");
-  std::vector<float> v(2 * 3 * 4);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::cos(0.3f * static_cast<float>(i));
-  const std::map<std::string, NDArray> values = {{"data", NDArray::from_vector(Shape{2, 3, 4}, v)}};
-  mxo::ExportOptions o;
-  o.input_shapes = {{"data", Shape{2, 3, 4}}};
-  o.dynamic_batch = false;
+  DataInput in = data_input(Shape{2, 3, 4}, 0.3f);
+  const auto& values = in.values;
+  mxo::ExportOptions& o = in.options;
   // -3 merges the batch with the next axis: the target's first dimension
   // (6) is not the batch (2), so it is written as it is, not as 0.
   check_round_trip(Symbol::create("Reshape", "merged", {{"shape", "(-3, -2)"}}, {x}), values, o,
