@@ -15,6 +15,7 @@
 #include "base/bfloat16.h"
 #include "base/error.h"
 #include "base/half.h"
+#include "error_text.h"
 #include "kvstore/coordinator.h"
 #include "kvstore/gradient_compression.h"
 #include "kvstore/kvstore_params.h"
@@ -25,6 +26,7 @@
 #include "kvstore/push_encoding.h"
 #include "kvstore/role_map.h"
 #include "kvstore/server_store.h"
+#include "temp_dir.h"
 
 using namespace mx;
 using namespace mx::kvstore;
@@ -79,6 +81,52 @@ TEST_CASE("local kvstore rejects what it cannot hold") {
   CHECK_THROWS_AS(kv.set_gradient_compression({"1bit", 0.5f}), InputError);
   CHECK_NOTHROW(kv.set_gradient_compression({"none", 0.5f}));
   CHECK_THROWS_AS(make_local_kvstore("dist_sync"), InputError);
+}
+
+TEST_CASE("local kvstore: its messages, and optimizer states saved and loaded") {
+  LocalKVStore kv;
+  kv.init({0}, {vec({1, 2})});
+  const std::string wrong_type = test::error_text<InputError>(
+      [&] { kv.init({2}, {NDArray::zeros(Shape{2}, Context::cpu(), DType::kInt32)}); });
+  CHECK(wrong_type.rfind("kvstore init: key 2 is ", 0) == 0);
+  const std::string holds = "; the kvstore holds float32 or float64 arrays";
+  REQUIRE(wrong_type.size() > holds.size());
+  CHECK(wrong_type.compare(wrong_type.size() - holds.size(), holds.size(), holds) == 0);
+  CHECK(test::error_text<InputError>([&] {
+          kv.push({0}, {{vec({1, 2})}, {vec({1, 2})}});
+        }) == "kvstore push: 1 keys but 2 value lists");
+  CHECK(test::error_text<InputError>([&] {
+          kv.pull({0}, {{vec({0, 0})}, {vec({0, 0})}});
+        }) == "kvstore pull: 1 keys but 2 output lists");
+
+  // Momentum states: saved after one step, loaded into a second store,
+  // which then takes the same second step.
+  const test::TempDir tmp("kvstore_states");
+  const std::string path = tmp.file("opt.states");
+  CHECK(test::error_text<Error>([&] { kv.save_optimizer_states(path); }) ==
+        "kvstore: no optimizer to save the states of");
+  CHECK(test::error_text<Error>([&] { kv.load_optimizer_states(path); }) ==
+        "kvstore: set the optimizer before loading its states");
+  auto sgd = [] {
+    return optim::make_optimizer("sgd", {{"learning_rate", "0.5"}, {"momentum", "0.9"}});
+  };
+  kv.set_optimizer(sgd());
+  kv.push({0}, {{vec({1, 1})}});
+  kv.save_optimizer_states(path);
+  NDArray after_one = NDArray::zeros(Shape{2});
+  kv.pull({0}, {{after_one}});
+  LocalKVStore resumed;
+  resumed.init({0}, {after_one});
+  resumed.set_optimizer(sgd());
+  resumed.load_optimizer_states(path);
+  kv.push({0}, {{vec({1, 1})}});
+  resumed.push({0}, {{vec({1, 1})}});
+  NDArray a = NDArray::zeros(Shape{2}), b = NDArray::zeros(Shape{2});
+  kv.pull({0}, {{a}});
+  resumed.pull({0}, {{b}});
+  // Step 1: momentum -0.5, w = 0.5, 1.5; step 2: momentum -0.95, w = -0.45, 0.55.
+  CHECK(values(a) == std::vector<float>{-0.45f, 0.55f});
+  CHECK(values(b) == values(a));
 }
 
 TEST_CASE("keys go to servers by MXNet's rule; big arrays are split evenly") {
