@@ -770,6 +770,17 @@ TEST_CASE("kvstore settings parse with the usual messages and make the job") {
   CHECK(p.type == StoreType::kDevice);
   CHECK(p.bigarray_bound == 1000000);
   CHECK(p.heartbeat_timeout == 10.0);
+  CHECK(p.heartbeat_interval == 1.0);
+  // The heartbeat's bounds: 0.01 s between beats, 0.1 s of silence at least.
+  CHECK(
+      KVStoreParams::from_strings({{"heartbeat_interval", "0.01"}}, "kvstore").heartbeat_interval ==
+      0.01);
+  CHECK_THROWS_AS(KVStoreParams::from_strings({{"heartbeat_interval", "0.005"}}, "kvstore"),
+                  InputError);
+  CHECK(KVStoreParams::from_strings({{"heartbeat_timeout", "0.1"}}, "kvstore").heartbeat_timeout ==
+        0.1);
+  CHECK_THROWS_AS(KVStoreParams::from_strings({{"heartbeat_timeout", "0.05"}}, "kvstore"),
+                  InputError);
   CHECK(p.pack_threshold == 16384);
   CHECK(p.pack_threshold == kDefaultPackThreshold);
   CHECK(KVStoreParams::from_strings({{"pack_threshold", "0"}}, "kvstore").pack_threshold == 0);
