@@ -740,6 +740,10 @@ TEST_CASE("role map: indices, the printed table, start-up problems") {
   CHECK(ok.server_rank(1) == 3);
   CHECK(ok.worker_rank(1) == 2);
   CHECK(ok.describe(2) == "rank 2 (host h2, worker 1)");
+  // Ranks outside the map (a message about a peer that never joined).
+  CHECK(ok.describe(-1) == "rank -1");
+  CHECK(ok.describe(4) == "rank 4");
+  CHECK(ok.describe(7) == "rank 7");
   CHECK(ok.table().find("3     h3  ") != std::string::npos);
 
   RoleMap servers_only({rank_info(0, Role::kServer, 0), rank_info(1, Role::kServer, 0)});
@@ -763,6 +767,12 @@ TEST_CASE("role map: indices, the printed table, start-up problems") {
   CHECK(builds.problem().find("different kvstore protocols") != std::string::npos);
   CHECK(builds.problem().find("rank 1") != std::string::npos);
   CHECK(builds.problem().find("version 3") != std::string::npos);
+  CHECK(builds.problem().find("rank 0 (host h0, server 0) speaks version 0") != std::string::npos);
+  // One -np block of the command line holding both roles.
+  RoleMap mixed({rank_info(0, Role::kServer, 0), rank_info(1, Role::kWorker, 0)});
+  CHECK(mixed.problem().rfind("application 0 of the mpirun command line has both servers and "
+                              "workers",
+                              0) == 0);
 }
 
 TEST_CASE("kvstore settings parse with the usual messages and make the job") {

@@ -41,6 +41,7 @@ TEST_CASE("a peer's pid counts only under the same boot and PID namespace") {
   ProcessSpace other_container = here;
   other_container.pid_ns += 1;
   CHECK_FALSE(same_process_space(here, other_container));
+  CHECK_FALSE(same_process_space(other_container, here));  // either order
   // Unknown on either side (no /proc): never the same.
   CHECK_FALSE(same_process_space(ProcessSpace{}, ProcessSpace{}));
   ProcessSpace no_ns = here;
