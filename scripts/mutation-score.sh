@@ -161,9 +161,8 @@ for file in "$@"; do
     echo "mutation-score: $file: contains '{ -', which the '{-' workaround uses" >&2
     exit 2
   fi
-  spaced=$work/spaced/$(dirname "$file")
   rm -rf "$work/spaced"
-  mkdir -p "$spaced"
+  mkdir -p "$(dirname "$work/spaced/$file")"
   sed 's/{-/{ -/g' "$src/$file" >"$work/spaced/$file"
   (cd "$work/spaced" && mutate "$file" cpp --noCheck --mutantDir "$mutants" >/dev/null)
   find "$mutants" -type f -exec sed -i 's/{ -/{-/g' {} +

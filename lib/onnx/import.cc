@@ -17,8 +17,8 @@ Symbol ImportContext::get(const std::string& name, bool as_aux) {
   if (auto it = tensors.find(name); it != tensors.end()) {
     // A constant made a variable keeps its role: mx's graphs hold an array
     // as an argument or as an auxiliary state, never both.
-    if (auto v = constant_variables_.find(name);
-        v != constant_variables_.end() && aux.count(v->second) != (as_aux ? 1u : 0u))
+    const graph::Node& node = *it->second.outputs()[0].node;
+    if (node.is_variable() && (as_aux ? args.count(node.name) : aux.count(node.name)))
       unsupported("'" + name + "' is used as a weight and a statistic");
     return it->second;
   }
@@ -30,7 +30,6 @@ Symbol ImportContext::get(const std::string& name, bool as_aux) {
     var = alias->second;
   (as_aux ? aux : args)[var] = c->second;
   names_.insert(var);
-  constant_variables_[name] = var;
   Symbol v = Symbol::variable(var);
   tensors[name] = v;
   return v;

@@ -81,7 +81,6 @@ class ImportContext {
 
  private:
   std::set<std::string> names_;
-  std::map<std::string, std::string> constant_variables_;  // constant -> its variable
   std::map<std::string, Shape> shape_cache_;
 };
 

@@ -655,11 +655,7 @@ struct OneNode {
     node->set_op_type(op);
     node->set_name("n1");
     for (const auto& [name, shape] : inputs) {
-      auto* in = g->add_input();
-      in->set_name(name);
-      auto* t = in->mutable_type()->mutable_tensor_type();
-      t->set_elem_type(::onnx::TensorProto::FLOAT);
-      for (int d = 0; d < shape.ndim(); ++d) t->mutable_shape()->add_dim()->set_dim_value(shape[d]);
+      float_input(name, shape.to_vector());
       node->add_input(name);
     }
     node->add_output("y");
@@ -702,6 +698,25 @@ struct OneNode {
     for (int64_t d : dims) t->add_dims(d);
     for (float v : values) t->add_float_data(v);
     node->add_input(name);
+  }
+  // A float input of the graph (not read by the node).
+  void float_input(const std::string& name, const std::vector<int64_t>& dims) {
+    auto* in = m.mutable_graph()->add_input();
+    in->set_name(name);
+    auto* t = in->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(::onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  // A node after this one; its output becomes the graph's output.
+  ::onnx::NodeProto* then(const std::string& op, const std::string& name,
+                          const std::vector<std::string>& inputs, const std::string& output) {
+    auto* p = m.mutable_graph()->add_node();
+    p->set_op_type(op);
+    p->set_name(name);
+    for (const auto& i : inputs) p->add_input(i);
+    p->add_output(output);
+    m.mutable_graph()->mutable_output(0)->set_name(output);
+    return p;
   }
   // A second output of the node, also a graph output.
   void extra_output(const std::string& name) {
@@ -835,44 +850,18 @@ TEST_CASE("auto_pad SAME, Slice from the end and opset-6 arithmetic import as ON
 }
 
 TEST_CASE("constant folding: Expand broadcasts values, Cast chains fold and truncate") {
-  // A node reading "x" and a folded constant "c": x + c.
-  auto add_to_x = [](OneNode& n, const std::string& c) {
-    auto* add = n.m.mutable_graph()->add_node();
-    add->set_op_type("Add");
-    add->set_name("plus");
-    add->add_input("x");
-    add->add_input(c);
-    add->add_output("z");
-    n.m.mutable_graph()->mutable_output(0)->set_name("z");
-  };
-  auto node = [](OneNode& n, const std::string& op, const std::string& in, const std::string& out,
-                 int64_t to = -1) {
-    auto* p = n.m.mutable_graph()->add_node();
-    p->set_op_type(op);
-    p->set_name(out);
-    p->add_input(in);
-    p->add_output(out);
-    if (to >= 0) {
-      auto* a = p->add_attribute();
-      a->set_name("to");
-      a->set_type(::onnx::AttributeProto::INT);
-      a->set_i(to);
-    }
-  };
-  auto float_input = [](OneNode& n, const std::string& name, std::vector<int64_t> dims) {
-    auto* t = n.m.mutable_graph()->add_input();
-    t->set_name(name);
-    t->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
-    for (int64_t d : dims)
-      t->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  auto cast_to = [](::onnx::NodeProto* p, int64_t to) {
+    auto* a = p->add_attribute();
+    a->set_name("to");
+    a->set_type(::onnx::AttributeProto::INT);
+    a->set_i(to);
   };
   // Expand of (3, 1) to (2, 3, 4): each row's value along the new axes.
   OneNode expand("Expand", {});
-  expand.float_constant_input("v", {1, 2, 3});
-  expand.m.mutable_graph()->mutable_initializer(0)->add_dims(1);
+  expand.float_constant_input("v", {1, 2, 3}, {3, 1});
   expand.constant_input("shape", {2, 3, 4});
-  float_input(expand, "x", {2, 3, 4});
-  add_to_x(expand, "y");
+  expand.float_input("x", {2, 3, 4});
+  expand.then("Add", "plus", {"x", "y"}, "z");
   const mxo::ImportedModel expanded = mxo::import_model(expand.m, "t.onnx");
   const auto e = mxo::testing::run_imported(expanded, {{"x", NDArray::zeros(Shape{2, 3, 4})}})[0];
   REQUIRE(e.shape() == Shape{2, 3, 4});
@@ -887,10 +876,10 @@ TEST_CASE("constant folding: Expand broadcasts values, Cast chains fold and trun
   OneNode cast("Cast", {});
   cast.float_constant_input("f", {2.7f, -1.5f, 0.2f, 7});
   cast.integer("to", ::onnx::TensorProto::INT32);
-  node(cast, "Cast", "y", "j", ::onnx::TensorProto::INT64);
-  node(cast, "Cast", "j", "g", ::onnx::TensorProto::FLOAT);
-  float_input(cast, "x", {4});
-  add_to_x(cast, "g");
+  cast_to(cast.then("Cast", "j", {"y"}, "j"), ::onnx::TensorProto::INT64);
+  cast_to(cast.then("Cast", "g", {"j"}, "g"), ::onnx::TensorProto::FLOAT);
+  cast.float_input("x", {4});
+  cast.then("Add", "plus", {"x", "g"}, "z");
   const mxo::ImportedModel cast_back = mxo::import_model(cast.m, "t.onnx");
   for (const auto& n : graph::topo_order(cast_back.symbol.outputs()))
     CHECK((n->is_variable() || n->op->def().name != "Cast"));
@@ -901,14 +890,8 @@ TEST_CASE("constant folding: Expand broadcasts values, Cast chains fold and trun
   OneNode side("Expand", {});
   side.constant_input("three", {3});
   side.constant_input("twice", {2});
-  float_input(side, "x", {9});
-  auto* to_square = side.m.mutable_graph()->add_node();
-  to_square->set_op_type("Reshape");
-  to_square->set_name("r");
-  to_square->add_input("x");
-  to_square->add_input("y");
-  to_square->add_output("z");
-  side.m.mutable_graph()->mutable_output(0)->set_name("z");
+  side.float_input("x", {9});
+  side.then("Reshape", "r", {"x", "y"}, "z");
   CHECK(mxo::testing::run_imported(mxo::import_model(side.m, "t.onnx"),
                                    {{"x", NDArray::zeros(Shape{9})}})[0]
             .shape() == Shape{3, 3});
@@ -920,14 +903,8 @@ TEST_CASE("constant folding: Expand broadcasts values, Cast chains fold and trun
     gather.constant_input("dims", {6, 2, 5});
     gather.constant_input("which", {1, 0});
     gather.integer("axis", axis);
-    float_input(gather, "x", {12});
-    auto* reshape = gather.m.mutable_graph()->add_node();
-    reshape->set_op_type("Reshape");
-    reshape->set_name("r");
-    reshape->add_input("x");
-    reshape->add_input("y");
-    reshape->add_output("z");
-    gather.m.mutable_graph()->mutable_output(0)->set_name("z");
+    gather.float_input("x", {12});
+    gather.then("Reshape", "r", {"x", "y"}, "z");
     const auto r = mxo::testing::run_imported(mxo::import_model(gather.m, "t.onnx"),
                                               {{"x", NDArray::zeros(Shape{12})}})[0];
     CHECK(r.shape() == Shape{2, 6});
@@ -993,13 +970,7 @@ TEST_CASE("recurrent layers and LayerNormalization: sequence lengths, shapes tha
 TEST_CASE("an initializer read twice is one argument; read as a weight and a statistic, refused") {
   OneNode twice("Add", {{"x", Shape{3}}});
   twice.float_constant_input("c", {1, 2, 3});
-  auto* mul = twice.m.mutable_graph()->add_node();
-  mul->set_op_type("Mul");
-  mul->set_name("n2");
-  mul->add_input("y");
-  mul->add_input("c");
-  mul->add_output("z");
-  twice.m.mutable_graph()->mutable_output(0)->set_name("z");
+  twice.then("Mul", "n2", {"y", "c"}, "z");
   const mxo::ImportedModel model = mxo::import_model(twice.m, "t.onnx");
   CHECK(model.symbol.list_arguments() == std::vector<std::string>{"x", "c"});
   CHECK(model.args.size() == 1);
@@ -1019,13 +990,7 @@ TEST_CASE("an initializer read twice is one argument; read as a weight and a sta
   // A running variance read again as an operand: the same, in the other order.
   OneNode stat("BatchNormalization", {{"x", Shape{1, 2, 2, 2}}});
   for (const char* name : {"scale", "bias", "mean", "var"}) stat.float_constant_input(name, {1, 2});
-  auto* add = stat.m.mutable_graph()->add_node();
-  add->set_op_type("Add");
-  add->set_name("n2");
-  add->add_input("y");
-  add->add_input("var");
-  add->add_output("z");
-  stat.m.mutable_graph()->mutable_output(0)->set_name("z");
+  stat.then("Add", "n2", {"y", "var"}, "z");
   CHECK(stat.import_error() ==
         "t.onnx: node 'n2' (Add): 'var' is used as a weight and a statistic");
 }

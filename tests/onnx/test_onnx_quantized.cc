@@ -574,7 +574,9 @@ namespace {
   auto* g = m.mutable_graph();
   g->set_name("g");
   set_value_info(g->add_input(), "x", dims);
-  set_value_info(g->add_output(), "y", {});
+  auto* y = g->add_output();  // float32, its shape left to the import
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
   return m;
 }
 
