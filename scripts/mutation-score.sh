@@ -18,10 +18,15 @@
 #                 sources being edited and the main build are never touched.
 #     -j JOBS     parallel build jobs (default: ninja's); -j1 leaves cores to
 #                 others on a shared machine
+#     -m          also run the jobs labelled mpi (mpirun on this machine; the
+#                 default tests of lib/kvstore then include the kvstore jobs
+#                 of tests/kvstore/mpi_tests.cmake, for the files that only
+#                 run inside mx-serve-ps or a distributed worker)
 #
 # Output: per mutant "killed", "SURVIVED" or "stillborn" (does not compile,
 # not counted), then the score per file and the survivors as diffs, also
-# written to DIR/report.txt. The tests run with the non-slow labels only.
+# written to DIR/report.txt. The tests run without the slow, sanitizer, fuzz
+# and gpu labels, and without mpi unless -m is given.
 set -euo pipefail
 
 samples=12
@@ -30,7 +35,9 @@ limit=300
 regex=""
 work=build-mutation
 jobs=()
-while getopts "n:s:t:R:d:j:h" opt; do
+excluded='slow|sanitizer|fuzz|gpu|mpi'
+with_mpi=0
+while getopts "n:s:t:R:d:j:mh" opt; do
   case $opt in
     n) samples=$OPTARG ;;
     s) seed=$OPTARG ;;
@@ -38,12 +45,13 @@ while getopts "n:s:t:R:d:j:h" opt; do
     R) regex=$OPTARG ;;
     d) work=$OPTARG ;;
     j) jobs=(-j "$OPTARG") ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    m) with_mpi=1 excluded='slow|sanitizer|fuzz|gpu' ;;
+    *) sed -n '2,26p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 if [ $# -eq 0 ]; then
-  sed -n '2,22p' "$0"
+  sed -n '2,26p' "$0"
   exit 2
 fi
 
@@ -103,8 +111,15 @@ tests_for() {
     recordio/*) echo "^test_recordio$|^test_io$" ;;
     lib/io/*) echo "^test_io$|^cli_mx_pack$" ;;
     lib/train/*) echo "^test_config$|^test_network_yaml$|^test_trainer|^test_run_control$|^cli_train" ;;
-    # The mpi jobs are left out (they need mpirun and take minutes).
-    lib/kvstore/*) echo "^test_kvstore$|^test_kvstore_settings$|^test_peer_liveness$" ;;
+    # The mpi jobs only with -m (they need mpirun and take minutes): the
+    # kvstore jobs, not the mx-train or multi-host ones.
+    lib/kvstore/*)
+      if [ $with_mpi = 1 ]; then
+        echo "^test_kvstore$|^test_kvstore_settings$|^test_peer_liveness$|^mpi_kvstore_|^mpi_c_api_kvstore"
+      else
+        echo "^test_kvstore$|^test_kvstore_settings$|^test_peer_liveness$"
+      fi
+      ;;
     # ONNX's own node and model suites (libonnx-testdata) with mx's tests
     # (cli_quantize_onnx, 30 s, only with -R).
     lib/onnx/*) echo "^test_onnx$|^test_onnx_coverage$|^onnx_conformance_" ;;
@@ -121,6 +136,9 @@ targets_for() {
       test_op_coverage) echo test_op_coverage test_ops_elemwise test_ops_nn test_ops_tensor ;;
       onnx_conformance_*) echo onnx_conformance ;;  # one program, a suite each
       cli_quantize_onnx) echo mx-quantize mx-predict ;;
+      mpi_kvstore_*) echo mx-serve-ps kv_test_worker ;;
+      mpi_c_api_kvstore*) echo mx-serve-ps c_api_dist_worker ;;
+      mpi_train_* | mpi_hosts_*) echo mx-serve-ps mx-train params_close ;;
       # Variants that run another test's program under other settings.
       *_naive_engine) echo "${t%_naive_engine}" ;;
       *_dnnl_off) echo "${t%_dnnl_off}" ;;
@@ -144,7 +162,7 @@ for file in "$@"; do
   targets=$(targets_for "$file_regex")
   # The unmutated file must build and pass, or no mutant says anything.
   cmake --build "$build" "${jobs[@]}" --target $targets >/dev/null
-  if ! (cd "$build" && ctest -R "$file_regex" -LE 'slow|sanitizer|fuzz|gpu|mpi' -j1 \
+  if ! (cd "$build" && ctest -R "$file_regex" -LE "$excluded" -j1 \
         --timeout "$limit" >/dev/null); then
     echo "mutation-score: the tests fail without mutants ($file_regex)" >&2
     exit 1
@@ -208,7 +226,7 @@ for e in json.load(open('$build/compile_commands.json')):
     fi
     result=stillborn
     if [ $built -eq 0 ]; then
-      (cd "$build" && timeout "$limit" ctest -R "$file_regex" -LE 'slow|sanitizer|fuzz|gpu|mpi' \
+      (cd "$build" && timeout "$limit" ctest -R "$file_regex" -LE "$excluded" \
         -j1 --stop-on-failure >/dev/null 2>&1)
       # Failing, crashing or running past the limit: the tests noticed.
       [ $? -eq 0 ] && result=SURVIVED || result=killed

@@ -17,6 +17,7 @@
 #include "base/half.h"
 #include "error_text.h"
 #include "kvstore/coordinator.h"
+#include "kvstore/device_merge.h"
 #include "kvstore/gradient_compression.h"
 #include "kvstore/kvstore_params.h"
 #include "kvstore/local_kvstore.h"
@@ -66,6 +67,49 @@ TEST_CASE("local kvstore sums the devices' values, runs the updater and broadcas
     kv->pushpull({5}, {{vec({4, 4})}}, {{w}});
     CHECK(values(w) == std::vector<float>{6, 16});
   }
+}
+
+TEST_CASE("device merge: sums in device order, copies, and names what does not match") {
+  // In float32 (1e8 + 1) - 1e8 is 0 and (1e8 - 1e8) + 1 is 1: the order shows.
+  NDArray sum = NDArray::zeros(Shape{1});
+  push_sum({vec({1e8f}), vec({1}), vec({-1e8f})}, sum, 0, "sum");
+  CHECK(values(sum) == std::vector<float>{0});
+  push_sum({vec({1e8f}), vec({-1e8f}), vec({1})}, sum, 0, "sum");
+  CHECK(values(sum) == std::vector<float>{1});
+  // One value is a copy; two are the whole sum; four go on adding.
+  sum = NDArray::zeros(Shape{2});
+  push_sum({vec({2, 3})}, sum, 0, "sum");
+  CHECK(values(sum) == std::vector<float>{2, 3});
+  push_sum({vec({2, 3}), vec({10, 20})}, sum, 0, "sum");
+  CHECK(values(sum) == std::vector<float>{12, 23});
+  push_sum({vec({1, 1}), vec({2, 2}), vec({3, 3}), vec({4, 4})}, sum, 0, "sum");
+  CHECK(values(sum) == std::vector<float>{10, 10});
+  // The destination may be the first value (summed in place), in float64 too.
+  NDArray first = NDArray::from_vector(Shape{2}, std::vector<double>{0.5, 1.5});
+  push_sum({first, NDArray::from_vector(Shape{2}, std::vector<double>{1, 2}),
+            NDArray::from_vector(Shape{2}, std::vector<double>{4, 8})},
+           first, 0, "sum");
+  CHECK(first.to_vector<double>() == std::vector<double>{5.5, 11.5});
+  NDArray alone = vec({7, 8});
+  push_sum({alone}, alone, 0, "sum");
+  CHECK(values(alone) == std::vector<float>{7, 8});
+  CHECK_THROWS_WITH_AS(push_sum({}, sum, 0, "sum"), doctest::Contains("!values.empty()"), Error);
+
+  NDArray copy = NDArray::zeros(Shape{3});
+  push_copy(vec({4, 5, 6}), copy, 0, "copy");
+  CHECK(values(copy) == std::vector<float>{4, 5, 6});
+
+  check_arrays(4, {vec({1, 2}), vec({3, 4})}, Shape{2}, DType::kFloat32, "pushed");
+  CHECK_THROWS_WITH_AS(check_arrays(4, {}, Shape{2}, DType::kFloat32, "pushed"),
+                       "kvstore: key 4: no pushed arrays given", InputError);
+  CHECK_THROWS_WITH_AS(
+      check_arrays(4, {vec({1, 2}), NDArray()}, Shape{2}, DType::kFloat32, "output"),
+      "kvstore: key 4: output array none does not match the key's float32 (2,)", InputError);
+  CHECK_THROWS_WITH_AS(check_arrays(9, {vec({1, 2, 3})}, Shape{2}, DType::kFloat32, "pushed"),
+                       doctest::Contains("kvstore: key 9: pushed array"), InputError);
+  CHECK_THROWS_AS(check_arrays(9, {NDArray::zeros(Shape{2}, Context::cpu(), DType::kFloat64)},
+                               Shape{2}, DType::kFloat32, "pushed"),
+                  InputError);
 }
 
 TEST_CASE("local kvstore rejects what it cannot hold") {
@@ -697,13 +741,14 @@ TEST_CASE("the optimizer reaches the servers unchanged") {
       optim::make_lr_scheduler("factor", {{"step", "2"}, {"factor", "0.5"}}, 0.1));
   opt->set_param_names({{0, "fc_weight"}, {1, "fc_bias"}});
   opt->set_lr_mult({{"fc_bias", 2.0}});
+  opt->set_wd_mult({{"fc_weight", 0.25}});
   auto copy = deserialize_optimizer(serialize_optimizer(*opt), "test");
   CHECK(copy->name() == "sgd");
   CHECK(copy->params() == opt->params());
   CHECK(copy->param_names() == opt->param_names());
   CHECK(copy->lr_mult(1) == 2.0);
   CHECK(copy->wd_mult(1) == 0.0);  // a bias: no weight decay
-  CHECK(copy->wd_mult(0) == 1.0);
+  CHECK(copy->wd_mult(0) == 0.25);
   // The same updates give the same weights.
   optim::Updater a(std::move(opt)), b(std::move(copy));
   NDArray wa = vec({1, 2}), wb = vec({1, 2});
@@ -713,8 +758,22 @@ TEST_CASE("the optimizer reaches the servers unchanged") {
   }
   CHECK(values(wa) == values(wb));
   CHECK(a.optimizer().learning_rate() == b.optimizer().learning_rate());
-  CHECK_THROWS_AS(deserialize_optimizer("{}", "test"), InputError);
-  CHECK_THROWS_AS(deserialize_optimizer("[", "test"), InputError);
+  CHECK_THROWS_WITH_AS(deserialize_optimizer("{}", "test"), "test: not an optimizer description",
+                       InputError);
+  CHECK_THROWS_WITH_AS(deserialize_optimizer("[1]", "test"), "test: not an optimizer description",
+                       InputError);
+  CHECK_THROWS_WITH_AS(deserialize_optimizer("[", "test"),
+                       doctest::Contains("test: optimizer description is not valid JSON: "),
+                       InputError);
+  CHECK_THROWS_WITH_AS(deserialize_optimizer(R"({"format": "mx-optimizer"})", "test"),
+                       doctest::Contains("test: malformed optimizer description: "), InputError);
+  // A parameter index that is not a number.
+  std::string text = serialize_optimizer(b.optimizer());
+  const std::string index = R"("param_names":{"0")";
+  REQUIRE(text.find(index) != std::string::npos);
+  text.replace(text.find(index), index.size(), R"("param_names":{"x")");
+  CHECK_THROWS_WITH_AS(deserialize_optimizer(text, "test"),
+                       doctest::Contains("test: malformed optimizer description: "), InputError);
 }
 
 namespace {
@@ -811,7 +870,15 @@ TEST_CASE("kvstore settings parse with the usual messages and make the job") {
                        doctest::Contains("heartbeat_timeout"), InputError);
   auto bad = KVStoreParams::from_strings(
       {{"type", "dist_sync"}, {"heartbeat_interval", "5"}, {"heartbeat_timeout", "2"}}, "kvstore");
-  CHECK_THROWS_AS(join_job(bad, 1, 0), InputError);
+  // join_job's own check, before any MPI: its message, and equal values refused too.
+  CHECK_THROWS_WITH_AS(join_job(bad, 1, 0),
+                       "kvstore: heartbeat_timeout (2 s) must be longer than heartbeat_interval "
+                       "(5 s)",
+                       InputError);
+  auto equal = KVStoreParams::from_strings(
+      {{"type", "dist_async"}, {"heartbeat_interval", "2"}, {"heartbeat_timeout", "2"}}, "kvstore");
+  CHECK_THROWS_WITH_AS(join_job(equal, 1, 0), doctest::Contains("heartbeat_timeout (2 s)"),
+                       InputError);
 
   auto c = CompressionParams::from_strings({{"type", "2bit"}, {"threshold", "0.25"}}, "c");
   CHECK(c.spec().enabled());
@@ -877,6 +944,8 @@ class FakeWorkers : public Coordinator {
 TEST_CASE("the job's decisions are taken over every worker") {
   // Batches per epoch: the smallest count; unknown anywhere (-1) means none.
   CHECK(FakeWorkers{{7}, {9}}.agree_on_batches(8) == std::optional<int64_t>(7));
+  // A worker with no whole batch: all agree on none (a count, not "unknown").
+  CHECK(FakeWorkers{{0}, {9}}.agree_on_batches(8) == std::optional<int64_t>(0));
   CHECK_FALSE(FakeWorkers{{-1}}.agree_on_batches(8).has_value());
   CHECK_FALSE(FakeWorkers{{5}}.agree_on_batches(std::nullopt).has_value());
   // Another batch only while every worker has one; a stop when any asks.
