@@ -21,6 +21,7 @@
 #include "kvstore/gradient_compression.h"
 #include "kvstore/kvstore_params.h"
 #include "kvstore/local_kvstore.h"
+#include "kvstore/message.h"
 #include "kvstore/optimizer_spec.h"
 #include "kvstore/packing.h"
 #include "kvstore/partition.h"
@@ -732,6 +733,26 @@ TEST_CASE("key parts, 2-bit decoding bounds, 16-bit keys over one block, and mis
   CHECK_THROWS(narrow_values(PushEncoding::kValues, &x, &y, 1));
   CHECK_THROWS(narrow_values(PushEncoding::kTwoBit, &x, &y, 1));
   CHECK_THROWS(widen_values(PushEncoding::kTwoBit, &y, &x, 1, false));
+}
+
+TEST_CASE("every message type has the name its messages print") {
+  // The names appear in the servers' and workers' error messages.
+  const std::vector<std::pair<MsgType, std::string>> names = {
+      {MsgType::kInit, "init"},
+      {MsgType::kPush, "push"},
+      {MsgType::kPull, "pull"},
+      {MsgType::kSetOptimizer, "set-optimizer"},
+      {MsgType::kSaveStates, "save-states"},
+      {MsgType::kLoadStates, "load-states"},
+      {MsgType::kBye, "bye"},
+      {MsgType::kReply, "reply"},
+      {MsgType::kError, "error"},
+      {MsgType::kHeartbeat, "heartbeat"},
+      {MsgType::kPacked, "packed"}};
+  for (const auto& [type, name] : names) CHECK(std::string(msg_type_name(type)) == name);
+  // A header's type comes off the wire: a value outside the enum is named as such.
+  CHECK(std::string(msg_type_name(static_cast<MsgType>(0))) == "unknown");
+  CHECK(std::string(msg_type_name(static_cast<MsgType>(99))) == "unknown");
 }
 
 TEST_CASE("the optimizer reaches the servers unchanged") {
