@@ -108,8 +108,7 @@ std::byte* DistKVStore::destination(const Header& h, int source) {
 void* DistKVStore::payload_buffer(const Header& h, int source) {
   if (h.type == MsgType::kPacked) {
     std::lock_guard lock(mutex_);
-    PackBytes& buffer = packs_in_[{source, h.id}];
-    buffer = PackBytes::make(h.bytes);
+    PackBytes& buffer = packs_in_[{source, h.id}] = receive_buffer(h);
     return buffer.data.get();
   }
   return destination(h, source);

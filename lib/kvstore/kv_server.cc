@@ -27,8 +27,7 @@ void Server::post(Event event) {
 
 void* Server::payload_buffer(const Header& h, int source) {
   if (h.type != MsgType::kPacked) return store_->payload_buffer(h, roles().at(source).index);
-  PackBytes& buffer = packs_in_[{source, h.id}];
-  buffer = PackBytes::make(h.bytes);
+  PackBytes& buffer = packs_in_[{source, h.id}] = receive_buffer(h);
   return buffer.data.get();
 }
 

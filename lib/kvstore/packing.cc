@@ -18,6 +18,8 @@ int64_t packed_entry_bytes(int64_t payload) {
   return static_cast<int64_t>(sizeof(Header)) + padded(payload);
 }
 
+int64_t max_packed_message_bytes() { return packed_entry_bytes(kMaxPackBytes); }
+
 PackBytes PackBytes::make(int64_t size) {
   MX_CHECK(size >= 0);
   PackBytes b;
@@ -68,10 +70,26 @@ PackBytes PackWriter::take() {
   return out;
 }
 
-std::vector<PackedEntry> unpack(const Header& h, const std::byte* data) {
+namespace {
+
+void check_packed_header(const Header& h) {
   if (h.type != MsgType::kPacked || h.count < 1 || h.bytes < 0)
     throw Error(
         str("kvstore: malformed packed message (", h.count, " entries, ", h.bytes, " bytes)"));
+  if (h.bytes > max_packed_message_bytes())
+    throw Error(str("kvstore: packed message ", h.id, " of ", h.bytes,
+                    " bytes is over the limit of ", max_packed_message_bytes()));
+}
+
+}  // namespace
+
+PackBytes receive_buffer(const Header& h) {
+  check_packed_header(h);
+  return PackBytes::make(h.bytes);
+}
+
+std::vector<PackedEntry> unpack(const Header& h, const std::byte* data) {
+  check_packed_header(h);
   std::vector<PackedEntry> entries;
   int64_t at = 0;
   for (int64_t i = 0; i < h.count; ++i) {

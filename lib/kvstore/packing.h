@@ -45,6 +45,16 @@ struct PackBytes {
   static PackBytes make(int64_t size);
 };
 
+// The most payload bytes a packed message holds: kMaxPackBytes, or more when
+// one entry alone (a key of up to kMaxPackBytes) is over it.
+int64_t max_packed_message_bytes();
+
+// The buffer an arriving packed message announced by `h` is received into.
+// Throws Error naming the message when `h` is not a packed message's header
+// or announces more than max_packed_message_bytes(): a sender's bug or a
+// damaged header, refused before anything is allocated.
+PackBytes receive_buffer(const Header& h);
+
 // Builds the payload of one packed message.
 class PackWriter {
  public:

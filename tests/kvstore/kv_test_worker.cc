@@ -7,8 +7,8 @@
 //                  [--timeout S] [--hash-by-rank] [--states DIR]
 // Scenarios: sync, async, compress, kill (worker 1 dies), stop (worker 1 stops),
 // stop-server (worker 0 stops server 0), pack (packed keys end bit-identical
-// to the same keys sent one by one), order (the servers sum in worker order
-// whatever the arrival order).
+// to the same keys sent one by one, also in calls over one pack's limit), order (the servers sum in
+// worker order whatever the arrival order).
 #include <signal.h>
 #include <unistd.h>
 
@@ -250,6 +250,55 @@ void run_pack(DistCoordinator& job) {
   }
   if (kv.packed_messages() == before)
     job.abort(mx::str("kv_test_worker ", w, ": no packed message was sent"));
+
+  // More packable bytes in one call than one packed message may hold
+  // (kMaxPackBytes): 2400 keys of 16 KiB, about 19 MiB a server. The
+  // worker's pushes, and its pulls by the size of their replies, must go in
+  // several packs (a receiver refuses a pack over the limit); the values end
+  // as those of the same keys sent one by one.
+  const int64_t n = 4096;
+  const int count = 2400;
+  std::vector<int> many, many_alone;
+  std::vector<NDArray> many_init;
+  std::vector<std::vector<NDArray>> many_grads, many_out, alone_out;
+  for (int i = 0; i < count; ++i) {
+    many.push_back(1000 + i);
+    many_alone.push_back(1000 + count + i);
+    many_init.push_back(
+        filled(Shape{n}, [&](int64_t j) { return 1e-3f * static_cast<float>(j - i); }));
+    many_grads.push_back({filled(
+        Shape{n}, [&](int64_t j) { return std::cos(0.1f * static_cast<float>(i + j + w)); })});
+    many_out.push_back({NDArray::zeros(Shape{n})});
+    alone_out.push_back({NDArray::zeros(Shape{n})});
+  }
+  std::vector<int> all_many = many;
+  all_many.insert(all_many.end(), many_alone.begin(), many_alone.end());
+  std::vector<NDArray> all_init = many_init;
+  all_init.insert(all_init.end(), many_init.begin(), many_init.end());
+  kv.init(all_many, all_init);
+  const int64_t packs_before = kv.packed_messages();
+  kv.push(many, many_grads, 0);
+  kv.pull(many, many_out, 0);
+  for (auto& out : many_out) out[0].wait_to_read();
+  // At least 3 packs for the pushes' 37.5 MiB and 1 for the pull's requests.
+  const int64_t packs = kv.packed_messages() - packs_before;
+  if (packs < 4)
+    job.abort(mx::str("kv_test_worker ", w, ": ", count * n * 4,
+                      " bytes pushed and pulled in one call went in ", packs, " packed messages"));
+  for (int i = 0; i < count; ++i) {
+    kv.push({many_alone[static_cast<size_t>(i)]}, {many_grads[static_cast<size_t>(i)]}, 0);
+    kv.pull({many_alone[static_cast<size_t>(i)]}, {alone_out[static_cast<size_t>(i)]}, 0);
+  }
+  for (int i = 0; i < count; ++i) {
+    const NDArray& a = many_out[static_cast<size_t>(i)][0];
+    const NDArray& b = alone_out[static_cast<size_t>(i)][0];
+    a.wait_to_read();
+    b.wait_to_read();
+    if (std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) != 0)
+      job.abort(mx::str("kv_test_worker ", w, ": key ", many[static_cast<size_t>(i)],
+                        " pushed and pulled in a call of ", count, " keys differs from key ",
+                        many_alone[static_cast<size_t>(i)], " sent alone"));
+  }
 }
 
 // Worker w pushes kOrderValues[w] after a delay that makes the workers'

@@ -547,6 +547,29 @@ TEST_CASE("packed messages: entries round-trip, malformed payloads are refused")
   nested.type = MsgType::kPacked;
   std::memcpy(bytes.data.get(), &nested, sizeof(Header));
   refused(h, "entry 0 (packed");
+
+  // What a packed message may announce: up to kMaxPackBytes, or one entry of
+  // the largest packable key alone; more is refused before any allocation.
+  CHECK(max_packed_message_bytes() == packed_entry_bytes(kMaxPackBytes));
+  Header largest = h;
+  largest.bytes = max_packed_message_bytes();
+  CHECK(receive_buffer(largest).size == largest.bytes);
+  Header over = h;
+  over.id = 12;
+  over.bytes = max_packed_message_bytes() + 1;
+  const std::string limit = str("packed message 12 of ", over.bytes, " bytes is over the limit of ",
+                                max_packed_message_bytes());
+  CHECK_THROWS_WITH_AS(receive_buffer(over), doctest::Contains(limit.c_str()), Error);
+  refused(over, "is over the limit");
+  over.bytes = int64_t{1} << 40;  // a damaged header: no terabyte allocated
+  CHECK_THROWS_WITH_AS(receive_buffer(over), doctest::Contains("over the limit"), Error);
+  Header unpacked = h;
+  unpacked.type = MsgType::kPush;
+  CHECK_THROWS_WITH_AS(receive_buffer(unpacked), doctest::Contains("malformed packed message"),
+                       Error);
+  Header empty = h;
+  empty.count = 0;
+  CHECK_THROWS_AS(receive_buffer(empty), Error);
 }
 
 TEST_CASE("server: a push waits while a reply still reads the value") {
