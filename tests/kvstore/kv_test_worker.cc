@@ -7,8 +7,9 @@
 //                  [--timeout S] [--hash-by-rank] [--states DIR]
 // Scenarios: sync, async, compress, kill (worker 1 dies), stop (worker 1 stops),
 // stop-server (worker 0 stops server 0), pack (packed keys end bit-identical
-// to the same keys sent one by one, also in calls over one pack's limit), order (the servers sum in
-// worker order whatever the arrival order).
+// to the same keys sent one by one, also in calls over one pack's limit),
+// order (the servers sum in worker order whatever the arrival order),
+// rogue-empty-pack and rogue-packed-bye (malformed messages; see run_rogue).
 #include <signal.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 
 #include "kvstore/dist_coordinator.h"
 #include "kvstore/gradient_compression.h"
+#include "kvstore/packing.h"
 #include "optim/optimizer.h"
 
 using mx::NDArray;
@@ -346,6 +348,43 @@ void run_fault(DistCoordinator& job, const std::string& scenario) {
   }
 }
 
+// rogue-empty-pack, rogue-packed-bye: worker 0 sends server 0 a message no
+// mx worker sends (a packed message without its payload; a bye inside a
+// pack), on a communicator of its own instead of a store. The server must
+// end the job, naming the sender; nobody may wait for anything else.
+int run_rogue(const Args& args) {
+  RankInfo self;
+  self.role = Role::kWorker;
+  self.config_hash = args.options.config_hash;
+  self.sync = true;
+  self.heartbeat_interval_s = args.options.heartbeat_interval_s;
+  self.heartbeat_timeout_s = args.options.heartbeat_timeout_s;
+  auto comm = std::make_shared<Communicator>(self);
+  comm->start([](const Header&, int) -> void* { return nullptr; },
+              [](const Header&, int, std::string) {});
+  if (comm->self().index == 0) {
+    const int server = comm->roles().server_rank(0);
+    if (args.scenario == "rogue-empty-pack") {
+      Header h{};
+      h.type = MsgType::kPacked;
+      h.id = 7;
+      h.count = 1;
+      comm->send(server, h, nullptr, std::string());
+    } else {
+      Header bye{};
+      bye.type = MsgType::kBye;
+      PackWriter pack;
+      pack.add(bye, nullptr);
+      const Header h = pack.header(7);
+      auto bytes = std::make_shared<PackBytes>(pack.take());
+      comm->send(server, h, bytes->data.get(), std::string(), [bytes] {});
+    }
+  }
+  // The server's abort ends this process; mpirun's --timeout bounds the wait.
+  std::this_thread::sleep_for(std::chrono::seconds(50));
+  comm->abort("kv_test_worker: the server did not end the job after a rogue message", 3);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -382,6 +421,7 @@ int main(int argc, char** argv) {
     args.options.config_hash += rank ? std::stoull(rank) : 0;
   }
   try {
+    if (args.scenario.rfind("rogue-", 0) == 0) return run_rogue(args);
     std::unique_ptr<DistCoordinator> job;
     try {
       job = std::make_unique<DistCoordinator>(args.options);

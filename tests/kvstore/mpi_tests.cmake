@@ -61,6 +61,13 @@ mx_mpi_test(mpi_kvstore_stop nonzero "rank 2 \\(host [^,]+, worker 1\\) has not 
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} stop --timeout 3 --interval 0.5)
 mx_mpi_test(mpi_kvstore_stop_server nonzero "rank 0 \\(host [^,]+, server 0\\) has not been heard from"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} stop-server --timeout 3 --interval 0.5)
+# A message no mx worker sends ends the job at the server, naming the sender.
+mx_mpi_test(mpi_kvstore_rogue_empty_pack nonzero
+  "kvstore server: packed message 7 from rank 1 \\(host [^,]+, worker 0\\) came without its payload"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} rogue-empty-pack)
+mx_mpi_test(mpi_kvstore_rogue_packed_bye nonzero
+  "kvstore server 0 \\(rank 0\\): a packed bye request from worker 0 \\(only init, push and pull travel packed\\)"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} rogue-packed-bye)
 # Start-up problems end every rank with one message and exit status 2.
 mx_mpi_test(mpi_kvstore_no_workers 2 "without workers"
   COMMAND ${_mpirun} -np 2 ${_server})
