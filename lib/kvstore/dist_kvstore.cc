@@ -302,18 +302,38 @@ void DistKVStore::init(const std::vector<int>& keys, const std::vector<NDArray>&
     keys_.emplace(keys[i], std::move(key));
   }
   if (rank() == 0) {
-    std::vector<NDArray> sources;
-    int replies = 0;
+    // Worker 0 sends the values; small keys travel packed, as pushes do.
+    std::vector<Item> items;
     for (size_t i = 0; i < keys.size(); ++i) {
-      sources.push_back(values[i].ctx().is_gpu() ? values[i].copy_to(Context::cpu()) : values[i]);
-      sources.back().wait_to_read();
-      replies += 2 * static_cast<int>(keys_.at(keys[i]).parts.size());  // replies and sends
+      NDArray source = values[i].ctx().is_gpu() ? values[i].copy_to(Context::cpu()) : values[i];
+      source.wait_to_read();
+      items.push_back(Item{keys[i], &keys_.at(keys[i]), source, PushEncoding::kValues});
     }
+    const std::vector<std::vector<Item>> grouped = groups(std::move(items));
+    int replies = 0;
+    for (const auto& group : grouped)
+      replies += group.size() == 1 ? 2 * static_cast<int>(group[0].kv->parts.size())  // and sends
+                                   : static_cast<int>(group.size());
     wait_for([&](auto done) {
       const int64_t id = expect(replies, nullptr, 0, std::move(done));
-      for (size_t i = 0; i < keys.size(); ++i)
-        send_parts(MsgType::kInit, keys[i], keys_.at(keys[i]),
-                   static_cast<const std::byte*>(sources[i].raw_data()), id, PushEncoding::kValues);
+      for (const auto& group : grouped) {
+        if (group.size() == 1) {
+          send_parts(MsgType::kInit, group[0].k, *group[0].kv,
+                     static_cast<const std::byte*>(group[0].array.raw_data()), id,
+                     PushEncoding::kValues);
+          continue;
+        }
+        PackWriter pack;
+        for (const Item& item : group) {
+          const std::byte* payload = nullptr;
+          Header h = part_header(MsgType::kInit, item.k, *item.kv, 0,
+                                 static_cast<const std::byte*>(item.array.raw_data()),
+                                 PushEncoding::kValues, &payload);
+          h.id = id;
+          pack.add(h, payload);
+        }
+        send_pack(group[0].kv->parts[0].server, pack);
+      }
     });
   }
   wait_for_keys();
