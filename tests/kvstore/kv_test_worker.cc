@@ -9,7 +9,8 @@
 // stop-server (worker 0 stops server 0), pack (packed keys end bit-identical
 // to the same keys sent one by one, also in calls over one pack's limit),
 // order (the servers sum in worker order whatever the arrival order),
-// rogue-empty-pack and rogue-packed-bye (malformed messages; see run_rogue).
+// rogue-empty-pack, rogue-big-pack and rogue-packed-bye (malformed
+// messages; see run_rogue).
 #include <signal.h>
 #include <unistd.h>
 
@@ -348,9 +349,10 @@ void run_fault(DistCoordinator& job, const std::string& scenario) {
   }
 }
 
-// rogue-empty-pack, rogue-packed-bye: worker 0 sends server 0 a message no
-// mx worker sends (a packed message without its payload; a bye inside a
-// pack), on a communicator of its own instead of a store. The server must
+// rogue-empty-pack, rogue-big-pack, rogue-packed-bye: worker 0 sends server 0
+// a message no mx worker sends (a packed message without its payload or
+// over the size limit; a bye inside a pack), on a communicator of its own
+// instead of a store. The server must
 // end the job, naming the sender; nobody may wait for anything else.
 int run_rogue(const Args& args) {
   RankInfo self;
@@ -364,12 +366,14 @@ int run_rogue(const Args& args) {
               [](const Header&, int, std::string) {});
   if (comm->self().index == 0) {
     const int server = comm->roles().server_rank(0);
-    if (args.scenario == "rogue-empty-pack") {
+    if (args.scenario == "rogue-empty-pack" || args.scenario == "rogue-big-pack") {
       Header h{};
       h.type = MsgType::kPacked;
       h.id = 7;
       h.count = 1;
-      comm->send(server, h, nullptr, std::string());
+      // A pack over the size limit: refused when its header arrives.
+      if (args.scenario == "rogue-big-pack") h.bytes = max_packed_message_bytes() + 8;
+      comm->send(server, h, nullptr, std::string(static_cast<size_t>(h.bytes), '\0'));
     } else {
       Header bye{};
       bye.type = MsgType::kBye;

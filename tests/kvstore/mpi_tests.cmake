@@ -65,6 +65,9 @@ mx_mpi_test(mpi_kvstore_stop_server nonzero "rank 0 \\(host [^,]+, server 0\\) h
 mx_mpi_test(mpi_kvstore_rogue_empty_pack nonzero
   "kvstore server: packed message 7 from rank 1 \\(host [^,]+, worker 0\\) came without its payload"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} rogue-empty-pack)
+mx_mpi_test(mpi_kvstore_rogue_big_pack nonzero
+  "kvstore: packed message 7 of 16777288 bytes is over the limit of 16777280 \\(from rank 1 \\(host [^,]+, worker 0\\)\\)"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} rogue-big-pack)
 mx_mpi_test(mpi_kvstore_rogue_packed_bye nonzero
   "kvstore server 0 \\(rank 0\\): a packed bye request from worker 0 \\(only init, push and pull travel packed\\)"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} rogue-packed-bye)
