@@ -12,7 +12,7 @@
 # per-worker throughput then measures CPU sharing as well as the network.
 #
 # usage: scripts/bench/dist_scaling.sh [throughput|convergence|all] [OPTIONS]
-#   throughput    LeNet (batch 64 per worker, synthetic data, --batches steps)
+#   throughput    the --model (synthetic data, --batches steps)
 #                 with 1, 2, 4 workers on hosts 1..W and the servers on hosts
 #                 of their own (1 server up to 2 workers, 2 for more; keys of
 #                 100,000 elements and more split over the servers), in
@@ -29,6 +29,11 @@
 #                 wallclock.tsv: each epoch's end in seconds since the launch)
 #   all           both (default)
 # Options:
+#   --model M       the throughput runs' network: lenet (default; batch 64
+#                   per worker, scripts/bench/lenet_synthetic_yaml.sh) or
+#                   resnet18 (configs/resnet18-cifar.yaml on synthetic
+#                   3x32x32 images, batch 32 per worker); DDP trains the same
+#                   (scripts/bench/ddp_train.py)
 #   --bin DIR       mx-train and mx-serve-ps (default build/cmd, or $MX_BIN)
 #   --python PY     a python with torch for the DDP peer (default python3, or
 #                   $MX_TORCH_PYTHON); "none" leaves the peer out
@@ -60,6 +65,7 @@ rounds=2
 epochs=3
 conv_link=1gbit
 pinning=cores
+model=lenet
 out=
 while [ $# -gt 0 ]; do
   case $1 in
@@ -72,6 +78,7 @@ while [ $# -gt 0 ]; do
     --epochs) epochs=$2 ;;
     --conv-link) conv_link=$2 ;;
     --pin) pinning=$2 ;;
+    --model) model=$2 ;;
     --out) out=$2 ;;
     *)
       sed -n '/^# usage:/,/^# end, however/p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -81,6 +88,7 @@ while [ $# -gt 0 ]; do
   shift 2
 done
 case $pinning in cores | none) ;; *) echo "dist_scaling.sh: --pin cores or none, not '$pinning'" >&2 && exit 2 ;; esac
+case $model in lenet | resnet18) ;; *) echo "dist_scaling.sh: --model lenet or resnet18, not '$model'" >&2 && exit 2 ;; esac
 for program in mx-train mx-serve-ps; do
   [ -x "$bin/$program" ] || { echo "dist_scaling.sh: no $bin/$program (--bin DIR)" >&2; exit 2; }
 done
@@ -155,9 +163,16 @@ link_bytes() {
   ip netns exec "$ns_i" sh -c 'echo $(( $(cat /sys/class/net/mx0/statistics/tx_bytes) + $(cat /sys/class/net/mx0/statistics/rx_bytes) ))'
 }
 
+# The throughput runs' network: a config and its overrides, the batch per worker.
 # shellcheck source=scripts/bench/lenet_synthetic_yaml.sh
 source "$root/scripts/bench/lenet_synthetic_yaml.sh"
-write_lenet_yaml "$work/lenet.yaml" "$batches"
+if [ "$model" = lenet ]; then
+  write_lenet_yaml "$work/lenet.yaml" "$batches"
+  model_config=$work/lenet.yaml model_args=() batch=64
+else
+  model_config=$root/configs/resnet18-cifar.yaml batch=32
+  model_args=("data.train.num_batches=$batches" train.epochs=1 train.checkpoint_every=0 train.log_interval=100000)
+fi
 
 # mpirun inside host 1, launching into the others (docs/distributed.md,
 # "Trying it on one machine"); servers on hosts after the workers'.
@@ -196,15 +211,15 @@ throughput() {
   for r in $(seq "$rounds"); do
     # One worker alone, pinned to core 0, one thread: the reference.
     pin 0
-    in_host 1 env MX_NUM_THREADS=1 "${pfx[@]}" "$bin/mx-train" "$work/lenet.yaml" --run-dir "$work/alone$r" >/dev/null 2>&1
+    in_host 1 env MX_NUM_THREADS=1 "${pfx[@]}" "$bin/mx-train" "$model_config" "${model_args[@]}" --run-dir "$work/alone$r" >/dev/null 2>&1
     ms=$(step_ms "$work/alone$r")
-    alone_mx=$(awk -v m="$ms" 'BEGIN { printf "%.1f", 64000 / m }')
+    alone_mx=$(awk -v m="$ms" -v b="$batch" 'BEGIN { printf "%.1f", b * 1000 / m }')
     printf '%s\t-\t-\t1\t0\tmx\talone\t%s\t%s\t1.00\t0\t-\t%s\n' "$r" "$ms" "$alone_mx" "$(cut -d' ' -f1 /proc/loadavg)" >>"$tsv"
     say "mx alone: $ms ms/step"
     if [ "$python" != none ]; then
-      in_host 1 "${pfx[@]}" "$python" "$root/scripts/bench/lenet_ddp.py" --batches "$batches" >"$work/pt_alone"
+      in_host 1 "${pfx[@]}" "$python" "$root/scripts/bench/ddp_train.py" --model "$model" --batches "$batches" >"$work/pt_alone"
       ms=$(sed -n 's/.* \([0-9.]*\) ms\/step.*/\1/p' "$work/pt_alone")
-      alone_pt=$(awk -v m="$ms" 'BEGIN { printf "%.1f", 64000 / m }')
+      alone_pt=$(awk -v m="$ms" -v b="$batch" 'BEGIN { printf "%.1f", b * 1000 / m }')
       printf '%s\t-\t-\t1\t0\tpytorch\talone\t%s\t%s\t1.00\t0\t-\t%s\n' "$r" "$ms" "$alone_pt" "$(cut -d' ' -f1 /proc/loadavg)" >>"$tsv"
       say "pytorch alone: $(cat "$work/pt_alone")"
     fi
@@ -218,12 +233,12 @@ throughput() {
           [ $mode = 2bit ] && extra=(kvstore.gradient_compression.type=2bit kvstore.gradient_compression.threshold=0.5)
           before=$(link_bytes 1)
           sbefore=$(link_bytes $((max_workers + 1)))
-          mx_job "$w" "$run" "$work/lenet.yaml" "${extra[@]}" >"$run.out" 2>&1 ||
+          mx_job "$w" "$run" "$model_config" "${model_args[@]}" "${extra[@]}" >"$run.out" 2>&1 ||
             { cat "$run.out" >&2; say "FAILED: mx $w workers $mode over $link"; exit 1; }
           after=$(link_bytes 1)
           safter=$(link_bytes $((max_workers + 1)))
           ms=$(step_ms "$run")
-          tput=$(awk -v m="$ms" 'BEGIN { printf "%.1f", 64000 / m }')
+          tput=$(awk -v m="$ms" -v b="$batch" 'BEGIN { printf "%.1f", b * 1000 / m }')
           eff=$(awk -v t="$tput" -v a="$alone_mx" 'BEGIN { printf "%.2f", t / a }')
           mb=$(awk -v b=$((after - before)) -v n="$batches" 'BEGIN { printf "%.2f", b / n / 1e6 }')
           smb=$(awk -v b=$((safter - sbefore)) -v n="$batches" 'BEGIN { printf "%.2f", b / n / 1e6 }')
@@ -239,8 +254,8 @@ throughput() {
         for i in $(seq 1 "$w"); do
           pin $((i - 1))
           in_host "$i" env GLOO_SOCKET_IFNAME=mx0 timeout 300 "${pfx[@]}" "$python" \
-            "$root/scripts/bench/lenet_ddp.py" --rank $((i - 1)) --world "$w" --master 192.0.2.1:$port \
-            --batches "$batches" >"$work/ddp$i" 2>&1 &
+            "$root/scripts/bench/ddp_train.py" --model "$model" --rank $((i - 1)) --world "$w" \
+            --master 192.0.2.1:$port --batches "$batches" >"$work/ddp$i" 2>&1 &
           pids+=($!)
         done
         local rc=0
@@ -254,7 +269,7 @@ throughput() {
         if [ $rc != 0 ]; then say "warning: a DDP rank exited with status $rc after the run: $(grep -h -m1 -i 'terminate\|error' "$work"/ddp* | head -1)"; fi
         after=$(link_bytes 1)
         ms=$(sed -n 's/.* \([0-9.]*\) ms\/step.*/\1/p' "$work/ddp1")
-        tput=$(awk -v m="$ms" 'BEGIN { printf "%.1f", 64000 / m }')
+        tput=$(awk -v m="$ms" -v b="$batch" 'BEGIN { printf "%.1f", b * 1000 / m }')
         eff=$(awk -v t="$tput" -v a="$alone_pt" 'BEGIN { printf "%.2f", t / a }')
         mb=$(awk -v b=$((after - before)) -v n="$batches" 'BEGIN { printf "%.2f", b / n / 1e6 }')
         printf '%s\t%s\t%s\t%s\t0\tpytorch-ddp\tgloo\t%s\t%s\t%s\t%s\t-\t%s\n' "$r" "$link" "$achieved" "$w" \
