@@ -91,7 +91,6 @@ struct Communicator::Impl {
 
   Header incoming{};
   MPI_Request header_request = MPI_REQUEST_NULL;
-  int header_index = -1;
 
   std::set<int> peers;  // ranks we send heartbeats to and watch
   std::map<int, Clock::time_point> last_heard;

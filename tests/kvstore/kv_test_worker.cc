@@ -10,7 +10,8 @@
 // to the same keys sent one by one, also in calls over one pack's limit),
 // order (the servers sum in worker order whatever the arrival order),
 // rogue-empty-pack, rogue-big-pack and rogue-packed-bye (malformed
-// messages; see run_rogue).
+// messages; see run_rogue), mpi-single (MPI initialized without threads).
+#include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -426,6 +427,18 @@ int main(int argc, char** argv) {
   }
   try {
     if (args.scenario.rfind("rogue-", 0) == 0) return run_rogue(args);
+    if (args.scenario == "mpi-single") {
+      // A host program that initialized MPI itself, without the thread
+      // support the communication thread needs: refused with a message.
+      int provided = 0;
+      MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+      if (provided >= MPI_THREAD_SERIALIZED) {
+        std::cout << "kv_test_worker mpi-single: MPI gave more thread support than asked for"
+                  << std::endl;
+        MPI_Finalize();
+        return 77;
+      }
+    }
     std::unique_ptr<DistCoordinator> job;
     try {
       job = std::make_unique<DistCoordinator>(args.options);
