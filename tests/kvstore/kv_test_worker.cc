@@ -5,10 +5,12 @@
 //
 //   kv_test_worker SCENARIO [--type dist_sync|dist_async] [--bound N]
 //                  [--timeout S] [--hash-by-rank] [--states DIR]
+//                  [--gradient-dtype float32|bfloat16|float16]
 // Scenarios: sync, async, compress, kill (worker 1 dies), stop (worker 1 stops),
 // stop-server (worker 0 stops server 0), pack (packed keys end bit-identical
 // to the same keys sent one by one, also in calls over one pack's limit),
 // order (the servers sum in worker order whatever the arrival order),
+// narrow (gradients pushed in 16 bits),
 // rogue-empty-pack, rogue-big-pack and rogue-packed-bye (malformed
 // messages; see run_rogue), mpi-single (MPI initialized without threads).
 #include <mpi.h>
@@ -132,7 +134,12 @@ void run_sync(DistCoordinator& job, const Args& args) {
       kv.load_optimizer_states(args.states_dir + "/missing");
     } catch (const mx::Error& e) {
       failed = true;
-      if (w == 0 && std::string(e.what()).find("server 0") == std::string::npos)
+      // Worker 0 has the server's message; the others are told where to look.
+      const std::string expected =
+          w == 0 ? "server 0"
+                 : "kvstore: worker 0 could not load the servers' optimizer states (see its "
+                   "message)";
+      if (std::string(e.what()).find(expected) == std::string::npos)
         job.abort(std::string("kv_test_worker: unexpected message: ") + e.what());
     }
     if (!failed) job.abort("kv_test_worker: loading missing states did not fail");
@@ -350,6 +357,31 @@ void run_fault(DistCoordinator& job, const std::string& scenario) {
   }
 }
 
+// Gradients pushed in 16 bits (--gradient-dtype): sums of values that 16
+// bits hold exactly come back exact, a value they do not hold arrives
+// rounded, and 2-bit compression on top is refused.
+void run_narrow(DistCoordinator& job, const Args& args) {
+  DistKVStore& kv = job.store();
+  const int w = job.rank(), workers = job.num_workers();
+  init_keys(job);
+  std::vector<std::vector<NDArray>> grads;
+  for (const auto& shape : kShapes)
+    grads.push_back({filled(shape, [&](int64_t i) {
+      return (w + 1) * std::ldexp(1.0f, static_cast<int>(i % 8)) + (i == 0 ? 1.0f / 4096 : 0.0f);
+    })});
+  kv.push(kKeys, grads, 0);
+  const float weight = workers * (workers + 1) / 2.0f;
+  check_pull(job, 1, mx::str("after a push as ", mx::dtype_name(args.options.gradient_dtype)),
+             [&](int, int64_t i) { return weight * std::ldexp(1.0f, static_cast<int>(i % 8)); });
+  try {
+    kv.set_gradient_compression({"2bit", 0.5f});
+    job.abort("kv_test_worker: 2-bit compression of narrowed gradients was accepted");
+  } catch (const mx::InputError& e) {
+    if (std::string(e.what()).find("do not combine") == std::string::npos)
+      job.abort(std::string("kv_test_worker: unexpected message: ") + e.what());
+  }
+}
+
 // rogue-empty-pack, rogue-big-pack, rogue-packed-bye: worker 0 sends server 0
 // a message no mx worker sends (a packed message without its payload or
 // over the size limit; a bye inside a pack), on a communicator of its own
@@ -413,6 +445,8 @@ int main(int argc, char** argv) {
       args.options.heartbeat_interval_s = std::stod(next());
     else if (a == "--hash-by-rank")
       hash_by_rank = true;
+    else if (a == "--gradient-dtype")
+      args.options.gradient_dtype = mx::parse_dtype(next());
     else if (a == "--states")
       args.states_dir = next();
     else {
@@ -456,6 +490,8 @@ int main(int argc, char** argv) {
         run_pack(*job);
       else if (args.scenario == "order")
         run_order(*job);
+      else if (args.scenario == "narrow")
+        run_narrow(*job, args);
       else if (args.scenario == "kill" || args.scenario == "stop" || args.scenario == "stop-server")
         run_fault(*job, args.scenario);
       else

@@ -53,6 +53,11 @@ mx_mpi_test(mpi_kvstore_pack 0 "kv_test_worker pack: ok"
 # delayed so that the last arrives first, values whose sum depends on the order.
 mx_mpi_test(mpi_kvstore_order 0 "kv_test_worker order: ok"
   COMMAND ${_mpirun} -np 2 ${_server} : -np 3 ${_worker} order --bound 500)
+# Gradients pushed in bfloat16 and float16: exact sums, rounding, no 2-bit on top.
+mx_mpi_test(mpi_kvstore_narrow_bf16 0 "kv_test_worker narrow: ok"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} narrow --gradient-dtype bfloat16)
+mx_mpi_test(mpi_kvstore_narrow_fp16 0 "kv_test_worker narrow: ok"
+  COMMAND ${_mpirun} -np 2 ${_server} : -np 2 ${_worker} narrow --gradient-dtype float16 --bound 8)
 # Faults: a worker killed, a worker or a server stopped (SIGSTOP): the job ends, non-zero.
 # Either the server names the dead worker or mpirun does, whichever is first.
 mx_mpi_test(mpi_kvstore_kill nonzero "rank 2 \\(host [^,]+, worker 1\\) has died|process rank 2 .*signal 9"
