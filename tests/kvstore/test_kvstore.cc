@@ -18,6 +18,7 @@
 #include "error_text.h"
 #include "kvstore/coordinator.h"
 #include "kvstore/device_merge.h"
+#include "kvstore/dist_coordinator.h"
 #include "kvstore/gradient_compression.h"
 #include "kvstore/kvstore_params.h"
 #include "kvstore/local_kvstore.h"
@@ -922,6 +923,18 @@ TEST_CASE("kvstore settings parse with the usual messages and make the job") {
   auto equal = KVStoreParams::from_strings(
       {{"type", "dist_async"}, {"heartbeat_interval", "2"}, {"heartbeat_timeout", "2"}}, "kvstore");
   CHECK_THROWS_WITH_AS(join_job(equal, 1, 0), doctest::Contains("heartbeat_timeout (2 s)"),
+                       InputError);
+  // A worker made directly (the C API, tests) checks its heartbeat settings
+  // before it starts MPI.
+  DistOptions direct;
+  direct.heartbeat_interval_s = 5;
+  direct.heartbeat_timeout_s = 2;
+  CHECK_THROWS_WITH_AS(DistCoordinator{direct},
+                       "kvstore heartbeat: interval (5 s) must be > 0 and below the time-out (2 s)",
+                       InputError);
+  direct.heartbeat_interval_s = 0;
+  CHECK_THROWS_WITH_AS(DistCoordinator{direct},
+                       "kvstore heartbeat: interval (0 s) must be > 0 and below the time-out (2 s)",
                        InputError);
 
   auto c = CompressionParams::from_strings({{"type", "2bit"}, {"threshold", "0.25"}}, "c");
