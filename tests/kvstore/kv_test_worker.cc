@@ -12,7 +12,8 @@
 // order (the servers sum in worker order whatever the arrival order),
 // narrow (gradients pushed in 16 bits),
 // rogue-empty-pack, rogue-big-pack and rogue-packed-bye (malformed
-// messages; see run_rogue), mpi-single (MPI initialized without threads).
+// messages; see run_rogue), mpi-single (MPI initialized without threads),
+// throw (an error escapes worker 1 with its store unfinished).
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -472,6 +474,18 @@ int main(int argc, char** argv) {
         MPI_Finalize();
         return 77;
       }
+    }
+    if (args.scenario == "throw") {
+      // Worker 1's error escapes with its store unfinished: the store's
+      // destructor, run while the exception unwinds, must end the job
+      // rather than wait in finish() for workers that may be waiting for it.
+      try {
+        DistCoordinator job(args.options);
+        if (job.rank() == 1) throw std::runtime_error("kv_test_worker: worker 1's own error");
+        job.finish();
+      } catch (const std::runtime_error&) {
+      }
+      return 0;
     }
     std::unique_ptr<DistCoordinator> job;
     try {

@@ -76,6 +76,10 @@ mx_mpi_test(mpi_kvstore_rogue_big_pack nonzero
 mx_mpi_test(mpi_kvstore_rogue_packed_bye nonzero
   "kvstore server 0 \\(rank 0\\): a packed bye request from worker 0 \\(only init, push and pull travel packed\\)"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} rogue-packed-bye)
+# An error that escapes a worker with its store unfinished ends the job.
+mx_mpi_test(mpi_kvstore_throw nonzero
+  "kvstore: worker 1 stopped on an error before finishing; ending the job"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} throw)
 # A program that initialized MPI without thread support cannot hold a store.
 mx_mpi_test(mpi_kvstore_mpi_single nonzero
   "kvstore: MPI was initialized without MPI_THREAD_SERIALIZED support, which the communication thread needs"
