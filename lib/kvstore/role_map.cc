@@ -63,7 +63,11 @@ std::string RoleMap::describe(int rank) const {
 std::string RoleMap::table() const {
   std::ostringstream os;
   os << "kvstore: " << num_servers() << " server(s), " << num_workers() << " worker(s)";
-  if (!workers_.empty()) os << ", " << (settings().sync ? "dist_sync" : "dist_async");
+  // The workers' liveness settings, which every rank uses: how soon a lost peer ends the job.
+  if (!workers_.empty())
+    os << ", " << (settings().sync ? "dist_sync" : "dist_async") << ", heartbeats every "
+       << settings().heartbeat_interval_s << " s, a peer silent for "
+       << settings().heartbeat_timeout_s << " s is lost";
   os << "\n  rank  host                  pid       role    index  app\n";
   for (const auto& r : ranks_)
     os << "  " << std::left << std::setw(6) << r.rank << std::setw(22) << r.host << std::setw(10)

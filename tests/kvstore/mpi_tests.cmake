@@ -62,7 +62,7 @@ mx_mpi_test(mpi_kvstore_narrow_fp16 0 "kv_test_worker narrow: ok"
 # Either the server names the dead worker or mpirun does, whichever is first.
 mx_mpi_test(mpi_kvstore_kill nonzero "rank 2 \\(host [^,]+, worker 1\\) has died|process rank 2 .*signal 9"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} kill --timeout 4)
-mx_mpi_test(mpi_kvstore_stop nonzero "rank 2 \\(host [^,]+, worker 1\\) has not been heard from"
+mx_mpi_test(mpi_kvstore_stop nonzero "heartbeats every 0.5 s, a peer silent for 3 s is lost;rank 2 \\(host [^,]+, worker 1\\) has not been heard from"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} stop --timeout 3 --interval 0.5)
 mx_mpi_test(mpi_kvstore_stop_server nonzero "rank 0 \\(host [^,]+, server 0\\) has not been heard from"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} stop-server --timeout 3 --interval 0.5)
