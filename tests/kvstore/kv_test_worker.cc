@@ -13,7 +13,8 @@
 // narrow (gradients pushed in 16 bits),
 // rogue-empty-pack, rogue-big-pack and rogue-packed-bye (malformed
 // messages; see run_rogue), mpi-single (MPI initialized without threads),
-// throw (an error escapes worker 1 with its store unfinished).
+// throw (an error escapes worker 1 with its store unfinished), fail-input and
+// fail-other (worker 1 fails: the job's exit status is the error's).
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -506,7 +507,16 @@ int main(int argc, char** argv) {
         run_order(*job);
       else if (args.scenario == "narrow")
         run_narrow(*job, args);
-      else if (args.scenario == "kill" || args.scenario == "stop" || args.scenario == "stop-server")
+      else if (args.scenario == "fail-input" || args.scenario == "fail-other") {
+        // A worker's fatal error ends the job with the error's exit status:
+        // 2 for bad input, 1 for anything else.
+        if (job->rank() == 1) {
+          if (args.scenario == "fail-input") job->fail(mx::InputError("worker 1's bad input"));
+          job->fail(std::runtime_error("worker 1's other error"));
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(50));  // ended by worker 1
+      } else if (args.scenario == "kill" || args.scenario == "stop" ||
+                 args.scenario == "stop-server")
         run_fault(*job, args.scenario);
       else
         job->abort("kv_test_worker: unknown scenario " + args.scenario, 2);

@@ -80,6 +80,11 @@ mx_mpi_test(mpi_kvstore_rogue_packed_bye nonzero
 mx_mpi_test(mpi_kvstore_throw nonzero
   "kvstore: worker 1 stopped on an error before finishing; ending the job"
   COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} throw)
+# A worker's fatal error ends the job with its exit status: 2 for bad input, 1 otherwise.
+mx_mpi_test(mpi_kvstore_fail_input 2 "error: worker 1: worker 1's bad input"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} fail-input)
+mx_mpi_test(mpi_kvstore_fail_other 1 "error: worker 1: worker 1's other error"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 2 ${_worker} fail-other)
 # A program that initialized MPI without thread support cannot hold a store.
 mx_mpi_test(mpi_kvstore_mpi_single nonzero
   "kvstore: MPI was initialized without MPI_THREAD_SERIALIZED support, which the communication thread needs"
