@@ -2,12 +2,14 @@
  * (C99, linked with libmx.so), run by the mpi tests with mx-serve-ps:
  *   mpirun -np 1 mx-serve-ps : -np 2 c_api_dist_worker dist_sync
  * It checks ranks, init (worker 0's values win), the sum of the workers'
- * pushes, an optimizer on the servers and the barrier, and prints
+ * pushes, an optimizer on the servers and that the barrier waits, and prints
  * "c_api_dist_worker RANK: ok". Values are small, so float sums are exact. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mx/c_api.h"
 
@@ -86,10 +88,32 @@ int main(int argc, char** argv) {
     check(MXNDArrayFree(h2), "MXNDArrayFree");
     check(MXNDArrayFree(g), "MXNDArrayFree");
   }
+  /* The barrier holds every worker until all have reached it: worker 0
+   * arrives late, after writing a marker (named by mpirun's job id) that the
+   * others must see once they pass it. */
+  char marker[256];
+  const char* job = getenv("OMPI_MCA_ess_base_jobid");
+  snprintf(marker, sizeof marker, "c_api_barrier_%s", job ? job : "0");
+  if (rank == 0) {
+    const struct timespec late = {0, 300000000};
+    nanosleep(&late, NULL);
+    FILE* f = fopen(marker, "w");
+    if (f) fclose(f);
+  }
   check(MXKVStoreBarrier(kv), "MXKVStoreBarrier");
+  if (rank != 0) {
+    FILE* f = fopen(marker, "r");
+    if (!f) {
+      fprintf(stderr, "c_api_dist_worker %d: passed the barrier before worker 0 reached it\n",
+              rank);
+      exit(1);
+    }
+    fclose(f);
+  }
   MXNDArrayFree(w);
   const int r = rank;
-  check(MXKVStoreFree(kv), "MXKVStoreFree");
+  check(MXKVStoreFree(kv), "MXKVStoreFree"); /* its finish waits for every worker */
+  if (r == 0) remove(marker);
   printf("c_api_dist_worker %d: ok\n", r);
   return 0;
 }
