@@ -937,6 +937,17 @@ TEST_CASE("kvstore settings parse with the usual messages and make the job") {
                        "kvstore heartbeat: interval (0 s) must be > 0 and below the time-out (2 s)",
                        InputError);
 
+  // Every setting carries its one-line description (the parameter structs'
+  // convention; a required field's description is part of its "missing" message).
+  for (const auto& info : KVStoreParams::field_infos()) {
+    CAPTURE(info.name);
+    CHECK_FALSE(info.description.empty());
+  }
+  for (const auto& info : CompressionParams::field_infos()) {
+    CAPTURE(info.name);
+    CHECK_FALSE(info.description.empty());
+  }
+
   auto c = CompressionParams::from_strings({{"type", "2bit"}, {"threshold", "0.25"}}, "c");
   CHECK(c.spec().enabled());
   CHECK(c.spec().threshold == 0.25f);
