@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 
 #include "base/error.h"
@@ -30,11 +29,14 @@ ProcessState process_state(int64_t pid) {
   char line[512] = {};
   const size_t n = std::fread(line, 1, sizeof(line) - 1, f);
   std::fclose(f);
+  return stat_line_state(std::string(line, n));
+}
+
+ProcessState stat_line_state(const std::string& line) {
   // "pid (comm) S ...": the state follows the last ')'.
-  const char* close = std::strrchr(line, ')');
-  if (n == 0 || close == nullptr || close[1] == '\0' || close[2] == '\0')
-    return ProcessState::kUnknown;
-  switch (close[2]) {
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos || close + 2 >= line.size()) return ProcessState::kUnknown;
+  switch (line[close + 2]) {
     case 'Z':
     case 'X':
     case 'x': return ProcessState::kEnded;

@@ -28,6 +28,8 @@ enum class ProcessState { kRunning, kStopped, kEnded, kUnknown };
 // The state of process `pid` of this process space (/proc/PID/stat): gone
 // or a zombie is kEnded, SIGSTOP or a debugger kStopped.
 ProcessState process_state(int64_t pid);
+// The state in a /proc/PID/stat line; kUnknown for a line cut before it.
+ProcessState stat_line_state(const std::string& line);
 
 // What a rank knows about one peer at a heartbeat check.
 struct PeerObservation {

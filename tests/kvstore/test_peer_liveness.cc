@@ -70,6 +70,21 @@ TEST_CASE("process states: running, stopped, a zombie and a reaped child have en
   CHECK(process_state(0) == ProcessState::kUnknown);
 }
 
+TEST_CASE("a /proc/PID/stat line: the state after the last ')', unknown when cut short") {
+  CHECK(stat_line_state("1234 (mx-train) S 1 1234 1234 0 -1") == ProcessState::kRunning);
+  CHECK(stat_line_state("1234 (mx-train) R 1") == ProcessState::kRunning);
+  CHECK(stat_line_state("7 (a) b) T 1") == ProcessState::kStopped);  // ')' in the command name
+  CHECK(stat_line_state("7 (gdb) t 1") == ProcessState::kStopped);
+  CHECK(stat_line_state("7 (x) Z 1") == ProcessState::kEnded);
+  CHECK(stat_line_state("7 (x) X") == ProcessState::kEnded);
+  CHECK(stat_line_state("7 (x) x") == ProcessState::kEnded);
+  // Cut before the state: unknown, never a guess.
+  CHECK(stat_line_state("7 (x) ") == ProcessState::kUnknown);
+  CHECK(stat_line_state("7 (x)") == ProcessState::kUnknown);
+  CHECK(stat_line_state("7 (mx-tr") == ProcessState::kUnknown);
+  CHECK(stat_line_state("") == ProcessState::kUnknown);
+}
+
 TEST_CASE("verdicts: dead only when seen dead, otherwise stopped, hung or unreachable") {
   const double timeout = 10;
   // A visible process that ended while it was still talking: it died.
