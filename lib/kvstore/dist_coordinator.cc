@@ -6,9 +6,8 @@
 #include "engine/engine.h"
 
 namespace mx::kvstore {
-namespace {
 
-RankInfo worker_info(const DistOptions& options) {
+RankInfo worker_rank_info(const DistOptions& options) {
   if (!(options.heartbeat_interval_s > 0) ||
       !(options.heartbeat_timeout_s > options.heartbeat_interval_s))
     throw InputError(str("kvstore heartbeat: interval (", options.heartbeat_interval_s,
@@ -23,11 +22,9 @@ RankInfo worker_info(const DistOptions& options) {
   return self;
 }
 
-}  // namespace
-
 DistCoordinator::DistCoordinator(const DistOptions& options)
     : sync_(options.type == "dist_sync"),
-      comm_(std::make_shared<Communicator>(worker_info(options))),
+      comm_(std::make_shared<Communicator>(worker_rank_info(options))),
       store_(std::make_unique<DistKVStore>(comm_, options)) {}
 
 DistCoordinator::~DistCoordinator() {

@@ -15,6 +15,10 @@
 
 namespace mx::kvstore {
 
+// What a worker with `options` publishes to the job at start-up; throws
+// InputError for heartbeat settings that cannot work.
+RankInfo worker_rank_info(const DistOptions& options);
+
 class DistCoordinator : public Coordinator {
  public:
   // Joins the job as a worker; throws StartupError (exit code 2) when the

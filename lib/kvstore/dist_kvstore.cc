@@ -323,16 +323,7 @@ void DistKVStore::init(const std::vector<int>& keys, const std::vector<NDArray>&
                      PushEncoding::kValues);
           continue;
         }
-        PackWriter pack;
-        for (const Item& item : group) {
-          const std::byte* payload = nullptr;
-          Header h = part_header(MsgType::kInit, item.k, *item.kv, 0,
-                                 static_cast<const std::byte*>(item.array.raw_data()),
-                                 PushEncoding::kValues, &payload);
-          h.id = id;
-          pack.add(h, payload);
-        }
-        send_pack(group[0].kv->parts[0].server, pack);
+        send_values_packed(MsgType::kInit, group, [id](const Item&) { return id; });
       }
     });
   }
@@ -420,21 +411,27 @@ void DistKVStore::push_packed(std::vector<Item> items, int priority) {
         // One reply per key; the values are copied into the pack at once.
         auto done =
             after_all(items.size(), [on_complete](std::exception_ptr e) { on_complete(e); });
-        PackWriter pack;
-        int64_t bytes = 0;
-        for (const Item& item : items) bytes += packed_entry_bytes(item.array.bytes());
-        pack.reserve(bytes);
-        for (const Item& item : items) {
-          const std::byte* payload = nullptr;
-          Header h = part_header(MsgType::kPush, item.k, *item.kv, 0,
-                                 static_cast<const std::byte*>(item.array.raw_data()),
-                                 item.encoding, &payload);
-          h.id = expect(1, nullptr, 0, done);
-          pack.add(h, payload);
-        }
-        send_pack(items[0].kv->parts[0].server, pack);
+        send_values_packed(MsgType::kPush, items,
+                           [&](const Item&) { return expect(1, nullptr, 0, done); });
       },
       Context::cpu(), reads, writes, FnProperty::kCopy, priority, name);
+}
+
+void DistKVStore::send_values_packed(MsgType type, const std::vector<Item>& items,
+                                     const std::function<int64_t(const Item&)>& id_of) {
+  PackWriter pack;
+  int64_t bytes = 0;
+  for (const Item& item : items) bytes += packed_entry_bytes(item.array.bytes());
+  pack.reserve(bytes);
+  for (const Item& item : items) {
+    const std::byte* payload = nullptr;
+    Header h =
+        part_header(type, item.k, *item.kv, 0, static_cast<const std::byte*>(item.array.raw_data()),
+                    item.encoding, &payload);
+    h.id = id_of(item);
+    pack.add(h, payload);
+  }
+  send_pack(items[0].kv->parts[0].server, pack);
 }
 
 void DistKVStore::pull(const std::vector<int>& keys,

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -113,6 +114,10 @@ class DistKVStore : public KVStore {
   Header part_header(MsgType type, int k, const Key& key, size_t p, const std::byte* data,
                      PushEncoding encoding, const std::byte** payload) const;
   void send_pack(int server, PackWriter& pack);
+  // Sends one group's init or push requests, each with its item's values, as
+  // one packed message; `id_of` gives each entry's request id.
+  void send_values_packed(MsgType type, const std::vector<Item>& items,
+                          const std::function<int64_t(const Item&)>& id_of);
   // Residual and code buffers of a key, when compression is on; the buffer
   // of its 16-bit gradient, when gradients travel narrowed.
   void prepare_compression(Key& kv) const;

@@ -388,16 +388,10 @@ void run_narrow(DistCoordinator& job, const Args& args) {
 // rogue-empty-pack, rogue-big-pack, rogue-packed-bye: worker 0 sends server 0
 // a message no mx worker sends (a packed message without its payload or
 // over the size limit; a bye inside a pack), on a communicator of its own
-// instead of a store. The server must
-// end the job, naming the sender; nobody may wait for anything else.
+// instead of a store. The server must end the job, naming the sender;
+// nobody may wait for anything else.
 int run_rogue(const Args& args) {
-  RankInfo self;
-  self.role = Role::kWorker;
-  self.config_hash = args.options.config_hash;
-  self.sync = true;
-  self.heartbeat_interval_s = args.options.heartbeat_interval_s;
-  self.heartbeat_timeout_s = args.options.heartbeat_timeout_s;
-  auto comm = std::make_shared<Communicator>(self);
+  auto comm = std::make_shared<Communicator>(worker_rank_info(args.options));
   comm->start([](const Header&, int) -> void* { return nullptr; },
               [](const Header&, int, std::string) {});
   if (comm->self().index == 0) {

@@ -932,6 +932,19 @@ TEST_CASE("kvstore settings parse with the usual messages and make the job") {
   CHECK_THROWS_WITH_AS(DistCoordinator{direct},
                        "kvstore heartbeat: interval (5 s) must be > 0 and below the time-out (2 s)",
                        InputError);
+  // What a worker publishes: its store type's synchrony and its settings.
+  DistOptions async;
+  async.type = "dist_async";
+  async.config_hash = 0x5eed;
+  async.heartbeat_interval_s = 0.5;
+  async.heartbeat_timeout_s = 3;
+  const RankInfo published = worker_rank_info(async);
+  CHECK(published.role == Role::kWorker);
+  CHECK_FALSE(published.sync);
+  CHECK(published.config_hash == 0x5eed);
+  CHECK(published.heartbeat_interval_s == 0.5);
+  CHECK(published.heartbeat_timeout_s == 3);
+  CHECK(worker_rank_info(DistOptions{}).sync);  // dist_sync by default
   direct.heartbeat_interval_s = 0;
   CHECK_THROWS_WITH_AS(DistCoordinator{direct},
                        "kvstore heartbeat: interval (0 s) must be > 0 and below the time-out (2 s)",
