@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
       "Parameter server for distributed training; start it in the workers' mpirun:\n"
       "  mpirun -np 1 mx-serve-ps : -np 2 mx-train CONFIG kvstore=dist_sync",
       "mx-serve-ps"};
-  return mx::run_program(app, argc, argv, [] {
+  int quiet_exit_code = 0;  // a start-up failure that rank 0 has reported
+  const int code = mx::run_program(app, argc, argv, [&] {
     // The workers decide when the job stops: on Ctrl-C (mpirun passes it on
     // as SIGTERM to every rank), SIGTERM or SIGUSR1 they checkpoint, with
     // the servers' optimizer states, and say goodbye, after which the
@@ -26,8 +27,10 @@ int main(int argc, char** argv) {
       server = std::make_unique<mx::kvstore::Server>();
     } catch (const mx::kvstore::StartupError& e) {
       // Every rank stops alike; rank 0 has printed the reason.
-      std::exit(e.exit_code());
+      quiet_exit_code = e.exit_code();
+      return;
     }
     server->run();
   });
+  return code != 0 ? code : quiet_exit_code;
 }

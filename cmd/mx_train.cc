@@ -45,7 +45,11 @@ int main(int argc, char** argv) {
   app.add_flag("--list-operators", list_operators,
                "list the operators a network can use, then exit");
 
-  return mx::run_program(app, argc, argv, [&] {
+  // Set by the body, returned once it has ended: the trainer's threads (data
+  // pipelines, the engine's workers) must be stopped by its destructor before
+  // the process's static objects go, which std::exit would not wait for.
+  int quiet_exit_code = 0;
+  const int code = mx::run_program(app, argc, argv, [&] {
     if (list_operators) {
       mx::op::print_operators(std::cout,
                               json ? mx::op::ListingFormat::kJson : mx::op::ListingFormat::kText);
@@ -92,7 +96,8 @@ int main(int argc, char** argv) {
       made = std::make_unique<mx::train::Trainer>(std::move(config), options);
     } catch (const mx::kvstore::StartupError& e) {
       // Every rank of the job stops alike; rank 0 has printed the reason once.
-      std::exit(e.exit_code());
+      quiet_exit_code = e.exit_code();
+      return;
     }
     mx::train::Trainer& trainer = *made;
     if (dry_run) {
@@ -105,6 +110,7 @@ int main(int argc, char** argv) {
     }
     mx::train::install_interrupt_handler();
     trainer.train();
-    if (trainer.interrupted()) std::exit(130);
+    if (trainer.interrupted()) quiet_exit_code = 130;
   });
+  return code != 0 ? code : quiet_exit_code;
 }
