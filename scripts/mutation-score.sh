@@ -136,7 +136,7 @@ targets_for() {
       test_op_coverage) echo test_op_coverage test_ops_elemwise test_ops_nn test_ops_tensor ;;
       onnx_conformance_*) echo onnx_conformance ;;  # one program, a suite each
       cli_quantize_onnx) echo mx-quantize mx-predict ;;
-      mpi_kvstore_*) echo mx-serve-ps kv_test_worker ;;
+      mpi_kvstore_*) echo mx-serve-ps kv_test_worker mpi_fault_shim ;;
       mpi_c_api_kvstore*) echo mx-serve-ps c_api_dist_worker ;;
       mpi_train_* | mpi_hosts_*) echo mx-serve-ps mx-train params_close ;;
       # Variants that run another test's program under other settings.

@@ -226,8 +226,8 @@ void Communicator::startup(RankInfo self) {
 }
 
 void Communicator::Impl::fail(Communicator& c, const std::string& what, int peer, int code) {
-  c.abort(str("kvstore: MPI ", what, peer >= 0 ? " with " + c.roles_.describe(peer) : "", ": ",
-              mpi_error_text(code)),
+  c.abort(str("kvstore: MPI ", what, peer >= 0 ? " with " + c.roles_.describe(peer) : "",
+              " failed at ", c.roles_.describe(c.rank_), ": ", mpi_error_text(code)),
           1);
 }
 
@@ -316,8 +316,11 @@ bool Communicator::Impl::poll_transfers(Communicator& c) {
   std::vector<std::function<void()>> callbacks;
   for (int i = 0; i < count; ++i) {
     const auto k = static_cast<size_t>(done_indices[static_cast<size_t>(i)]);
-    if (rc == MPI_ERR_IN_STATUS && statuses[static_cast<size_t>(i)].MPI_ERROR != MPI_SUCCESS)
-      fail(c, "transfer", actives[k].peer, statuses[static_cast<size_t>(i)].MPI_ERROR);
+    const MPI_Status& status = statuses[static_cast<size_t>(i)];
+    // A header is received from any source: its status names the sender.
+    if (rc == MPI_ERR_IN_STATUS && status.MPI_ERROR != MPI_SUCCESS)
+      fail(c, "transfer", actives[k].peer >= 0 ? actives[k].peer : status.MPI_SOURCE,
+           status.MPI_ERROR);
     callbacks.push_back(std::move(actives[k].done));
   }
   size_t kept = 0;

@@ -89,6 +89,22 @@ mx_mpi_test(mpi_kvstore_fail_other 1 "error: worker 1: worker 1's other error"
 mx_mpi_test(mpi_kvstore_mpi_single nonzero
   "kvstore: MPI was initialized without MPI_THREAD_SERIALIZED support, which the communication thread needs"
   COMMAND ${_mpirun} -np 1 ${_worker} mpi-single)
+# MPI's own error reports, injected into worker 1 (rank 2) by a shim around
+# MPI_Testsome (mpi_fault_shim.cc): an error of the call as a whole, and of
+# one transfer, each end the job naming the rank and the transfer's peer;
+# error fields MPI leaves unset after a successful call are ignored.
+set(_faulty env LD_PRELOAD=$<TARGET_FILE:mpi_fault_shim>)
+mx_mpi_test(mpi_kvstore_mpi_error_call nonzero
+  "kvstore: MPI transfer failed at rank 2 \\(host [^,]+, worker 1\\): MPI_ERR_OTHER"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 1 ${_worker} sync
+          : -np 1 ${_faulty} MX_TEST_MPI_FAULT=call:3 ${_worker} sync)
+mx_mpi_test(mpi_kvstore_mpi_error_status nonzero
+  "kvstore: MPI transfer with rank 0 \\(host [^,]+, server 0\\) failed at rank 2 \\(host [^,]+, worker 1\\): MPI_ERR_TRUNCATE"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 1 ${_worker} sync
+          : -np 1 ${_faulty} MX_TEST_MPI_FAULT=status:3 ${_worker} sync)
+mx_mpi_test(mpi_kvstore_mpi_status_unset 0 "kv_test_worker sync: ok"
+  COMMAND ${_mpirun} -np 1 ${_server} : -np 1 ${_worker} sync
+          : -np 1 ${_faulty} MX_TEST_MPI_FAULT=garbage ${_worker} sync)
 # Start-up problems end every rank with one message and exit status 2.
 mx_mpi_test(mpi_kvstore_no_workers 2 "without workers"
   COMMAND ${_mpirun} -np 2 ${_server})
