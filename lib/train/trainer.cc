@@ -56,8 +56,18 @@ nlohmann::json metrics_json(const std::vector<metric::MetricValue>& values) {
   return j;
 }
 
-// The first `real` rows of a batch (the last batch of an epoch is padded).
-NDArray real_rows(const NDArray& a, int real) { return real < a.shape()[0] ? a.slice(0, real) : a; }
+// The rows of one executor's labels or outputs that come from its `real`
+// samples out of `samples` (the last batch of an epoch is padded). A sequence
+// model's arrays hold several rows per sample (a language model's output is
+// (samples x steps, classes) once a Reshape flattens its NTC sequence), so
+// every row of a whole batch counts, and of a padded one the first
+// real x steps.
+NDArray real_rows(const NDArray& a, int real, int samples) {
+  const int64_t rows = a.shape()[0];
+  if (real >= samples) return a;
+  const int64_t per_sample = rows % samples == 0 ? rows / samples : 1;
+  return a.slice(0, real * per_sample);
+}
 
 // FNV-1a of the resolved config: the workers of a distributed run must agree
 // on it (std::hash may differ between hosts).
@@ -85,6 +95,7 @@ struct FedBatch {
   // Per device (one executor each): its labels and samples that are not padding.
   std::vector<NDArray> labels;
   std::vector<int> reals;
+  int share = 0;  // samples per device
 };
 
 struct Trainer::State {
@@ -363,6 +374,7 @@ FedBatch Trainer::State::feed_batch(const DataBatch& batch) {
     fed.reals.push_back(std::clamp(fed.real - first, 0, share));
   }
   fed.label = fed.labels[0];
+  fed.share = share;
   return fed;
 }
 
@@ -370,8 +382,8 @@ void Trainer::State::update_metric(metric::CompositeMetric& metric, const FedBat
   const auto all = executors();
   for (size_t k = 0; k < all.size(); ++k)
     if (fed.reals[k] > 0)
-      metric.update({real_rows(fed.labels[k], fed.reals[k])},
-                    {real_rows(all[k]->outputs()[0], fed.reals[k])});
+      metric.update({real_rows(fed.labels[k], fed.reals[k], fed.share)},
+                    {real_rows(all[k]->outputs()[0], fed.reals[k], fed.share)});
 }
 
 // Labels must index the network's classes (classification outputs); checked

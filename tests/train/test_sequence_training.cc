@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "executor/executor.h"
+#include "ndarray/params_io.h"
 #include "temp_dir.h"
 #include "train/carried_states.h"
 #include "train/config.h"
@@ -45,6 +46,20 @@ void write_lm_csv(const std::string& data, const std::string& label, int rows, i
       d << token(k) << (t + 1 < steps ? "," : "\n");
       l << token(k + 1) << (t + 1 < steps ? "," : "\n");
     }
+}
+
+// A config training `net` (a "layers:" list) on the CSV files of write_lm_csv,
+// with `rest` (optimizer and train sections) after the data section.
+std::string lm_config(const std::string& net, const std::string& data, const std::string& label,
+                      const std::string& rest) {
+  std::string text = "network:\n";
+  for (size_t start = net.find_first_not_of('\n'); start < net.size();) {
+    const size_t end = net.find('\n', start);
+    text += "  " + net.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return text + "data:\n  train: {type: CSVIter, data_csv: " + data +
+         ", data_shape: [6], label_csv: " + label + ", label_shape: [6]}\n" + rest;
 }
 
 std::vector<double> perplexities(const std::string& metrics_path) {
@@ -136,24 +151,11 @@ layers:
 TEST_CASE("a language model trains from YAML: perplexity falls, and a seeded run repeats") {
   mx::test::TempDir dir("seqtrain");
   write_lm_csv(dir.file("data.csv"), dir.file("label.csv"), 48, 6);
-  const std::string config = std::string("network:\n") + [] {
-    std::string net = kCarryNet, indented;
-    for (size_t start = 1; start < net.size();) {
-      const size_t end = net.find('\n', start);
-      indented += "  " + net.substr(start, end - start) + "\n";
-      start = end + 1;
-    }
-    return indented;
-  }() + R"(
-data:
-  train: {type: CSVIter, data_csv: DATA, data_shape: [6], label_csv: LABEL, label_shape: [6]}
+  std::ofstream(dir.file("lm.yaml"))
+      << lm_config(kCarryNet, dir.file("data.csv"), dir.file("label.csv"), R"(
 optimizer: {type: adam, learning_rate: 0.02, clip_global_norm: 2.0}
 train: {epochs: 4, batch_size: 8, seed: 3, metrics: [perplexity], log_interval: 100}
-)";
-  std::string text = config;
-  text.replace(text.find("DATA"), 4, dir.file("data.csv"));
-  text.replace(text.find("LABEL"), 5, dir.file("label.csv"));
-  std::ofstream(dir.file("lm.yaml")) << text;
+)");
   auto run = [&](const std::string& name) {
     TrainOptions options;
     options.run_dir = dir.file(name);
@@ -165,6 +167,61 @@ train: {epochs: 4, batch_size: 8, seed: 3, metrics: [perplexity], log_interval: 
   REQUIRE(first.size() == 4);
   CHECK(first.back() < 0.6 * first.front());
   CHECK(run("b") == first);
+}
+
+// A language model's output has one row per step of each sequence: the
+// training metrics must count all of them (they once counted the first
+// batch-size rows only, the first steps of the first sequences), and of the
+// padded last batch those of its real sequences.
+TEST_CASE("the training metrics count every step of every sequence, padding left out") {
+  mx::test::TempDir dir("seqmetric");
+  const int rows = 10, steps = 6;  // batches of 4: 4, 4, and 2 real + 2 padding
+  write_lm_csv(dir.file("data.csv"), dir.file("label.csv"), rows, steps);
+  std::string net = kCarryNet;
+  net.replace(net.find("begin_state: carry"), 18, "begin_state: zeros");
+  std::ofstream(dir.file("lm.yaml")) << lm_config(net, dir.file("data.csv"), dir.file("label.csv"),
+                                                  R"(
+optimizer: {type: sgd, learning_rate: 0}
+train: {epochs: 1, batch_size: 4, seed: 5, metrics: [perplexity], log_interval: 100}
+)");
+  TrainOptions options;
+  options.run_dir = dir.file("run");
+  Trainer(Config::load(dir.file("lm.yaml"), {}), options).train();
+  const auto reported = perplexities(dir.file("run/metrics.jsonl"));
+  REQUIRE(reported.size() == 1);
+
+  // The same network and (unchanged) parameters on all ten sequences at once.
+  const graph::Symbol symbol = build(net);
+  BindOptions bind;
+  bind.grad_req = {{"data", graph::GradReq::kNull}, {"softmax_label", graph::GradReq::kNull}};
+  auto exe = Executor::simple_bind(
+      symbol, {{"data", Shape{rows, steps}}, {"softmax_label", Shape{rows * steps}}}, bind);
+  const NamedArrays saved = load_params(dir.file("run/model-0001.params"));
+  for (auto& [name, a] : exe->arg_dict())
+    if (name != "data" && name != "softmax_label") {
+      NDArray target = a;
+      saved.get("arg:" + name).copy_to(target);
+    }
+  auto read_csv = [](const std::string& path) {
+    std::vector<float> values;
+    std::ifstream in(path);
+    for (float v; in >> v;) {
+      values.push_back(v);
+      if (in.peek() == ',') in.get();
+    }
+    return values;
+  };
+  const auto tokens = read_csv(dir.file("data.csv")), labels = read_csv(dir.file("label.csv"));
+  REQUIRE(tokens.size() == static_cast<size_t>(rows * steps));
+  NDArray data = exe->arg_dict().at("data");
+  NDArray::from_vector<float>(Shape{rows, steps}, tokens).copy_to(data);
+  exe->forward(false);
+  const auto probs = exe->outputs()[0].to_vector<float>();
+  double nll = 0;
+  for (size_t i = 0; i < labels.size(); ++i)
+    nll -= std::log(static_cast<double>(probs[i * 12 + static_cast<size_t>(labels[i])]));
+  const double expected = std::exp(nll / static_cast<double>(labels.size()));
+  CHECK(reported[0] == doctest::Approx(expected).epsilon(1e-5));
 }
 
 TEST_CASE("clip_global_norm is positive and refused where only servers see the batch") {
