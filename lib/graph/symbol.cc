@@ -157,6 +157,8 @@ Symbol Symbol::load(const std::string& path) {
   if (!in) throw InputError("cannot open '" + path + "'");
   std::ostringstream text;
   text << in.rdbuf();
+  // A file that has bytes but gave none: an I/O error on its first read.
+  if (text.fail() && size > 0) throw InputError("cannot read '" + path + "'");
   return from_json(text.str(), path);
 }
 

@@ -18,9 +18,14 @@ void FolderSource::load(const recordio::ListEntry& entry, std::string& bytes, cv
   if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
   std::ostringstream content;
   content << in.rdbuf();
-  if (in.bad()) throw InputError(path + ": read error");
   bytes = std::move(content).str();
-  if (bytes.empty()) throw InputError(path + ": the file is empty");
+  if (bytes.empty()) {
+    // Nothing read: an empty file, or one whose reads fail (which the
+    // ifstream itself does not report).
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    throw InputError(path + (!ec && size > 0 ? ": read error" : ": the file is empty"));
+  }
 }
 
 std::string FolderSource::name(const recordio::ListEntry& entry) const {

@@ -35,7 +35,9 @@ std::string read_protobuf_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  if (!in && size > 0) throw InputError("cannot read '" + path + "'");
+  // A file that has bytes but gave none: not opened, or an I/O error on its
+  // first read (which the ifstream itself does not report).
+  if ((!in || bytes.fail()) && size > 0) throw InputError("cannot read '" + path + "'");
   return bytes.str();
 }
 

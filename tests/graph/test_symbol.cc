@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "graph/symbol.h"
+#include "test_paths.h"
 
 using namespace mx;
 using namespace mx::graph;
@@ -175,6 +176,13 @@ TEST_CASE("malformed symbol files give one clear message") {
       "net.json: node 0 ('x'): attribute 'a' must be a string");
   CHECK_THROWS_WITH_AS(Symbol::load("no-such-symbol.json"),
                        "cannot open 'no-such-symbol.json': no such file", InputError);
+  // A file whose reads fail: "cannot read", not a JSON error about no text.
+  if (const auto unreadable = mx::test::unreadable_file()) {
+    CHECK_THROWS_WITH_AS(Symbol::load(*unreadable), ("cannot read '" + *unreadable + "'").c_str(),
+                         InputError);
+  } else {
+    MESSAGE("skipped: this machine has no file whose reads fail");
+  }
 }
 
 TEST_CASE("a Gluon RNN begin state (_zeros with a 0 dimension) takes its batch from the graph") {

@@ -24,6 +24,7 @@
 #include "op/nn/activation_table.h"
 #include "run_model.h"
 #include "temp_dir.h"
+#include "test_paths.h"
 
 namespace fs = std::filesystem;
 using namespace mx;
@@ -314,6 +315,14 @@ TEST_CASE("malformed ONNX files give one clear error with exit code 2") {
   CHECK(mx::test::error_text<Error>([&] { mxo::read_model(huge); }) ==
         huge + ": larger than 2 GiB, protobuf's limit");
   fs::remove(huge);
+
+  // A file whose reads fail: "cannot read", not an empty model.
+  if (const auto unreadable = mx::test::unreadable_file()) {
+    CHECK(mx::test::error_text<Error>([&] { mxo::read_model(*unreadable); }) ==
+          "cannot read '" + *unreadable + "'");
+  } else {
+    MESSAGE("skipped: this machine has no file whose reads fail");
+  }
 
   // A protobuf that parses but holds no graph.
   ::onnx::ModelProto no_graph;

@@ -38,6 +38,7 @@
 #include "recordio/list_file.h"
 #include "recordio/reader.h"
 #include "temp_dir.h"
+#include "test_paths.h"
 
 using namespace mx;
 namespace fs = std::filesystem;
@@ -257,6 +258,27 @@ TEST_CASE("pack_records: atomic outputs, unreadable images skipped or fatal") {
   CHECK(result.packed.size() == 6);
   CHECK(read_bytes(dir.file("a.rec")) == read_bytes(kDir + "im2rec_pass.rec"));
   CHECK(read_bytes(dir.file("a.idx")) == read_bytes(kDir + "im2rec_pass.idx"));
+
+  // An empty image file, and one whose reads fail: each says which.
+  {
+    write_bytes(dir.file("empty.jpg"), "");
+    FolderSource folder(dir.path());
+    std::string bytes;
+    cv::Mat image;
+    recordio::ListEntry entry;
+    entry.path = "empty.jpg";
+    CHECK_THROWS_WITH_AS(folder.load(entry, bytes, image),
+                         (dir.file("empty.jpg") + ": the file is empty").c_str(), InputError);
+    if (const auto unreadable = mx::test::unreadable_file()) {
+      const fs::path p(*unreadable);
+      FolderSource sys(p.parent_path().string());
+      entry.path = p.filename().string();
+      CHECK_THROWS_WITH_AS(sys.load(entry, bytes, image), (*unreadable + ": read error").c_str(),
+                           InputError);
+    } else {
+      MESSAGE("skipped: this machine has no file whose reads fail");
+    }
+  }
 
   // A missing and a broken image.
   fs::copy(kDir + "images", dir.file("images"), fs::copy_options::recursive);
