@@ -4,6 +4,7 @@
 // scalar fallback; the bfloat16 conversions bit for bit as bf16_t's.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -193,6 +194,53 @@ TEST_CASE("the SIMD kernels match the scalar fallback, for any length and in pla
       }
     }
   }
+}
+
+TEST_CASE("Dropout's mask: every instruction set draws the same, by index alone") {
+  std::vector<vm::Isa> isas = simd_isas();
+  isas.push_back(vm::Isa::kScalar);
+  const uint64_t seed = 0x0123456789abcdefull;
+  const float scale = 1.0f / 0.7f;
+  const auto threshold = static_cast<uint32_t>(std::ldexp(0.7, 32));
+  // Starts around the register widths and across a multiple of 2^32.
+  for (uint64_t first : {uint64_t{0}, uint64_t{3}, (uint64_t{1} << 32) - 21}) {
+    for (int64_t n : {1, 7, 16, 17, 33, 1000}) {
+      INFO("first=", first, " n=", n);
+      std::vector<float> x(static_cast<size_t>(n)), want_y(x.size()), want_mask(x.size());
+      for (size_t i = 0; i < x.size(); ++i) x[i] = 0.5f + 0.01f * static_cast<float>(i % 97);
+      vm::kernels(vm::Isa::kScalar)
+          .dropout(x.data(), want_y.data(), want_mask.data(), n, first, seed, threshold, scale);
+      for (size_t i = 0; i < x.size(); ++i) {
+        REQUIRE((want_mask[i] == 0.0f || want_mask[i] == scale));
+        REQUIRE(want_y[i] == x[i] * want_mask[i]);
+      }
+      for (vm::Isa isa : isas) {
+        INFO(std::string(vm::isa_name(isa)));
+        std::vector<float> y = x, mask(x.size()), mask_only(x.size());
+        vm::kernels(isa).dropout(y.data(), y.data(), mask.data(), n, first, seed, threshold,
+                                 scale);  // in place
+        vm::kernels(isa).dropout(nullptr, nullptr, mask_only.data(), n, first, seed, threshold,
+                                 scale);
+        CHECK(mask == want_mask);
+        CHECK(mask_only == want_mask);
+        CHECK(y == want_y);
+      }
+      // A part of the stream drawn on its own is the same part of the whole.
+      if (n > 17) {
+        std::vector<float> part(10);
+        vm::kernels(vm::Isa::kScalar)
+            .dropout(nullptr, nullptr, part.data(), 10, first + 7, seed, threshold, scale);
+        CHECK(std::equal(part.begin(), part.end(), want_mask.begin() + 7));
+      }
+    }
+  }
+  // About the keep probability, and another seed draws another mask.
+  std::vector<float> a(100000), b(a.size());
+  vm::active().dropout(nullptr, nullptr, a.data(), 100000, 0, seed, threshold, scale);
+  vm::active().dropout(nullptr, nullptr, b.data(), 100000, 0, seed + 1, threshold, scale);
+  const auto kept = std::count(a.begin(), a.end(), scale);
+  CHECK(static_cast<double>(kept) / 1e5 == doctest::Approx(0.7).epsilon(0.02));
+  CHECK(a != b);
 }
 
 TEST_CASE("bfloat16 conversions: every value and length, bit for bit as bf16_t") {

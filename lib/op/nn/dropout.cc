@@ -4,15 +4,20 @@
 // of every element (0 or 1 / (1 - p); 1 when dropout is off), so the
 // backward pass is dy * mask. Each call draws one seed from the RNG
 // resource, so a seeded run is reproducible; the mask follows from the seed
-// and each element's index alone, so the CPU threads draw their parts in
-// parallel (a SplitMix64 hash of the index). On a GPU the mask is drawn
-// with Philox from the seed (dropout_kernels.h): other masks than the CPU's.
+// and each element's index alone (vmath/dropout_bits.h), so the CPU threads
+// draw their parts in parallel, and float32 draws and applies it in one
+// vectorised pass. On a GPU the mask is drawn with Philox from the seed
+// (dropout_kernels.h): other masks than the CPU's.
+#include <algorithm>
 #include <cmath>
 #include <optional>
+#include <type_traits>
 
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
 #include "op/registry.h"
+#include "op/vmath/dropout_bits.h"
+#include "op/vmath/vmath.h"
 #if MX_USE_CUDA
 #include "op/cuda/nn_gpu.h"
 #include "op/nn/dropout_kernels.h"
@@ -99,29 +104,18 @@ void for_each_broadcast(const Shape& data, const Shape& mask, Fn fn) {
   }
 }
 
-// 64 random bits, word w of the stream `seed`: element w of a SplitMix64
-// sequence (Steele, Lea and Flood, OOPSLA 2014: a Weyl sequence through a
-// 64-bit mixing function), which any thread computes on its own.
-inline uint64_t mask_word(uint64_t seed, uint64_t w) {
-  uint64_t z = seed + (w + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+// The keep probability as a threshold on 32 random bits.
+uint32_t keep_threshold(double keep) {
+  return static_cast<uint32_t>(std::min(std::ldexp(keep, 32), 4294967295.0));
 }
 
-// mask[i] = scale with probability keep, else 0: element i draws the low
-// (even i) or high (odd i) 32 bits of word i / 2, kept when they are below
-// keep * 2^32.
+// mask[i] = scale where element i is kept, else 0 (any element type).
 template <typename T>
 void draw_mask(T* mask, int64_t size, uint64_t seed, double keep, T scale) {
-  const auto threshold = static_cast<uint64_t>(std::ldexp(keep, 32));
-  const int64_t words = (size + 1) / 2;
-  parallel_for(words, kParallelGrain / 2, [=](int64_t begin, int64_t end) {
-    for (int64_t w = begin; w < end; ++w) {
-      const uint64_t bits = mask_word(seed, static_cast<uint64_t>(w));
-      mask[2 * w] = (bits & 0xFFFFFFFFu) < threshold ? scale : T(0);
-      if (2 * w + 1 < size) mask[2 * w + 1] = (bits >> 32) < threshold ? scale : T(0);
-    }
+  const uint32_t threshold = keep_threshold(keep);
+  parallel_for(size, kParallelGrain, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      mask[i] = vmath::dropout_keeps(static_cast<uint64_t>(i), seed, threshold) ? scale : T(0);
   });
 }
 
@@ -140,8 +134,22 @@ void dropout_forward(const DropoutParam& p, const ForwardCall& c) {
   }
   const double keep = 1.0 - static_cast<double>(p.p);
   const T scale = keep > 0 ? static_cast<T>(1.0 / keep) : T(0);
-  draw_mask(mask, mask_size, c.resources.rng()(), keep, scale);
-  if (data.shape == c.outputs[1].shape) {
+  const uint64_t seed = c.resources.rng()();
+  const bool same_shape = data.shape == c.outputs[1].shape;
+  if constexpr (std::is_same_v<T, float>) {
+    // Drawn and applied in one pass where the output is written, not added to.
+    const bool apply = same_shape && (c.req[0] == OpReq::kWrite || c.req[0] == OpReq::kInplace);
+    const vmath::Kernels& k = vmath::active();
+    const uint32_t threshold = keep_threshold(keep);
+    parallel_for(mask_size, kParallelGrain, [=, &k](int64_t begin, int64_t end) {
+      k.dropout(apply ? x + begin : nullptr, y + begin, mask + begin, end - begin,
+                static_cast<uint64_t>(begin), seed, threshold, scale);
+    });
+    if (apply) return;
+  } else {
+    draw_mask(mask, mask_size, seed, keep, scale);
+  }
+  if (same_shape) {
     map_index(y, data.size(), c.req[0], [=](int64_t i) { return x[i] * mask[i]; });
   } else {
     for_each_broadcast(data.shape, c.outputs[1].shape,

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "base/runtime_config.h"
+#include "op/vmath/dropout_bits.h"
 
 namespace mx::op::vmath {
 
@@ -42,8 +43,16 @@ void round_bf16_1(const float* in, uint16_t* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = bf16_t::from_float(in[i]);
 }
 
-constexpr Kernels kScalar{map<exp_1>,      map<expm1_1>, map<log_1>,   map<tanh_1>, map<sigmoid_1>,
-                          map<softrelu_1>, map<erf_1>,   widen_bf16_1, round_bf16_1};
+void dropout_1(const float* x, float* y, float* mask, int64_t n, uint64_t first, uint64_t seed,
+               uint32_t threshold, float scale) {
+  for (int64_t i = 0; i < n; ++i) {
+    mask[i] = dropout_keeps(first + static_cast<uint64_t>(i), seed, threshold) ? scale : 0.0f;
+    if (x != nullptr) y[i] = x[i] * mask[i];
+  }
+}
+
+constexpr Kernels kScalar{map<exp_1>,      map<expm1_1>, map<log_1>,   map<tanh_1>,  map<sigmoid_1>,
+                          map<softrelu_1>, map<erf_1>,   widen_bf16_1, round_bf16_1, dropout_1};
 
 Isa choose() {
   Isa best = supported(Isa::kAvx512) ? Isa::kAvx512

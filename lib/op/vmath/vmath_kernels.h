@@ -15,10 +15,17 @@ using UnaryFn = void (*)(const float* in, float* out, int64_t n);
 using WidenFn = void (*)(const uint16_t* in, float* out, int64_t n);
 using NarrowFn = void (*)(const float* in, uint16_t* out, int64_t n);
 
+// Dropout in one pass: mask[i] = scale where element first + i of the
+// stream `seed` is kept (dropout_bits.h), else 0; y[i] = x[i] * mask[i]
+// unless x is null (the mask alone). y may be x.
+using DropoutFn = void (*)(const float* x, float* y, float* mask, int64_t n, uint64_t first,
+                           uint64_t seed, uint32_t threshold, float scale);
+
 struct Kernels {
   UnaryFn exp, expm1, log, tanh, sigmoid, softrelu, erf;
   WidenFn widen_bf16;
   NarrowFn round_bf16;
+  DropoutFn dropout;
 };
 
 }  // namespace mx::op::vmath

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "op/vmath/dropout_bits.h"
 #include "op/vmath/vmath_kernels.h"
 
 namespace mx::op::vmath::MX_VMATH_NS {
@@ -229,9 +230,36 @@ void round_bf16(const float* in, uint16_t* out, int64_t n) {
   }
 }
 
-constexpr Kernels kKernels{apply<exp_v>,  apply<expm1_v>,   apply<log_v>,
-                           apply<tanh_v>, apply<sigmoid_v>, apply<softrelu_v>,
-                           apply<erf_v>,  widen_bf16,       round_bf16};
+void dropout(const float* x, float* y, float* mask, int64_t n, uint64_t first, uint64_t seed,
+             uint32_t threshold, float scale) {
+  vu lane{};
+  for (int l = 0; l < kLanes; ++l) lane[l] = static_cast<uint32_t>(l);
+  const vf kept = splat(scale), dropped = splat(0.0f);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const uint64_t k = first + static_cast<uint64_t>(i);
+    // A vector whose indices cross a multiple of 2^32 goes one by one.
+    if ((k >> 32) != ((k + kLanes - 1) >> 32)) break;
+    const vu bits =
+        dropout_bits<vu>(lane + static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32), seed);
+    const vf m = select(bits < threshold, kept, dropped);
+    __builtin_memcpy(mask + i, &m, sizeof m);
+    if (x != nullptr) {
+      vf v;
+      __builtin_memcpy(&v, x + i, sizeof v);
+      v *= m;
+      __builtin_memcpy(y + i, &v, sizeof v);
+    }
+  }
+  for (; i < n; ++i) {
+    mask[i] = dropout_keeps(first + static_cast<uint64_t>(i), seed, threshold) ? scale : 0.0f;
+    if (x != nullptr) y[i] = x[i] * mask[i];
+  }
+}
+
+constexpr Kernels kKernels{
+    apply<exp_v>,      apply<expm1_v>, apply<log_v>, apply<tanh_v>, apply<sigmoid_v>,
+    apply<softrelu_v>, apply<erf_v>,   widen_bf16,   round_bf16,    dropout};
 
 }  // namespace
 
