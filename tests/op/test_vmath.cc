@@ -243,6 +243,46 @@ TEST_CASE("Dropout's mask: every instruction set draws the same, by index alone"
   CHECK(a != b);
 }
 
+TEST_CASE("softmax rows and their gradient: every instruction set as the scalar kernel") {
+  std::vector<vm::Isa> isas = simd_isas();
+  isas.push_back(vm::Isa::kScalar);
+  const vm::Kernels& scalar = vm::kernels(vm::Isa::kScalar);
+  for (int64_t n : {1, 7, 16, 17, 64, 1000, 5000}) {
+    for (float inv_t : {1.0f, 0.5f}) {
+      std::vector<float> x(static_cast<size_t>(n)), g(x.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        x[i] = -8.0f + 0.37f * static_cast<float>(i % 53);
+        g[i] = 0.25f * static_cast<float>(i % 7) - 0.6f;
+      }
+      if (n > 3) x[2] = -std::numeric_limits<float>::infinity();  // a masked entry
+      std::vector<float> want(x.size()), want_dx(x.size());
+      scalar.softmax_row(x.data(), want.data(), n, inv_t);
+      scalar.softmax_row_backward(want.data(), g.data(), want_dx.data(), n, inv_t);
+      double total = 0;
+      for (float v : want) total += v;
+      CHECK(total == doctest::Approx(1.0).epsilon(1e-5));
+      for (vm::Isa isa : isas) {
+        INFO(std::string(vm::isa_name(isa)), " n=", n, " inv_t=", inv_t);
+        std::vector<float> y = x, dx = g;
+        vm::kernels(isa).softmax_row(y.data(), y.data(), n, inv_t);  // in place
+        vm::kernels(isa).softmax_row_backward(want.data(), dx.data(), dx.data(), n, inv_t);
+        for (size_t i = 0; i < y.size(); ++i) {
+          REQUIRE(y[i] == doctest::Approx(want[i]).epsilon(2e-6));
+          REQUIRE(dx[i] == doctest::Approx(want_dx[i]).epsilon(2e-5).scale(1e-6));
+        }
+        if (n > 3) CHECK(y[2] == 0.0f);
+      }
+    }
+  }
+  // A NaN anywhere in a row makes the whole row NaN.
+  for (vm::Isa isa : isas) {
+    std::vector<float> x(40, 1.0f), y(40);
+    x[33] = std::numeric_limits<float>::quiet_NaN();
+    vm::kernels(isa).softmax_row(x.data(), y.data(), 40, 1.0f);
+    for (float v : y) REQUIRE(std::isnan(v));
+  }
+}
+
 TEST_CASE("bfloat16 conversions: every value and length, bit for bit as bf16_t") {
   std::vector<vm::Isa> isas = simd_isas();
   isas.push_back(vm::Isa::kScalar);

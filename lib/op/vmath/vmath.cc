@@ -1,6 +1,7 @@
 // The scalar kernels (std::) and the choice of instruction set.
 #include "op/vmath/vmath.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -51,8 +52,25 @@ void dropout_1(const float* x, float* y, float* mask, int64_t n, uint64_t first,
   }
 }
 
-constexpr Kernels kScalar{map<exp_1>,      map<expm1_1>, map<log_1>,   map<tanh_1>,  map<sigmoid_1>,
-                          map<softrelu_1>, map<erf_1>,   widen_bf16_1, round_bf16_1, dropout_1};
+void softmax_row_1(const float* x, float* y, int64_t n, float inv_t) {
+  const float top = *std::max_element(x, x + n);
+  for (int64_t k = 0; k < n; ++k) y[k] = std::exp((x[k] - top) * inv_t);
+  double sum = 0.0;
+  for (int64_t k = 0; k < n; ++k) sum += y[k];
+  const auto inv = static_cast<float>(1.0 / sum);
+  for (int64_t k = 0; k < n; ++k) y[k] *= inv;
+}
+
+void softmax_row_backward_1(const float* y, const float* g, float* dx, int64_t n, float inv_t) {
+  double dot = 0.0;
+  for (int64_t k = 0; k < n; ++k) dot += static_cast<double>(g[k]) * static_cast<double>(y[k]);
+  const auto s = static_cast<float>(dot);
+  for (int64_t k = 0; k < n; ++k) dx[k] = y[k] * (g[k] - s) * inv_t;
+}
+
+constexpr Kernels kScalar{map<exp_1>,     map<expm1_1>,    map<log_1>,    map<tanh_1>,
+                          map<sigmoid_1>, map<softrelu_1>, map<erf_1>,    widen_bf16_1,
+                          round_bf16_1,   dropout_1,       softmax_row_1, softmax_row_backward_1};
 
 Isa choose() {
   Isa best = supported(Isa::kAvx512) ? Isa::kAvx512

@@ -21,11 +21,20 @@ using NarrowFn = void (*)(const float* in, uint16_t* out, int64_t n);
 using DropoutFn = void (*)(const float* x, float* y, float* mask, int64_t n, uint64_t first,
                            uint64_t seed, uint32_t threshold, float scale);
 
+// One row of softmax: y = exp((x - max(x)) * inv_t) / sum, n > 0; y may be
+// x. The sum in float lanes, gathered in float64 every 1024 elements.
+using SoftmaxRowFn = void (*)(const float* x, float* y, int64_t n, float inv_t);
+// Its gradient: dx = y * (g - sum(g * y)) * inv_t; dx may be g.
+using SoftmaxRowBackwardFn = void (*)(const float* y, const float* g, float* dx, int64_t n,
+                                      float inv_t);
+
 struct Kernels {
   UnaryFn exp, expm1, log, tanh, sigmoid, softrelu, erf;
   WidenFn widen_bf16;
   NarrowFn round_bf16;
   DropoutFn dropout;
+  SoftmaxRowFn softmax_row;
+  SoftmaxRowBackwardFn softmax_row_backward;
 };
 
 }  // namespace mx::op::vmath

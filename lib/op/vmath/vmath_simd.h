@@ -41,8 +41,12 @@ inline vf round_nearest(vf x) {
 inline vf pow2i(vi n) { return from_bits((n + 127) << 23); }
 
 inline vf exp_v(vf x) {
-  // Beyond these bounds the result is inf or 0 anyway.
-  const vf xc = vmin(vmax(x, splat(-104.0f)), splat(89.0f));
+  // Below -103.98 the result rounds to 0. Those lanes are computed on 0
+  // and zeroed at the end: scaling them down would make denormals, which
+  // cost a microcode assist per instruction on Intel CPUs (a masked softmax
+  // has such lanes in every row). Above 89 the result is inf anyway.
+  const vi zero = x < -103.98f;
+  const vf xc = vmin(select(zero, splat(0.0f), x), splat(89.0f));
   const vf n = round_nearest(xc * 1.44269504088896341f);
   // x - n ln2 in two steps; n * 0.693359375 is exact.
   vf r = xc - n * 0.693359375f;
@@ -59,7 +63,7 @@ inline vf exp_v(vf x) {
   const vi ni = __builtin_convertvector(n, vi);
   const vi half = ni >> 1;
   y = y * pow2i(half) * pow2i(ni - half);
-  return select(is_nan(x), x, y);
+  return select(is_nan(x), x, select(zero, splat(0.0f), y));
 }
 
 inline vf log_v(vf x) {
@@ -257,9 +261,100 @@ void dropout(const float* x, float* y, float* mask, int64_t n, uint64_t first, u
   }
 }
 
-constexpr Kernels kKernels{
-    apply<exp_v>,      apply<expm1_v>, apply<log_v>, apply<tanh_v>, apply<sigmoid_v>,
-    apply<softrelu_v>, apply<erf_v>,   widen_bf16,   round_bf16,    dropout};
+inline float lanes_max(vf v) {
+  float m = v[0];
+  for (int l = 1; l < kLanes; ++l) m = v[l] > m ? v[l] : m;
+  return m;
+}
+inline double lanes_sum(vf v) {
+  double s = 0.0;
+  for (int l = 0; l < kLanes; ++l) s += v[l];
+  return s;
+}
+// The float lanes are gathered into the float64 sum every kFlush vectors.
+constexpr int64_t kFlush = 1024 / kLanes;
+
+void softmax_row(const float* x, float* y, int64_t n, float inv_t) {
+  const int64_t whole = n / kLanes * kLanes;
+  vf vtop = splat(-kInf);
+  for (int64_t i = 0; i < whole; i += kLanes) {
+    vf v;
+    __builtin_memcpy(&v, x + i, sizeof v);
+    vtop = select((v > vtop) | is_nan(v), v, vtop);  // a NaN wins, as it spreads to the row
+  }
+  float top = lanes_max(vtop);
+  for (int64_t i = whole; i < n; ++i) top = x[i] > top || x[i] != x[i] ? x[i] : top;
+  if (top != top) {  // NaN in, NaN out, as exp and the sum would give
+    for (int64_t i = 0; i < n; ++i) y[i] = top;
+    return;
+  }
+  double sum = 0.0;
+  vf part = splat(0.0f);
+  for (int64_t i = 0, run = 0; i < whole; i += kLanes) {
+    vf v;
+    __builtin_memcpy(&v, x + i, sizeof v);
+    v = exp_v((v - top) * inv_t);
+    __builtin_memcpy(y + i, &v, sizeof v);
+    part += v;
+    if (++run == kFlush) {
+      sum += lanes_sum(part);
+      part = splat(0.0f);
+      run = 0;
+    }
+  }
+  sum += lanes_sum(part);
+  if (whole < n) {
+    // The tail through one vector whose lanes past the row count as 0.
+    vf v = splat(top);
+    const auto rest = static_cast<unsigned long>(n - whole) * sizeof(float);
+    __builtin_memcpy(&v, x + whole, rest);
+    vi lane{};
+    for (int l = 0; l < kLanes; ++l) lane[l] = l;
+    v = select(lane < static_cast<int32_t>(n - whole), exp_v((v - top) * inv_t), splat(0.0f));
+    __builtin_memcpy(y + whole, &v, rest);
+    sum += lanes_sum(v);
+  }
+  const auto inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < whole; i += kLanes) {
+    vf v;
+    __builtin_memcpy(&v, y + i, sizeof v);
+    v *= inv;
+    __builtin_memcpy(y + i, &v, sizeof v);
+  }
+  for (int64_t i = whole; i < n; ++i) y[i] *= inv;
+}
+
+void softmax_row_backward(const float* y, const float* g, float* dx, int64_t n, float inv_t) {
+  const int64_t whole = n / kLanes * kLanes;
+  double dot = 0.0;
+  vf part = splat(0.0f);
+  for (int64_t i = 0, run = 0; i < whole; i += kLanes) {
+    vf a, b;
+    __builtin_memcpy(&a, y + i, sizeof a);
+    __builtin_memcpy(&b, g + i, sizeof b);
+    part += a * b;
+    if (++run == kFlush) {
+      dot += lanes_sum(part);
+      part = splat(0.0f);
+      run = 0;
+    }
+  }
+  dot += lanes_sum(part);
+  for (int64_t i = whole; i < n; ++i) dot += static_cast<double>(y[i]) * static_cast<double>(g[i]);
+  const auto s = static_cast<float>(dot);
+  for (int64_t i = 0; i < whole; i += kLanes) {
+    vf a, b;
+    __builtin_memcpy(&a, y + i, sizeof a);
+    __builtin_memcpy(&b, g + i, sizeof b);
+    const vf d = a * (b - s) * inv_t;
+    __builtin_memcpy(dx + i, &d, sizeof d);
+  }
+  for (int64_t i = whole; i < n; ++i) dx[i] = y[i] * (g[i] - s) * inv_t;
+}
+
+constexpr Kernels kKernels{apply<exp_v>,     apply<expm1_v>,    apply<log_v>, apply<tanh_v>,
+                           apply<sigmoid_v>, apply<softrelu_v>, apply<erf_v>, widen_bf16,
+                           round_bf16,       dropout,           softmax_row,  softmax_row_backward};
 
 }  // namespace
 
