@@ -331,13 +331,15 @@ exec \"$@\"
   # Ctrl-C to mpirun: it passes SIGTERM to every rank after
   # odls_base_sigkill_timeout seconds and SIGKILL as long after that, and
   # stops passing on their output. Epochs of 300 batches keep worker 0 from
-  # filling the output pipe meanwhile.
+  # filling the output pipe meanwhile. 10 s for a batch and the checkpoint:
+  # with 3 s a machine loaded 3 times over (a test run beside other jobs)
+  # was SIGKILLed before writing it.
   foreach(i RANGE 1 50)
     list(APPEND repeated ${rows})
   endforeach()
   write_rows(big.csv "${repeated}")
   write_config(big.yaml big.csv "")
-  file(WRITE ctrl_c.sh "${MPIRUN} --oversubscribe --timeout 60 --mca odls_base_sigkill_timeout 3 \
+  file(WRITE ctrl_c.sh "${MPIRUN} --oversubscribe --timeout 60 --mca odls_base_sigkill_timeout 10 \
   -np 1 ${SERVER} : -np 2 ${TRAIN} big.yaml kvstore=dist_sync train.epochs=1000 --run-dir runs/c &
 job=$!
 i=0; while [ ! -s runs/c/metrics.jsonl ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
