@@ -14,23 +14,16 @@ int main(int argc, char** argv) {
       "Parameter server for distributed training; start it in the workers' mpirun:\n"
       "  mpirun -np 1 mx-serve-ps : -np 2 mx-train CONFIG kvstore=dist_sync",
       "mx-serve-ps"};
-  int quiet_exit_code = 0;  // a start-up failure that rank 0 has reported
-  const int code = mx::run_program(app, argc, argv, [&] {
+  return mx::run_program(app, argc, argv, [] {
     // The workers decide when the job stops: on Ctrl-C (mpirun passes it on
     // as SIGTERM to every rank), SIGTERM or SIGUSR1 they checkpoint, with
     // the servers' optimizer states, and say goodbye, after which the
     // servers exit. A server that died of the signal would end the job
     // first; mpirun's SIGKILL still ends a job that does not stop in time.
     for (int sig : {SIGINT, SIGTERM, SIGUSR1}) std::signal(sig, SIG_IGN);
-    std::unique_ptr<mx::kvstore::Server> server;
-    try {
-      server = std::make_unique<mx::kvstore::Server>();
-    } catch (const mx::kvstore::StartupError& e) {
-      // Every rank stops alike; rank 0 has printed the reason.
-      quiet_exit_code = e.exit_code();
-      return;
-    }
-    server->run();
+    // A start-up problem ends every rank alike (StartupError); rank 0 has
+    // printed it.
+    mx::kvstore::Server server;
+    server.run();
   });
-  return code != 0 ? code : quiet_exit_code;
 }

@@ -4,12 +4,10 @@
 
 #include <filesystem>
 #include <iostream>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/progress_bar.h"
-#include "kvstore/communicator.h"
 #include "op/listing.h"
 #include "program.h"
 #include "train/process_threads.h"
@@ -45,10 +43,10 @@ int main(int argc, char** argv) {
   app.add_flag("--list-operators", list_operators,
                "list the operators a network can use, then exit");
 
-  // Set by the body, returned once it has ended: the trainer's threads (data
-  // pipelines, the engine's workers) must be stopped by its destructor before
-  // the process's static objects go, which std::exit would not wait for.
-  int quiet_exit_code = 0;
+  // 130 after Ctrl-C, returned once the body has ended: the trainer's
+  // threads (data pipelines) must be stopped by its destructor before the
+  // process's static objects go, which std::exit would not wait for.
+  bool interrupted = false;
   const int code = mx::run_program(app, argc, argv, [&] {
     if (list_operators) {
       mx::op::print_operators(std::cout,
@@ -91,15 +89,9 @@ int main(int argc, char** argv) {
     options.inspect_only = dry_run || benchmark > 0;
     // The process's thread choice for this run, before anything is built.
     mx::train::apply_process_threads(mx::train::training_threads(config));
-    std::unique_ptr<mx::train::Trainer> made;
-    try {
-      made = std::make_unique<mx::train::Trainer>(std::move(config), options);
-    } catch (const mx::kvstore::StartupError& e) {
-      // Every rank of the job stops alike; rank 0 has printed the reason once.
-      quiet_exit_code = e.exit_code();
-      return;
-    }
-    mx::train::Trainer& trainer = *made;
+    // A distributed start-up problem ends every rank alike (StartupError);
+    // rank 0 has printed it.
+    mx::train::Trainer trainer(std::move(config), options);
     if (dry_run) {
       trainer.describe(std::cout, json);
       return;
@@ -110,7 +102,7 @@ int main(int argc, char** argv) {
     }
     mx::train::install_interrupt_handler();
     trainer.train();
-    if (trainer.interrupted()) quiet_exit_code = 130;
+    interrupted = trainer.interrupted();
   });
-  return code != 0 ? code : quiet_exit_code;
+  return code == 0 && interrupted ? 130 : code;
 }

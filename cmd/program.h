@@ -1,7 +1,10 @@
 // What every program's main() shares: the runtime configuration resolved from
 // the environment and the command line and installed before the program's
-// work (base/runtime_config.h); errors become one clear line on stderr and
-// the exit code their kind asks for (2 bad input, 1 runtime failure).
+// work (base/runtime_config.h); errors become one clear line on stderr (none
+// for one already shown) and the exit code their kind asks for (2 bad
+// input, 1 runtime failure). The body returns before the program ends, so
+// everything it made is destroyed, its threads stopped, before the
+// process's static objects.
 #pragma once
 
 #include <unistd.h>
@@ -62,6 +65,8 @@ inline int run_program(CLI::App& app, int argc, char** argv, const std::function
         process_environment(), command_line ? command_line() : CommandLineSettings{}));
     body();
     return 0;
+  } catch (const ReportedInputError& e) {
+    return e.exit_code();  // already shown
   } catch (const Error& e) {
     std::cerr << app.get_name() << ": error: " << e.what() << "\n";
     return e.exit_code();

@@ -32,6 +32,14 @@ class InputError : public Error {
   explicit InputError(const std::string& message) : Error(message, ErrorKind::kInput) {}
 };
 
+// Bad input that has already been shown to the user (rank 0 of a
+// distributed job prints a start-up problem once, for every rank): a
+// program ends with exit code 2 and prints nothing more.
+class ReportedInputError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 namespace detail {
 template <typename... Args>
 std::string concat(Args&&... args) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "base/error.h"
 
@@ -42,6 +43,18 @@ uint64_t file_size(const std::string& path) {
   auto size = std::filesystem::file_size(path, ec);
   if (ec) throw InputError("cannot read '" + path + "': " + ec.message());
   return size;
+}
+
+std::string read_file(const std::string& path) {
+  const uint64_t size = file_size(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot open '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  // An I/O error through the stream's buffer leaves the ifstream good: a
+  // file that has bytes but gave none is how it shows.
+  if (text.fail() && size > 0) throw InputError("cannot read '" + path + "'");
+  return std::move(text).str();
 }
 
 }  // namespace mx

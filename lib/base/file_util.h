@@ -19,4 +19,8 @@ void write_file_atomically(const std::string& path,
 // Size of a regular file in bytes; throws InputError if it cannot be opened.
 uint64_t file_size(const std::string& path);
 
+// The whole content of a regular file; throws InputError naming the file if
+// it cannot be opened or read, an I/O error included.
+std::string read_file(const std::string& path);
+
 }  // namespace mx

@@ -1,8 +1,5 @@
 #include "graph/symbol.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "base/error.h"
 #include "base/file_util.h"
 #include "base/strings.h"
@@ -153,13 +150,7 @@ Symbol Symbol::load(const std::string& path) {
   constexpr uint64_t kMaxJson = 1ull << 30;
   if (size > kMaxJson)
     throw InputError(str(path, ": ", size, " bytes is too large for a symbol file"));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot open '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  // A file that has bytes but gave none: an I/O error on its first read.
-  if (text.fail() && size > 0) throw InputError("cannot read '" + path + "'");
-  return from_json(text.str(), path);
+  return from_json(read_file(path), path);
 }
 
 }  // namespace mx::graph

@@ -210,7 +210,7 @@ void Communicator::startup(RankInfo self) {
   }
   if (!problem.empty()) {
     if (impl_->initialized_mpi) MPI_Finalize();
-    throw StartupError(problem, rank_ == 0);
+    throw StartupError(problem);
   }
   MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(self.role), rank_, &impl_->role_comm);
 

@@ -36,14 +36,9 @@
 namespace mx::kvstore {
 
 // A start-up problem; every rank throws it, rank 0 has already printed it.
-class StartupError : public InputError {
+class StartupError : public ReportedInputError {
  public:
-  StartupError(const std::string& message, bool reported)
-      : InputError(message), reported_(reported) {}
-  bool reported() const { return reported_; }
-
- private:
-  bool reported_;
+  using ReportedInputError::ReportedInputError;
 };
 
 class Communicator {

@@ -2,9 +2,7 @@
 
 #include <onnx/checker.h>
 
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "base/error.h"
 #include "base/file_util.h"
@@ -32,13 +30,7 @@ std::string read_protobuf_file(const std::string& path) {
   const uint64_t size = file_size(path);
   if (size > static_cast<uint64_t>(std::numeric_limits<int>::max()))
     throw InputError(path + ": larger than 2 GiB, protobuf's limit");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  // A file that has bytes but gave none: not opened, or an I/O error on its
-  // first read (which the ifstream itself does not report).
-  if ((!in || bytes.fail()) && size > 0) throw InputError("cannot read '" + path + "'");
-  return bytes.str();
+  return read_file(path);
 }
 
 ::onnx::ModelProto read_model(const std::string& path) {
