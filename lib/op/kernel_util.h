@@ -20,10 +20,13 @@ template <typename T, typename F>
 void map_index(T* out, int64_t n, OpReq req, F f) {
   if (req == OpReq::kNull) return;
   parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+    // A local copy: the values f captured become loop invariants, where
+    // stores through out might otherwise alias them (no vectorising then).
+    const F k = f;
     if (req == OpReq::kAdd) {
-      for (int64_t i = begin; i < end; ++i) out[i] += f(i);
+      for (int64_t i = begin; i < end; ++i) out[i] += k(i);
     } else {
-      for (int64_t i = begin; i < end; ++i) out[i] = f(i);
+      for (int64_t i = begin; i < end; ++i) out[i] = k(i);
     }
   });
 }
@@ -50,14 +53,15 @@ template <typename T, typename F>
 void map_blocks(T* out, int64_t n, OpReq req, F f) {
   if (req == OpReq::kNull) return;
   parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+    const F k = f;  // a local copy, as in map_index
     T scratch[kMapBlock];
     for (int64_t b = begin; b < end; b += kMapBlock) {
       const int64_t len = std::min(kMapBlock, end - b);
       if (req != OpReq::kAdd) {
-        f(b, len, out + b);
+        k(b, len, out + b);
         continue;
       }
-      f(b, len, scratch);
+      k(b, len, scratch);
       for (int64_t i = 0; i < len; ++i) out[b + i] += scratch[i];
     }
   });

@@ -283,6 +283,96 @@ TEST_CASE("softmax rows and their gradient: every instruction set as the scalar 
   }
 }
 
+TEST_CASE("GELU and its gradient: every instruction set against float64, any length, in place") {
+  std::vector<vm::Isa> isas = simd_isas();
+  isas.push_back(vm::Isa::kScalar);
+  const auto phi = [](double v) { return std::exp(-0.5 * v * v) / std::sqrt(2.0 * M_PI); };
+  const auto cdf = [](double v) { return 0.5 * (1.0 + std::erf(v / std::sqrt(2.0))); };
+  for (int64_t n : {1, 7, 8, 15, 16, 17, 33, 1000}) {
+    std::vector<float> x(static_cast<size_t>(n)), dy(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = -7.0f + 0.29f * static_cast<float>(i % 49);  // both erf branches, and the tails
+      dy[i] = 0.5f - 0.125f * static_cast<float>(i % 9);
+    }
+    for (vm::Isa isa : isas) {
+      std::vector<float> y = x, dx = dy;
+      vm::kernels(isa).gelu(y.data(), y.data(), n);                       // in place
+      vm::kernels(isa).gelu_backward(x.data(), dx.data(), dx.data(), n);  // dx is dy
+      for (size_t i = 0; i < x.size(); ++i) {
+        INFO(std::string(vm::isa_name(isa)), " n=", n, " x=", x[i]);
+        // float rounds 1 + erf to a multiple of 2^-24 near 0: the absolute error's floor.
+        const double v = x[i], g = dy[i];
+        REQUIRE(std::abs(y[i] - v * cdf(v)) <= 4e-7 * std::abs(v) + 2e-6 * std::abs(v * cdf(v)));
+        const double want = g * (cdf(v) + v * phi(v));
+        REQUIRE(std::abs(dx[i] - want) <= 4e-7 * std::abs(g) + 2e-6 * std::abs(want));
+      }
+    }
+  }
+}
+
+TEST_CASE("LayerNorm rows: every instruction set against float64, far-off means included") {
+  std::vector<vm::Isa> isas = simd_isas();
+  isas.push_back(vm::Isa::kScalar);
+  for (int64_t n : {1, 7, 16, 17, 128, 1000}) {
+    for (float offset : {0.0f, 3000.0f}) {  // a mean large against the spread
+      const auto size = static_cast<size_t>(n);
+      std::vector<float> x(size), dy(size), gamma(size), beta(size);
+      for (size_t i = 0; i < size; ++i) {
+        x[i] = offset + 0.75f * static_cast<float>(static_cast<int>(i * 7 % 13) - 6);
+        dy[i] = 0.2f * static_cast<float>(static_cast<int>(i % 5) - 2) + 0.05f;
+        gamma[i] = 1.0f + 0.01f * static_cast<float>(i % 11);
+        beta[i] = 0.1f * static_cast<float>(i % 3);
+      }
+      // float64 truth
+      double mean = 0, var = 0, sum_g = 0, sum_gx = 0;
+      for (float v : x) mean += v;
+      mean /= static_cast<double>(n);
+      for (float v : x) var += (v - mean) * (v - mean);
+      var /= static_cast<double>(n);
+      const double rstd = 1.0 / std::sqrt(var + 1e-5);
+      for (size_t i = 0; i < size; ++i) {
+        sum_g += static_cast<double>(dy[i]) * gamma[i];
+        sum_gx += static_cast<double>(dy[i]) * gamma[i] * (x[i] - mean);
+      }
+      for (vm::Isa isa : isas) {
+        INFO(std::string(vm::isa_name(isa)), " n=", n, " offset=", offset);
+        const vm::Kernels& k = vm::kernels(isa);
+        double sum = 0, sq = 0;
+        k.row_sums(x.data(), n, x[0], &sum, &sq);
+        const double m = x[0] + sum / static_cast<double>(n);
+        CHECK(m == doctest::Approx(mean).epsilon(1e-12));
+        CHECK(sq / static_cast<double>(n) - (m - x[0]) * (m - x[0]) ==
+              doctest::Approx(var).epsilon(1e-9).scale(1e-12));
+        std::vector<float> y(size), dx = dy;
+        k.normalize_row(x.data(), gamma.data(), beta.data(), y.data(), n, static_cast<float>(mean),
+                        static_cast<float>(rstd));
+        double got_g = 0, got_gx = 0;
+        k.norm_grad_sums(x.data(), dy.data(), gamma.data(), n, mean, &got_g, &got_gx);
+        CHECK(got_g == doctest::Approx(sum_g).epsilon(1e-12).scale(1e-12));
+        CHECK(got_gx == doctest::Approx(sum_gx).epsilon(1e-12).scale(1e-12));
+        const double mean_g = sum_g / static_cast<double>(n);
+        const double kk = sum_gx * rstd * rstd / static_cast<double>(n);
+        k.norm_grad_row(x.data(), dx.data(), gamma.data(), dx.data(), n, static_cast<float>(mean),
+                        static_cast<float>(mean_g), static_cast<float>(kk),
+                        static_cast<float>(rstd));                 // dx is dy
+        std::vector<double> dgamma(size, 1.0), dbeta(size, -1.0);  // accumulated onto
+        k.norm_param_grad_row(x.data(), dy.data(), n, mean, rstd, dgamma.data(), dbeta.data());
+        // float32's rounding of x - mean: of the mean's own rounding where it is large.
+        const double tol = offset > 0 ? 2e-3 : 2e-5;
+        for (size_t i = 0; i < size; ++i) {
+          const double xhat = (x[i] - mean) * rstd;
+          const double g = static_cast<double>(dy[i]) * gamma[i];
+          REQUIRE(y[i] == doctest::Approx(xhat * gamma[i] + beta[i]).scale(1).epsilon(tol));
+          REQUIRE(dx[i] ==
+                  doctest::Approx((g - mean_g - (x[i] - mean) * kk) * rstd).scale(1).epsilon(tol));
+          REQUIRE(dgamma[i] == doctest::Approx(1.0 + dy[i] * xhat).epsilon(1e-12));
+          REQUIRE(dbeta[i] == doctest::Approx(-1.0 + dy[i]).epsilon(1e-12));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("bfloat16 conversions: every value and length, bit for bit as bf16_t") {
   std::vector<vm::Isa> isas = simd_isas();
   isas.push_back(vm::Isa::kScalar);

@@ -13,6 +13,7 @@
 // in order, so they do not depend on the thread count. The GPU kernels
 // (layer_norm_gpu.cu) run one block per row.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "base/parallel.h"
@@ -20,6 +21,7 @@
 #include "op/kernel_util.h"
 #include "op/nn/layer_norm_kernels.h"
 #include "op/registry.h"
+#include "op/vmath/vmath.h"
 #if MX_USE_CUDA
 #include "op/cuda/sequence_gpu.h"
 #endif
@@ -92,6 +94,11 @@ template <typename T>
 LayerNormStats contiguous_row_stats(const T* x, int64_t n, double eps) {
   constexpr int kLanes = 8;
   const double x0 = n > 0 ? static_cast<double>(x[0]) : 0.0;
+  if constexpr (std::is_same_v<T, float>) {  // the same sums in SIMD lanes
+    double sum = 0, sq = 0;
+    vmath::active().row_sums(x, n, x0, &sum, &sq);
+    return layer_norm_stats(x0, sum, sq, n, eps);
+  }
   double s[kLanes] = {}, q[kLanes] = {};
   int64_t k = 0;
   for (; k + kLanes <= n; k += kLanes)
@@ -125,6 +132,12 @@ void forward_last_axis(const LayerNormForwardRow<T>& f) {
                    if (f.req_y == OpReq::kNull) continue;
                    const T m = static_cast<T>(s.mean), r = static_cast<T>(1.0 / s.std);
                    T* y = f.y + row * n;
+                   if constexpr (std::is_same_v<T, float>) {
+                     if (f.req_y != OpReq::kAdd) {
+                       vmath::active().normalize_row(x, f.gamma, f.beta, y, n, m, r);
+                       continue;
+                     }
+                   }
                    if (f.req_y == OpReq::kAdd) {
                      for (int64_t k = 0; k < n; ++k)
                        y[k] += (x[k] - m) * r * f.gamma[k] + f.beta[k];
@@ -213,6 +226,19 @@ void data_grad_last_axis(const LayerNormBackwardRow<T>& f) {
                    const T* x = f.x + row * n;
                    const T* dy = f.dy + row * n;
                    const double m = f.mean[row], r = 1.0 / static_cast<double>(f.std[row]);
+                   T* dx = f.dx + row * n;
+                   if constexpr (std::is_same_v<T, float>) {  // the same in SIMD lanes
+                     if (f.req_dx != OpReq::kAdd) {
+                       const vmath::Kernels& vk = vmath::active();
+                       double sum_g = 0, sum_gx = 0;
+                       vk.norm_grad_sums(x, dy, f.gamma, n, m, &sum_g, &sum_gx);
+                       vk.norm_grad_row(x, dy, f.gamma, dx, n, static_cast<float>(m),
+                                        static_cast<float>(sum_g / static_cast<double>(n)),
+                                        static_cast<float>(sum_gx * r * r / static_cast<double>(n)),
+                                        static_cast<float>(r));
+                       continue;
+                     }
+                   }
                    double a[kLanes] = {}, b[kLanes] = {};
                    int64_t k = 0;
                    for (; k + kLanes <= n; k += kLanes)
@@ -235,7 +261,6 @@ void data_grad_last_axis(const LayerNormBackwardRow<T>& f) {
                    const T mg = static_cast<T>(sum_g / static_cast<double>(n));
                    const T k2 = static_cast<T>(sum_gx * r * r / static_cast<double>(n));
                    const T mt = static_cast<T>(m), rt = static_cast<T>(r);
-                   T* dx = f.dx + row * n;
                    if (f.req_dx == OpReq::kAdd) {
                      for (int64_t e = 0; e < n; ++e)
                        dx[e] += (dy[e] * f.gamma[e] - mg - (x[e] - mt) * k2) * rt;
@@ -310,6 +335,10 @@ void param_grad_last_axis(const LayerNormParamGrad<T>& f) {
         const T* x = f.x + row * n;
         const T* dy = f.dy + row * n;
         const double m = f.mean[row], r = 1.0 / static_cast<double>(f.std[row]);
+        if constexpr (std::is_same_v<T, float>) {
+          vmath::active().norm_param_grad_row(x, dy, n, m, r, pg, pb);
+          continue;
+        }
         for (int64_t k = 0; k < n; ++k) {
           const double d = dy[k];
           pg[k] += d * (static_cast<double>(x[k]) - m) * r;

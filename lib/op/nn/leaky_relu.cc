@@ -49,13 +49,22 @@ PreluChannel channel_map(const Shape& data, const Shape& gamma) {
   return {gamma.size() == 1 ? 1 : data[1], data.prod(2, data.ndim())};
 }
 
-// float32 elu, selu and gelu in blocks with the vectorised exp, expm1 and
-// erf; false for the other types (which map_index computes per element).
+// positive ? v : slope * v, as the sum of v's two parts: selects of values
+// and an unconditional multiply-add, which the compiler vectorises. Written
+// as v * (positive ? 1 : slope) it became positive ? v : v * slope, a branch
+// per element (a float operation it may not speculate), mispredicted on
+// random signs: 15x slower.
+float keep_or_scale(bool positive, float v, float slope) {
+  return (positive ? v : 0.0f) + slope * (positive ? 0.0f : v);
+}
+
+// float32 leaky, elu, selu and gelu in loops that vectorise (the last three
+// in blocks with vmath's expm1, exp and GELU kernels); false for the other
+// types (which map_index computes per element).
 // dst may be x or dy itself: each element is read before it is written.
 bool vector_forward(LeakyType t, float slope, const float* x, float* y, int64_t n, OpReq req) {
   const vmath::Kernels& k = vmath::active();
   const float lambda = static_cast<float>(kSeluLambda), alpha = static_cast<float>(kSeluAlpha);
-  const float inv_sqrt2 = static_cast<float>(std::numbers::sqrt2 / 2);
   switch (t) {
     case LeakyType::kElu:
     case LeakyType::kSelu: {
@@ -65,19 +74,23 @@ bool vector_forward(LeakyType t, float slope, const float* x, float* y, int64_t 
         float e[kMapBlock];
         k.expm1(x + begin, e, len);
         for (int64_t i = 0; i < len; ++i) {
+          // The operands are picked, then multiplied: selects the compiler
+          // vectorises, where a multiplication on one side only becomes a
+          // branch per element (a float operation it may not speculate),
+          // mispredicted on random signs: 15x slower.
           const float v = x[begin + i];
-          dst[i] = v > 0.0f ? scale * v : neg * e[i];
+          const bool positive = v > 0.0f;
+          dst[i] = (positive ? v : e[i]) * (positive ? scale : neg);
         }
       });
       return true;
     }
     case LeakyType::kGelu:
-      map_blocks(y, n, req, [=, &k](int64_t begin, int64_t len, float* dst) {
-        float e[kMapBlock];
-        for (int64_t i = 0; i < len; ++i) e[i] = x[begin + i] * inv_sqrt2;
-        k.erf(e, e, len);
-        for (int64_t i = 0; i < len; ++i) dst[i] = 0.5f * x[begin + i] * (1.0f + e[i]);
-      });
+      map_blocks(y, n, req,
+                 [=, &k](int64_t begin, int64_t len, float* dst) { k.gelu(x + begin, dst, len); });
+      return true;
+    case LeakyType::kLeaky:
+      map_index(y, n, req, [=](int64_t i) { return keep_or_scale(x[i] > 0.0f, x[i], slope); });
       return true;
     default: return false;
   }
@@ -87,8 +100,6 @@ bool vector_backward(LeakyType t, float slope, const float* x, const float* dy, 
                      int64_t n, OpReq req) {
   const vmath::Kernels& k = vmath::active();
   const float lambda = static_cast<float>(kSeluLambda), alpha = static_cast<float>(kSeluAlpha);
-  const float inv_sqrt2 = static_cast<float>(std::numbers::sqrt2 / 2);
-  const float inv_sqrt_2pi = static_cast<float>(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
   switch (t) {
     case LeakyType::kElu:
     case LeakyType::kSelu: {
@@ -97,26 +108,20 @@ bool vector_backward(LeakyType t, float slope, const float* x, const float* dy, 
       map_blocks(dx, n, req, [=, &k](int64_t begin, int64_t len, float* dst) {
         float e[kMapBlock];
         k.exp(x + begin, e, len);
-        for (int64_t i = 0; i < len; ++i)
-          dst[i] = dy[begin + i] * (x[begin + i] > 0.0f ? scale : neg * e[i]);
+        for (int64_t i = 0; i < len; ++i) {
+          const bool positive = x[begin + i] > 0.0f;
+          dst[i] = dy[begin + i] * ((positive ? scale : neg) * (positive ? 1.0f : e[i]));
+        }
       });
       return true;
     }
     case LeakyType::kGelu:
       map_blocks(dx, n, req, [=, &k](int64_t begin, int64_t len, float* dst) {
-        float cdf[kMapBlock], pdf[kMapBlock];
-        for (int64_t i = 0; i < len; ++i) {
-          const float v = x[begin + i];
-          cdf[i] = v * inv_sqrt2;
-          pdf[i] = -0.5f * v * v;
-        }
-        k.erf(cdf, cdf, len);
-        k.exp(pdf, pdf, len);
-        for (int64_t i = 0; i < len; ++i) {
-          const float v = x[begin + i];
-          dst[i] = dy[begin + i] * (0.5f * (1.0f + cdf[i]) + v * pdf[i] * inv_sqrt_2pi);
-        }
+        k.gelu_backward(x + begin, dy + begin, dst, len);
       });
+      return true;
+    case LeakyType::kLeaky:
+      map_index(dx, n, req, [=](int64_t i) { return keep_or_scale(x[i] > 0.0f, dy[i], slope); });
       return true;
     default: return false;
   }

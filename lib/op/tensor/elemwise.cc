@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "op/infer_util.h"
 #include "op/kernel_util.h"
@@ -22,6 +23,22 @@ namespace {
 
 void same_shape(const NoParams&, ShapeVector& in, ShapeVector&, ShapeVector& out) {
   infer_same_shape(in, out);
+}
+
+// Calls fn(std::integral_constant<E, kind>{}), kind being one of the values
+// 0 .. kLast of the enum E: the CPU loops of the unary and scalar operators
+// are compiled per kind, so the switch of the per-element function folds
+// away and the simple kinds vectorise. (With the kind read in the loop,
+// relu ran at 3.5 ns an element; the GPU kernels keep the runtime kind.)
+template <auto kLast, typename Fn>
+void with_kind(decltype(kLast) kind, Fn&& fn) {
+  using E = decltype(kLast);
+  [&]<int... I>(std::integer_sequence<int, I...>) {
+    (void)((static_cast<int>(kind) == I &&
+            (fn(std::integral_constant<E, static_cast<E>(I)>{}), true)) ||
+           ...);
+  }
+  (std::make_integer_sequence<int, static_cast<int>(kLast) + 1>{});
 }
 
 // kernel(i) for i in [0, n) over the thread budget (a functor of
@@ -151,10 +168,16 @@ void scalar_backward(OpBuilder<ScalarParam>& b, const char* name, WithScalar kin
     if (c.req[0] == OpReq::kNull) return;
     dispatch_real_bf16(c.out_grads[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      run_elements(c.in_grads[0].size(), c.req[0],
-                   ScalarBackwardKernel<T>{kind, static_cast<T>(p.scalar), c.out_grads[0].ptr<T>(),
-                                           c.inputs[0].ptr<T>(), c.outputs[0].ptr<T>(),
-                                           c.in_grads[0].ptr<T>(), c.req[0]});
+      using C = ElemCompute<T>;
+      const T* g = c.out_grads[0].ptr<T>();
+      const T* x = c.inputs[0].ptr<T>();
+      const T* y = c.outputs[0].ptr<T>();
+      const C s = C(static_cast<T>(p.scalar));
+      with_kind<WithScalar::kLogicalXor>(kind, [&](auto k) {
+        map_index(c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0], [=](int64_t i) {
+          return T(C(g[i]) * scalar_derivative(decltype(k)::value, C(x[i]), C(y[i]), s));
+        });
+      });
     });
   });
 #if MX_USE_CUDA
@@ -186,9 +209,13 @@ void register_scalar(OpRegistry& r, const char* name, WithScalar kind, const cha
       .forward_cpu([kind, name](const ScalarParam& p, const ForwardCall& c) {
         dispatch_real_bf16(c.inputs[0].dtype, name, [&](auto tag) {
           using T = typename decltype(tag)::type;
-          run_elements(c.outputs[0].size(), c.req[0],
-                       ScalarForwardKernel<T>{kind, static_cast<T>(p.scalar), c.inputs[0].ptr<T>(),
-                                              c.outputs[0].ptr<T>(), c.req[0]});
+          using C = ElemCompute<T>;
+          const T* x = c.inputs[0].ptr<T>();
+          const C s = C(static_cast<T>(p.scalar));
+          with_kind<WithScalar::kLogicalXor>(kind, [&](auto k) {
+            map_index(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
+                      [=](int64_t i) { return T(scalar_forward(decltype(k)::value, C(x[i]), s)); });
+          });
         });
       });
 #if MX_USE_CUDA
@@ -226,9 +253,15 @@ void unary_backward(OpBuilder<NoParams>& b, const char* name, Unary kind) {
     if (c.req[0] == OpReq::kNull) return;
     dispatch_real_bf16(c.out_grads[0].dtype, name, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      run_elements(c.in_grads[0].size(), c.req[0],
-                   UnaryBackwardKernel<T>{kind, c.out_grads[0].ptr<T>(), c.inputs[0].ptr<T>(),
-                                          c.outputs[0].ptr<T>(), c.in_grads[0].ptr<T>(), c.req[0]});
+      using C = ElemCompute<T>;
+      const T* g = c.out_grads[0].ptr<T>();
+      const T* x = c.inputs[0].ptr<T>();
+      const T* y = c.outputs[0].ptr<T>();
+      with_kind<Unary::kLogicalNot>(kind, [&](auto k) {
+        map_index(c.in_grads[0].ptr<T>(), c.in_grads[0].size(), c.req[0], [=](int64_t i) {
+          return T(C(g[i]) * unary_derivative(decltype(k)::value, C(x[i]), C(y[i])));
+        });
+      });
     });
   });
 #if MX_USE_CUDA
@@ -277,8 +310,11 @@ void register_unary(OpRegistry& r, const char* name, Unary kind, const char* wha
               return;
             }
           }
-          run_elements(c.outputs[0].size(), c.req[0],
-                       UnaryForwardKernel<T>{kind, x, c.outputs[0].ptr<T>(), c.req[0]});
+          with_kind<Unary::kLogicalNot>(kind, [&](auto k) {
+            using C = ElemCompute<T>;
+            map_index(c.outputs[0].ptr<T>(), c.outputs[0].size(), c.req[0],
+                      [=](int64_t i) { return T(unary_forward(decltype(k)::value, C(x[i]))); });
+          });
         });
       });
 #if MX_USE_CUDA

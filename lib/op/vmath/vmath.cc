@@ -68,9 +68,68 @@ void softmax_row_backward_1(const float* y, const float* g, float* dx, int64_t n
   for (int64_t k = 0; k < n; ++k) dx[k] = y[k] * (g[k] - s) * inv_t;
 }
 
-constexpr Kernels kScalar{map<exp_1>,     map<expm1_1>,    map<log_1>,    map<tanh_1>,
-                          map<sigmoid_1>, map<softrelu_1>, map<erf_1>,    widen_bf16_1,
-                          round_bf16_1,   dropout_1,       softmax_row_1, softmax_row_backward_1};
+constexpr float kInvSqrt2 = 0.707106781186547524f;
+constexpr float kInvSqrt2Pi = 0.398942280401432678f;
+
+float gelu_1(float x) { return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2)); }
+
+void gelu_backward_1(const float* x, const float* dy, float* dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float cdf = 0.5f * (1.0f + std::erf(v * kInvSqrt2));
+    const float pdf = std::exp(-0.5f * v * v) * kInvSqrt2Pi;
+    dx[i] = dy[i] * (cdf + v * pdf);
+  }
+}
+
+void row_sums_1(const float* x, int64_t n, double shift, double* sum, double* sq) {
+  double a = 0.0, b = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - shift;
+    a += d;
+    b += d * d;
+  }
+  *sum = a;
+  *sq = b;
+}
+
+void normalize_row_1(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
+                     float mean, float rstd) {
+  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * rstd * gamma[i] + beta[i];
+}
+
+void norm_grad_sums_1(const float* x, const float* dy, const float* gamma, int64_t n, double mean,
+                      double* sum_g, double* sum_gx) {
+  double a = 0.0, b = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = static_cast<double>(dy[i]) * static_cast<double>(gamma[i]);
+    a += g;
+    b += g * (static_cast<double>(x[i]) - mean);
+  }
+  *sum_g = a;
+  *sum_gx = b;
+}
+
+void norm_grad_row_1(const float* x, const float* dy, const float* gamma, float* dx, int64_t n,
+                     float mean, float mean_g, float k, float rstd) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = (dy[i] * gamma[i] - mean_g - (x[i] - mean) * k) * rstd;
+}
+
+void norm_param_grad_row_1(const float* x, const float* dy, int64_t n, double mean, double rstd,
+                           double* dgamma, double* dbeta) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = dy[i];
+    dgamma[i] += d * (static_cast<double>(x[i]) - mean) * rstd;
+    dbeta[i] += d;
+  }
+}
+
+constexpr Kernels kScalar{
+    map<exp_1>,       map<expm1_1>,           map<log_1>,           map<tanh_1>,
+    map<sigmoid_1>,   map<softrelu_1>,        map<erf_1>,           map<gelu_1>,
+    gelu_backward_1,  widen_bf16_1,           round_bf16_1,         dropout_1,
+    softmax_row_1,    softmax_row_backward_1, row_sums_1,           normalize_row_1,
+    norm_grad_sums_1, norm_grad_row_1,        norm_param_grad_row_1};
 
 Isa choose() {
   Isa best = supported(Isa::kAvx512) ? Isa::kAvx512

@@ -28,13 +28,43 @@ using SoftmaxRowFn = void (*)(const float* x, float* y, int64_t n, float inv_t);
 using SoftmaxRowBackwardFn = void (*)(const float* y, const float* g, float* dx, int64_t n,
                                       float inv_t);
 
+// GELU with the exact normal CDF: y = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2.
+using GeluFn = void (*)(const float* x, float* y, int64_t n);
+// Its gradient: dx = dy (Phi(x) + x phi(x)), phi the normal density; dx may be dy.
+using GeluBackwardFn = void (*)(const float* x, const float* dy, float* dx, int64_t n);
+
+// LayerNorm over contiguous rows, in three passes per row that each read
+// the row once. The sums are float64 lanes (the statistics of a row whose
+// mean is large against its spread need them).
+//   row_sums: sum(x - shift) and sum((x - shift)^2).
+using RowSumsFn = void (*)(const float* x, int64_t n, double shift, double* sum, double* sq);
+//   normalize_row: y = (x - mean) * rstd * gamma + beta.
+using NormalizeRowFn = void (*)(const float* x, const float* gamma, const float* beta, float* y,
+                                int64_t n, float mean, float rstd);
+//   norm_grad_sums: sum(g) and sum(g * (x - mean)), g = dy * gamma.
+using NormGradSumsFn = void (*)(const float* x, const float* dy, const float* gamma, int64_t n,
+                                double mean, double* sum_g, double* sum_gx);
+//   norm_grad_row: dx = (dy * gamma - mean_g - (x - mean) * k) * rstd; dx may be dy.
+using NormGradRowFn = void (*)(const float* x, const float* dy, const float* gamma, float* dx,
+                               int64_t n, float mean, float mean_g, float k, float rstd);
+//   norm_param_grad_row: dgamma[i] += dy * (x - mean) * rstd, dbeta[i] += dy.
+using NormParamGradRowFn = void (*)(const float* x, const float* dy, int64_t n, double mean,
+                                    double rstd, double* dgamma, double* dbeta);
+
 struct Kernels {
   UnaryFn exp, expm1, log, tanh, sigmoid, softrelu, erf;
+  GeluFn gelu;
+  GeluBackwardFn gelu_backward;
   WidenFn widen_bf16;
   NarrowFn round_bf16;
   DropoutFn dropout;
   SoftmaxRowFn softmax_row;
   SoftmaxRowBackwardFn softmax_row_backward;
+  RowSumsFn row_sums;
+  NormalizeRowFn normalize_row;
+  NormGradSumsFn norm_grad_sums;
+  NormGradRowFn norm_grad_row;
+  NormParamGradRowFn norm_param_grad_row;
 };
 
 }  // namespace mx::op::vmath

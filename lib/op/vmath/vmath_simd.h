@@ -352,9 +352,148 @@ void softmax_row_backward(const float* y, const float* g, float* dx, int64_t n, 
   for (int64_t i = whole; i < n; ++i) dx[i] = y[i] * (g[i] - s) * inv_t;
 }
 
-constexpr Kernels kKernels{apply<exp_v>,     apply<expm1_v>,    apply<log_v>, apply<tanh_v>,
-                           apply<sigmoid_v>, apply<softrelu_v>, apply<erf_v>, widen_bf16,
-                           round_bf16,       dropout,           softmax_row,  softmax_row_backward};
+constexpr float kInvSqrt2 = 0.707106781186547524f;
+constexpr float kInvSqrt2Pi = 0.398942280401432678f;
+
+inline vf gelu_v(vf x) { return 0.5f * x * (1.0f + erf_v(x * kInvSqrt2)); }
+
+void gelu_backward(const float* x, const float* dy, float* dx, int64_t n) {
+  const auto grad = [](vf v, vf g) {
+    const vf cdf = 0.5f * (1.0f + erf_v(v * kInvSqrt2));
+    const vf pdf = exp_v(-0.5f * v * v) * kInvSqrt2Pi;
+    return g * (cdf + v * pdf);
+  };
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vf v, g;
+    __builtin_memcpy(&v, x + i, sizeof v);
+    __builtin_memcpy(&g, dy + i, sizeof g);
+    const vf d = grad(v, g);
+    __builtin_memcpy(dx + i, &d, sizeof d);
+  }
+  if (i < n) {
+    const auto rest = static_cast<unsigned long>(n - i) * sizeof(float);
+    vf v = splat(0.0f), g = splat(0.0f);
+    __builtin_memcpy(&v, x + i, rest);
+    __builtin_memcpy(&g, dy + i, rest);
+    const vf d = grad(v, g);
+    __builtin_memcpy(dx + i, &d, rest);
+  }
+}
+
+// ---- LayerNorm rows: float64 sums over half-width float loads ----
+
+constexpr int kHalf = kLanes / 2;
+typedef float vfh __attribute__((vector_size(MX_VMATH_BYTES / 2)));
+typedef double vd __attribute__((vector_size(MX_VMATH_BYTES)));
+
+inline vd load_wide(const float* p) {
+  vfh h;
+  __builtin_memcpy(&h, p, sizeof h);
+  return __builtin_convertvector(h, vd);
+}
+inline double lanes_sum(vd v) {
+  double s = 0.0;
+  for (int l = 0; l < kHalf; ++l) s += v[l];
+  return s;
+}
+
+void row_sums(const float* x, int64_t n, double shift, double* sum, double* sq) {
+  // Two accumulators each, so consecutive additions do not wait on each other.
+  vd s0{}, s1{}, q0{}, q1{};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const vd d0 = load_wide(x + i) - shift, d1 = load_wide(x + i + kHalf) - shift;
+    s0 += d0;
+    s1 += d1;
+    q0 += d0 * d0;
+    q1 += d1 * d1;
+  }
+  double a = lanes_sum(s0 + s1), b = lanes_sum(q0 + q1);
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - shift;
+    a += d;
+    b += d * d;
+  }
+  *sum = a;
+  *sq = b;
+}
+
+void normalize_row(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
+                   float mean, float rstd) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vf v, g, b;
+    __builtin_memcpy(&v, x + i, sizeof v);
+    __builtin_memcpy(&g, gamma + i, sizeof g);
+    __builtin_memcpy(&b, beta + i, sizeof b);
+    const vf r = (v - mean) * rstd * g + b;
+    __builtin_memcpy(y + i, &r, sizeof r);
+  }
+  for (; i < n; ++i) y[i] = (x[i] - mean) * rstd * gamma[i] + beta[i];
+}
+
+void norm_grad_sums(const float* x, const float* dy, const float* gamma, int64_t n, double mean,
+                    double* sum_g, double* sum_gx) {
+  vd s0{}, s1{}, q0{}, q1{};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const vd g0 = load_wide(dy + i) * load_wide(gamma + i);
+    const vd g1 = load_wide(dy + i + kHalf) * load_wide(gamma + i + kHalf);
+    s0 += g0;
+    s1 += g1;
+    q0 += g0 * (load_wide(x + i) - mean);
+    q1 += g1 * (load_wide(x + i + kHalf) - mean);
+  }
+  double a = lanes_sum(s0 + s1), b = lanes_sum(q0 + q1);
+  for (; i < n; ++i) {
+    const double g = static_cast<double>(dy[i]) * static_cast<double>(gamma[i]);
+    a += g;
+    b += g * (static_cast<double>(x[i]) - mean);
+  }
+  *sum_g = a;
+  *sum_gx = b;
+}
+
+void norm_grad_row(const float* x, const float* dy, const float* gamma, float* dx, int64_t n,
+                   float mean, float mean_g, float k, float rstd) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    vf v, d, g;
+    __builtin_memcpy(&v, x + i, sizeof v);
+    __builtin_memcpy(&d, dy + i, sizeof d);
+    __builtin_memcpy(&g, gamma + i, sizeof g);
+    const vf r = (d * g - mean_g - (v - mean) * k) * rstd;
+    __builtin_memcpy(dx + i, &r, sizeof r);
+  }
+  for (; i < n; ++i) dx[i] = (dy[i] * gamma[i] - mean_g - (x[i] - mean) * k) * rstd;
+}
+
+void norm_param_grad_row(const float* x, const float* dy, int64_t n, double mean, double rstd,
+                         double* dgamma, double* dbeta) {
+  int64_t i = 0;
+  for (; i + kHalf <= n; i += kHalf) {
+    const vd d = load_wide(dy + i);
+    vd g, b;
+    __builtin_memcpy(&g, dgamma + i, sizeof g);
+    __builtin_memcpy(&b, dbeta + i, sizeof b);
+    g += d * (load_wide(x + i) - mean) * rstd;
+    b += d;
+    __builtin_memcpy(dgamma + i, &g, sizeof g);
+    __builtin_memcpy(dbeta + i, &b, sizeof b);
+  }
+  for (; i < n; ++i) {
+    const double d = dy[i];
+    dgamma[i] += d * (static_cast<double>(x[i]) - mean) * rstd;
+    dbeta[i] += d;
+  }
+}
+
+constexpr Kernels kKernels{
+    apply<exp_v>,      apply<expm1_v>, apply<log_v>,  apply<tanh_v>,        apply<sigmoid_v>,
+    apply<softrelu_v>, apply<erf_v>,   apply<gelu_v>, gelu_backward,        widen_bf16,
+    round_bf16,        dropout,        softmax_row,   softmax_row_backward, row_sums,
+    normalize_row,     norm_grad_sums, norm_grad_row, norm_param_grad_row};
 
 }  // namespace
 
