@@ -2,12 +2,15 @@
 // BatchNorm), forward and backward, on the layer shapes of LeNet (28x28), a
 // CIFAR ResNet-18 (32x32 input), ResNet-50 (224x224) and VGG-16 (224x224),
 // next to the GEMM rate of the same machine measured in the same run: a
-// 1024^3 sgemm through mx's gemm() (the thread budget, single-threaded
-// OpenBLAS per thread, which is what the convolution uses) and through
-// OpenBLAS's own threads. Each rate is also given by CPU time (the process's
-// CPU seconds over the thread budget), which other processes on a shared
-// machine disturb much less. Not a test: timings are noisy.
-//   bench_ops [--net lenet|resnet|resnet50|vgg|all] [--iters N] [--lenet-batch B]
+// 1024^3 sgemm through mx's gemm() (oneDNN's sgemm when oneDNN is on, else
+// single-threaded OpenBLAS per thread of the budget, which is what the
+// reference convolution uses) and through OpenBLAS's own threads. Each rate
+// is also given by CPU time (the process's CPU seconds over the thread
+// budget), which other processes on a shared machine disturb much less.
+// --net gemm times mx's gemm() on the products of a small transformer (the
+// char-GPT of configs/chargpt-fortunes.yaml), OpenBLAS against oneDNN.
+// Not a test: timings are noisy.
+//   bench_ops [--net lenet|resnet|resnet50|vgg|gemm|all] [--iters N] [--lenet-batch B]
 //             [--resnet-batch B] [--resnet50-batch B] [--vgg-batch B] [--only TEXT]
 //             [--impl reference|dnnl|both]
 // --impl picks the CPU kernels (op/dnnl/dnnl_switch.h): the OpenBLAS/im2col
@@ -287,6 +290,59 @@ GemmRate gemm_rate(bool openblas_threads, int iters) {
   return {flops / t.wall / 1e9, flops / t.cpu / 1e9};
 }
 
+// mx's gemm() through OpenBLAS (the reference, MX_DNNL=0) and through
+// oneDNN's sgemm, on the products of the char-GPT's training step: the
+// layers' (batch x steps = 2048 rows) and one head's attention (64 x 64 x
+// 32, 128 of them one after another with gemm_serial, as each thread of the
+// attention operators runs its heads).
+void compare_gemm(int iters) {
+  struct Product {
+    const char* name;
+    bool ta, tb;
+    int64_t m, n, k, repeat;
+  };
+  const Product products[] = {
+      {"qkv projection, forward", false, true, 2048, 384, 128, 1},
+      {"feed-forward 1, forward", false, true, 2048, 512, 128, 1},
+      {"feed-forward 2, forward", false, true, 2048, 128, 512, 1},
+      {"feed-forward 1, data gradient", false, false, 2048, 128, 512, 1},
+      {"feed-forward 1, weight gradient", true, false, 512, 128, 2048, 1},
+      {"attention scores (per head, x128)", false, true, 64, 64, 32, 128},
+      {"attention context (per head, x128)", false, false, 64, 32, 64, 128},
+      {"attention key gradient (per head, x128)", true, false, 64, 32, 64, 128},
+  };
+  std::printf("\n### mx::op::gemm on a small transformer's products: OpenBLAS vs oneDNN\n\n");
+  std::printf("| product | m x n x k | OpenBLAS ms | oneDNN ms | speed-up | oneDNN GFLOP/s |\n");
+  std::printf("| --- | --- | ---: | ---: | ---: | ---: |\n");
+  for (const Product& p : products) {
+    const auto size = static_cast<size_t>(std::max({p.m, p.n, p.k}) * std::max({p.m, p.n, p.k}));
+    std::vector<float> a(size * static_cast<size_t>(p.repeat), 0.5f), b(a), c(a);
+    double ms[2] = {0, 0};
+    for (int impl = 0; impl < 2; ++impl) {
+      const op::ScopedDnnl dnnl(impl == 1);
+      const int64_t lda = p.ta ? p.m : p.k, ldb = p.tb ? p.k : p.n;
+      const Timing t = best_time(iters, [&] {
+        if (p.repeat == 1) {
+          op::gemm(p.ta, p.tb, p.m, p.n, p.k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c.data(),
+                   p.n);
+          return;
+        }
+        // One thread, as each thread of the attention operators runs its heads.
+        for (int64_t r = 0; r < p.repeat; ++r) {
+          const size_t offset = size * static_cast<size_t>(r);
+          op::gemm_serial(p.ta, p.tb, p.m, p.n, p.k, 1.0f, a.data() + offset, lda,
+                          b.data() + offset, ldb, 0.0f, c.data() + offset, p.n);
+        }
+      });
+      ms[impl] = t.wall * 1e3;
+    }
+    const double flops = 2.0 * static_cast<double>(p.m * p.n * p.k * p.repeat);
+    std::printf("| %s | %lldx%lldx%lld | %.3f | %.3f | %.2fx | %.0f |\n", p.name,
+                static_cast<long long>(p.m), static_cast<long long>(p.n),
+                static_cast<long long>(p.k), ms[0], ms[1], ms[0] / ms[1], flops / ms[1] / 1e6);
+  }
+}
+
 // Both implementations side by side: milliseconds and the speed-up of oneDNN.
 void compare(const char* title, const std::vector<Layer>& layers, int iters) {
   std::printf("\n### %s: reference (OpenBLAS/im2col) vs oneDNN\n\n", title);
@@ -387,8 +443,8 @@ Options parse(int argc, char** argv) {
     }
   }
   if (o.net != "lenet" && o.net != "resnet" && o.net != "resnet50" && o.net != "vgg" &&
-      o.net != "all") {
-    std::fprintf(stderr, "bench_ops: --net must be lenet, resnet, resnet50, vgg or all\n");
+      o.net != "gemm" && o.net != "all") {
+    std::fprintf(stderr, "bench_ops: --net must be lenet, resnet, resnet50, vgg, gemm or all\n");
     std::exit(2);
   }
   if (o.impl != "reference" && o.impl != "dnnl" && o.impl != "both") {
@@ -430,6 +486,7 @@ int main(int argc, char** argv) {
     report(title.c_str(), resnet50(o.resnet50_batch), std::max(1, o.iters - 1), peak, o.only,
            o.impl);
   }
+  if (wanted("gemm") && op::dnnl_built()) compare_gemm(std::max(5, o.iters));
   if (wanted("vgg")) {
     const std::string title =
         "VGG-16 (224x224), batch " + std::to_string(o.vgg_batch) + ", float32";

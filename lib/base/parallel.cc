@@ -98,6 +98,8 @@ class Pool {
 
 int parallel_threads() { return Pool::get().size() + 1; }
 
+bool in_parallel_for() { return inside_parallel_for; }
+
 void parallel_for(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);

@@ -16,4 +16,9 @@ void parallel_for(int64_t n, int64_t min_chunk, const std::function<void(int64_t
 // Number of threads parallel_for uses (the thread budget).
 int parallel_threads();
 
+// True on a thread running a chunk of a parallel_for (a pool thread, or the
+// caller while it works on its own chunk): a parallel_for started here runs
+// inline, and so should any other threading (oneDNN's OpenMP).
+bool in_parallel_for();
+
 }  // namespace mx

@@ -1,7 +1,9 @@
-// Matrix products for the CPU kernels, through OpenBLAS. Row-major, as
-// the tensors are laid out. Large products are split over the thread
-// budget by rows of C, with single-threaded BLAS calls, so BLAS threads and
-// mx's own threads never oversubscribe the cores.
+// Matrix products for the CPU kernels. Row-major, as the tensors are laid
+// out. float32 goes through oneDNN's sgemm while oneDNN is on (threaded by
+// oneDNN, one thread inside a parallel_for), else through OpenBLAS: large
+// products are then split over the thread budget by rows of C, with
+// single-threaded BLAS calls, so BLAS threads and mx's own threads never
+// oversubscribe the cores.
 #pragma once
 
 #include <cstdint>
