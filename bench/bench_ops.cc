@@ -8,9 +8,10 @@
 // is also given by CPU time (the process's CPU seconds over the thread
 // budget), which other processes on a shared machine disturb much less.
 // --net gemm times mx's gemm() on the products of a small transformer (the
-// char-GPT of configs/chargpt-fortunes.yaml), OpenBLAS against oneDNN.
+// char-GPT of configs/chargpt-fortunes.yaml), OpenBLAS against oneDNN;
+// --net elemwise its element-wise operators, in nanoseconds per element.
 // Not a test: timings are noisy.
-//   bench_ops [--net lenet|resnet|resnet50|vgg|gemm|all] [--iters N] [--lenet-batch B]
+//   bench_ops [--net lenet|resnet|resnet50|vgg|gemm|elemwise|all] [--iters N] [--lenet-batch B]
 //             [--resnet-batch B] [--resnet50-batch B] [--vgg-batch B] [--only TEXT]
 //             [--impl reference|dnnl|both]
 // --impl picks the CPU kernels (op/dnnl/dnnl_switch.h): the OpenBLAS/im2col
@@ -267,6 +268,44 @@ Rates run_layer(const Layer& l, int iters) {
   return r;
 }
 
+// The element-wise and normalisation operators of a small transformer's
+// step, on 2048 x 512 float32 values of random signs: nanoseconds per
+// element (wall clock over the thread budget), forward and backward.
+void elementwise_rates(int iters) {
+  const Shape x{2048, 512};
+  auto layer = [&](const char* name, const char* op, op::AttrMap attrs, std::vector<Shape> inputs) {
+    Layer l;
+    l.name = name;
+    l.op = op;
+    l.attrs = std::move(attrs);
+    l.inputs = std::move(inputs);
+    l.flops = 0;
+    l.count = 1;
+    return l;
+  };
+  const std::vector<Layer> layers = {
+      layer("relu", "relu", {}, {x}),
+      layer("sigmoid", "sigmoid", {}, {x}),
+      layer("_mul_scalar", "_mul_scalar", {{"scalar", "3"}}, {x}),
+      layer("elemwise_add", "elemwise_add", {}, {x, x}),
+      layer("LeakyReLU leaky", "LeakyReLU", {{"act_type", "leaky"}}, {x}),
+      layer("LeakyReLU elu", "LeakyReLU", {{"act_type", "elu"}}, {x}),
+      layer("LeakyReLU gelu", "LeakyReLU", {{"act_type", "gelu"}}, {x}),
+      layer("Activation relu", "Activation", {{"act_type", "relu"}}, {x}),
+      layer("LayerNorm (rows of 512)", "LayerNorm", {}, {x, Shape{512}, Shape{512}}),
+      layer("softmax (rows of 512)", "softmax", {}, {x}),
+      layer("Dropout p=0.1", "Dropout", {{"p", "0.1"}}, {x}),
+  };
+  std::printf("\n### Element-wise operators on 2048x512 float32: ns per element\n\n");
+  std::printf("| operator | forward | backward |\n| --- | ---: | ---: |\n");
+  const auto elements = static_cast<double>(x.size());
+  for (const Layer& l : layers) {
+    const Rates r = run_layer(l, iters);
+    std::printf("| %s | %.3f | %.3f |\n", l.name.c_str(), r.fwd.wall * 1e9 / elements,
+                r.bwd.wall * 1e9 / elements);
+  }
+}
+
 // GFLOP/s of a 1024^3 single-precision product (wall clock and CPU time).
 struct GemmRate {
   double wall, cpu;
@@ -435,16 +474,18 @@ Options parse(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--only")) {
       o.only = value("--only");
     } else {
-      std::fprintf(stderr,
-                   "usage: bench_ops [--net lenet|resnet|resnet50|vgg|all] [--iters N] "
-                   "[--lenet-batch B] [--resnet-batch B] [--resnet50-batch B] [--vgg-batch B] "
-                   "[--only TEXT] [--impl reference|dnnl|both]\n");
+      std::fprintf(
+          stderr,
+          "usage: bench_ops [--net lenet|resnet|resnet50|vgg|gemm|elemwise|all] [--iters N] "
+          "[--lenet-batch B] [--resnet-batch B] [--resnet50-batch B] [--vgg-batch B] "
+          "[--only TEXT] [--impl reference|dnnl|both]\n");
       std::exit(2);
     }
   }
   if (o.net != "lenet" && o.net != "resnet" && o.net != "resnet50" && o.net != "vgg" &&
-      o.net != "gemm" && o.net != "all") {
-    std::fprintf(stderr, "bench_ops: --net must be lenet, resnet, resnet50, vgg, gemm or all\n");
+      o.net != "gemm" && o.net != "elemwise" && o.net != "all") {
+    std::fprintf(stderr,
+                 "bench_ops: --net must be lenet, resnet, resnet50, vgg, gemm, elemwise or all\n");
     std::exit(2);
   }
   if (o.impl != "reference" && o.impl != "dnnl" && o.impl != "both") {
@@ -487,6 +528,7 @@ int main(int argc, char** argv) {
            o.impl);
   }
   if (wanted("gemm") && op::dnnl_built()) compare_gemm(std::max(5, o.iters));
+  if (wanted("elemwise")) elementwise_rates(std::max(10, o.iters));
   if (wanted("vgg")) {
     const std::string title =
         "VGG-16 (224x224), batch " + std::to_string(o.vgg_batch) + ", float32";

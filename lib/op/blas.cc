@@ -20,10 +20,12 @@ namespace mx::op {
 namespace {
 
 #if MX_USE_DNNL
-// float products through oneDNN's sgemm while oneDNN is on: on an AVX-512
-// Xeon it ran 4-5x faster than OpenBLAS 0.3.21 on the shapes of a small
-// transformer (from 64x64x32 to 2048x512x128; bench_ops's gemm lines), the
-// reference kernels keep OpenBLAS (MX_DNNL=0). oneDNN threads its sgemm with
+// float products through oneDNN's sgemm while oneDNN is on; the reference
+// kernels keep OpenBLAS (MX_DNNL=0). Debian's OpenBLAS 0.3.21 falls back to
+// its slowest kernels on CPUs it does not know (4-5x slower on a recent
+// Xeon) unless OPENBLAS_CORETYPE names one, which mx's programs do but a
+// program using mx as a library may not; with it set, oneDNN is about as
+// fast or faster (bench_ops --net gemm). oneDNN threads its sgemm with
 // OpenMP, as many threads as this thread's OpenMP setting, which is set for
 // the call and restored: one inside a parallel_for (whose threads are
 // already busy), else oneDNN's share of the thread budget. (k = 0, where C

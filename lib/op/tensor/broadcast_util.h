@@ -188,6 +188,16 @@ void reduce_to(const T* in, const Shape& in_shape, T* out, const Shape& out_shap
     return;
   }
   const int64_t count = index.count;
+  if (count == 1) {
+    // Nothing is reduced (a broadcast operator's gradient into an input of
+    // the output's shape): element by element, in a loop that vectorises.
+    map_index(out, total, req, [r, in](int64_t i) {
+      Acc acc = r.init();
+      r.add(acc, in[i]);
+      return r.finish(acc);
+    });
+    return;
+  }
   if (index.reduces_contiguously()) {
     const int64_t inner = index.reduced_dims[index.n_reduced - 1];
     if (index.n_kept == 0 && index.n_reduced == 1) {
