@@ -15,6 +15,10 @@ namespace vm = mx::op::vmath;
 
 int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 20;
+  if (argc > 2 || repeats < 1) {  // --help, or not a positive count
+    std::fprintf(stderr, "usage: bench_vmath [repeats >= 1, default 20]\n");
+    return 2;
+  }
   constexpr int64_t kN = 1 << 16;  // 256 KiB per array
   std::vector<float> x(kN), y(kN);
   for (int64_t i = 0; i < kN; ++i) x[i] = -8.0f + 16.0f * static_cast<float>(i) / kN;
