@@ -419,18 +419,25 @@ void row_sums(const float* x, int64_t n, double shift, double* sum, double* sq) 
   *sq = b;
 }
 
-void normalize_row(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
-                   float mean, float rstd) {
+// out[i] = f(a[i], b[i], c[i]): whole vectors, then the tail one element at
+// a time (f is generic over vf lanes and single floats).
+template <typename F>
+void map3(const float* a, const float* b, const float* c, float* out, int64_t n, F f) {
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
-    vf v, g, b;
-    __builtin_memcpy(&v, x + i, sizeof v);
-    __builtin_memcpy(&g, gamma + i, sizeof g);
-    __builtin_memcpy(&b, beta + i, sizeof b);
-    const vf r = (v - mean) * rstd * g + b;
-    __builtin_memcpy(y + i, &r, sizeof r);
+    vf x, y, z;
+    __builtin_memcpy(&x, a + i, sizeof x);
+    __builtin_memcpy(&y, b + i, sizeof y);
+    __builtin_memcpy(&z, c + i, sizeof z);
+    const vf r = f(x, y, z);
+    __builtin_memcpy(out + i, &r, sizeof r);
   }
-  for (; i < n; ++i) y[i] = (x[i] - mean) * rstd * gamma[i] + beta[i];
+  for (; i < n; ++i) out[i] = f(a[i], b[i], c[i]);
+}
+
+void normalize_row(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
+                   float mean, float rstd) {
+  map3(x, gamma, beta, y, n, [=](auto v, auto g, auto b) { return (v - mean) * rstd * g + b; });
 }
 
 void norm_grad_sums(const float* x, const float* dy, const float* gamma, int64_t n, double mean,
@@ -457,16 +464,8 @@ void norm_grad_sums(const float* x, const float* dy, const float* gamma, int64_t
 
 void norm_grad_row(const float* x, const float* dy, const float* gamma, float* dx, int64_t n,
                    float mean, float mean_g, float k, float rstd) {
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    vf v, d, g;
-    __builtin_memcpy(&v, x + i, sizeof v);
-    __builtin_memcpy(&d, dy + i, sizeof d);
-    __builtin_memcpy(&g, gamma + i, sizeof g);
-    const vf r = (d * g - mean_g - (v - mean) * k) * rstd;
-    __builtin_memcpy(dx + i, &r, sizeof r);
-  }
-  for (; i < n; ++i) dx[i] = (dy[i] * gamma[i] - mean_g - (x[i] - mean) * k) * rstd;
+  map3(x, dy, gamma, dx, n,
+       [=](auto v, auto d, auto g) { return (d * g - mean_g - (v - mean) * k) * rstd; });
 }
 
 void norm_param_grad_row(const float* x, const float* dy, int64_t n, double mean, double rstd,
