@@ -216,6 +216,21 @@ void layer_norm_forward(const LayerNormParam& p, const ForwardCall& c) {
 
 // ---- backward ---------------------------------------------------------------
 
+// One float row's data gradient on vmath's kernels (req write or inplace).
+void data_grad_row_simd(const LayerNormBackwardRow<float>& f, int64_t row) {
+  const int64_t n = f.view.channels;
+  const float* x = f.x + row * n;
+  const float* dy = f.dy + row * n;
+  const double m = f.mean[row], r = 1.0 / static_cast<double>(f.std[row]);
+  const vmath::Kernels& vk = vmath::active();
+  double sum_g = 0, sum_gx = 0;
+  vk.norm_grad_sums(x, dy, f.gamma, n, m, &sum_g, &sum_gx);
+  vk.norm_grad_row(x, dy, f.gamma, f.dx + row * n, n, static_cast<float>(m),
+                   static_cast<float>(sum_g / static_cast<double>(n)),
+                   static_cast<float>(sum_gx * r * r / static_cast<double>(n)),
+                   static_cast<float>(r));
+}
+
 template <typename T>
 void data_grad_last_axis(const LayerNormBackwardRow<T>& f) {
   constexpr int kLanes = 8;
@@ -223,22 +238,16 @@ void data_grad_last_axis(const LayerNormBackwardRow<T>& f) {
   parallel_for(f.view.rows(), std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)),
                [&](int64_t r0, int64_t r1) {
                  for (int64_t row = r0; row < r1; ++row) {
+                   if constexpr (std::is_same_v<T, float>) {  // the same in SIMD lanes
+                     if (f.req_dx != OpReq::kAdd) {
+                       data_grad_row_simd(f, row);
+                       continue;
+                     }
+                   }
                    const T* x = f.x + row * n;
                    const T* dy = f.dy + row * n;
                    const double m = f.mean[row], r = 1.0 / static_cast<double>(f.std[row]);
                    T* dx = f.dx + row * n;
-                   if constexpr (std::is_same_v<T, float>) {  // the same in SIMD lanes
-                     if (f.req_dx != OpReq::kAdd) {
-                       const vmath::Kernels& vk = vmath::active();
-                       double sum_g = 0, sum_gx = 0;
-                       vk.norm_grad_sums(x, dy, f.gamma, n, m, &sum_g, &sum_gx);
-                       vk.norm_grad_row(x, dy, f.gamma, dx, n, static_cast<float>(m),
-                                        static_cast<float>(sum_g / static_cast<double>(n)),
-                                        static_cast<float>(sum_gx * r * r / static_cast<double>(n)),
-                                        static_cast<float>(r));
-                       continue;
-                     }
-                   }
                    double a[kLanes] = {}, b[kLanes] = {};
                    int64_t k = 0;
                    for (; k + kLanes <= n; k += kLanes)
@@ -321,8 +330,12 @@ void data_grad_inner_axis(const LayerNormBackwardRow<T>& f) {
 // order of the additions is the same on every machine.
 constexpr int64_t kParamGradChunkRows = 64;
 
+// With `data` (float rows only), each row's data gradient is computed
+// right after its parameter-gradient sums, while the row is in cache: x and
+// dy are read from memory once instead of twice.
 template <typename T>
-void param_grad_last_axis(const LayerNormParamGrad<T>& f) {
+void param_grad_last_axis(const LayerNormParamGrad<T>& f,
+                          const LayerNormBackwardRow<T>* data = nullptr) {
   const int64_t n = f.view.channels, rows = f.view.rows();
   parallel_for(f.chunks(), 1, [&](int64_t c0, int64_t c1) {
     for (int64_t chunk = c0; chunk < c1; ++chunk) {
@@ -337,6 +350,7 @@ void param_grad_last_axis(const LayerNormParamGrad<T>& f) {
         const double m = f.mean[row], r = 1.0 / static_cast<double>(f.std[row]);
         if constexpr (std::is_same_v<T, float>) {
           vmath::active().norm_param_grad_row(x, dy, n, m, r, pg, pb);
+          if (data != nullptr) data_grad_row_simd(*data, row);  // dx may be dy: after its read
           continue;
         }
         for (int64_t k = 0; k < n; ++k) {
@@ -428,17 +442,22 @@ LayerNormParamGrad<T> param_grad(const LayerNormParam& p, const BackwardCall& c,
 template <typename T>
 void layer_norm_backward(const LayerNormParam& p, const BackwardCall& c) {
   const LayerNormBackwardRow<T> f = backward_row<T>(p, c);
-  if (f.req_dx != OpReq::kNull) {
-    if (f.view.inner == 1)
+  const bool last_axis = f.view.inner == 1;
+  const bool param_grads = c.req[1] != OpReq::kNull || c.req[2] != OpReq::kNull;
+  // float rows of the last axis: the data gradient joins the parameter
+  // gradient's pass over the rows.
+  const bool joined = std::is_same_v<T, float> && last_axis && param_grads &&
+                      f.req_dx != OpReq::kNull && f.req_dx != OpReq::kAdd;
+  if (f.req_dx != OpReq::kNull && !joined) {
+    if (last_axis)
       data_grad_last_axis(f);
     else
       data_grad_inner_axis(f);
   }
-  if (c.req[1] == OpReq::kNull && c.req[2] == OpReq::kNull) return;
-  const bool last_axis = layer_norm_view(p, c.inputs[0].shape).inner == 1;
+  if (!param_grads) return;
   const LayerNormParamGrad<T> g = param_grad<T>(p, c, last_axis);
   if (last_axis)
-    param_grad_last_axis(g);
+    param_grad_last_axis(g, joined ? &f : nullptr);
   else
     param_grad_inner_axis(g);
 }
