@@ -109,8 +109,12 @@ TEST_CASE("in_parallel_for: true in every chunk of a parallel_for, false outside
 TEST_CASE("gemm: oneDNN's sgemm and OpenBLAS agree with float64 for every layout") {
   for (bool ta : {false, true})
     for (bool tb : {false, true})
+      // The last two are large enough (2 MFLOP) for OpenBLAS's path to split
+      // the product over the threads: by rows of C, and by columns when C
+      // has few rows.
       for (const Product& shape : {Product{ta, tb, 1, 1, 1}, Product{ta, tb, 7, 5, 3},
-                                   Product{ta, tb, 64, 32, 64}, Product{ta, tb, 130, 70, 90}})
+                                   Product{ta, tb, 64, 32, 64}, Product{ta, tb, 130, 70, 90},
+                                   Product{ta, tb, 200, 100, 80}, Product{ta, tb, 16, 600, 256}})
         for (float beta : {0.0f, 1.0f}) check_product(shape, beta, false);
 }
 
