@@ -49,15 +49,6 @@ PreluChannel channel_map(const Shape& data, const Shape& gamma) {
   return {gamma.size() == 1 ? 1 : data[1], data.prod(2, data.ndim())};
 }
 
-// positive ? v : slope * v, as the sum of v's two parts: selects of values
-// and an unconditional multiply-add, which the compiler vectorises. Written
-// as v * (positive ? 1 : slope) it became positive ? v : v * slope, a branch
-// per element (a float operation it may not speculate), mispredicted on
-// random signs: 15x slower.
-float keep_or_scale(bool positive, float v, float slope) {
-  return (positive ? v : 0.0f) + slope * (positive ? 0.0f : v);
-}
-
 // float32 leaky, elu, selu and gelu in loops that vectorise (the last three
 // in blocks with vmath's expm1, exp and GELU kernels); false for the other
 // types (which map_index computes per element).
@@ -74,13 +65,10 @@ bool vector_forward(LeakyType t, float slope, const float* x, float* y, int64_t 
         float e[kMapBlock];
         k.expm1(x + begin, e, len);
         for (int64_t i = 0; i < len; ++i) {
-          // The operands are picked, then multiplied: selects the compiler
-          // vectorises, where a multiplication on one side only becomes a
-          // branch per element (a float operation it may not speculate),
-          // mispredicted on random signs: 15x slower.
-          const float v = x[begin + i];
-          const bool positive = v > 0.0f;
-          dst[i] = (positive ? v : e[i]) * (positive ? scale : neg);
+          // e[i] read on both sides: the select then vectorises (with
+          // -fno-trapping-math, CMakeLists.txt) instead of branching.
+          const float v = x[begin + i], ev = e[i];
+          dst[i] = v > 0.0f ? scale * v : neg * ev;
         }
       });
       return true;
@@ -90,7 +78,7 @@ bool vector_forward(LeakyType t, float slope, const float* x, float* y, int64_t 
                  [=, &k](int64_t begin, int64_t len, float* dst) { k.gelu(x + begin, dst, len); });
       return true;
     case LeakyType::kLeaky:
-      map_index(y, n, req, [=](int64_t i) { return keep_or_scale(x[i] > 0.0f, x[i], slope); });
+      map_index(y, n, req, [=](int64_t i) { return x[i] > 0.0f ? x[i] : slope * x[i]; });
       return true;
     default: return false;
   }
@@ -109,8 +97,8 @@ bool vector_backward(LeakyType t, float slope, const float* x, const float* dy, 
         float e[kMapBlock];
         k.exp(x + begin, e, len);
         for (int64_t i = 0; i < len; ++i) {
-          const bool positive = x[begin + i] > 0.0f;
-          dst[i] = dy[begin + i] * ((positive ? scale : neg) * (positive ? 1.0f : e[i]));
+          const float ev = e[i];  // read on both sides, as in the forward pass
+          dst[i] = dy[begin + i] * (x[begin + i] > 0.0f ? scale : neg * ev);
         }
       });
       return true;
@@ -121,7 +109,7 @@ bool vector_backward(LeakyType t, float slope, const float* x, const float* dy, 
       });
       return true;
     case LeakyType::kLeaky:
-      map_index(dx, n, req, [=](int64_t i) { return keep_or_scale(x[i] > 0.0f, dy[i], slope); });
+      map_index(dx, n, req, [=](int64_t i) { return dy[i] * (x[i] > 0.0f ? 1.0f : slope); });
       return true;
     default: return false;
   }

@@ -68,9 +68,6 @@ void softmax_row_backward_1(const float* y, const float* g, float* dx, int64_t n
   for (int64_t k = 0; k < n; ++k) dx[k] = y[k] * (g[k] - s) * inv_t;
 }
 
-constexpr float kInvSqrt2 = 0.707106781186547524f;
-constexpr float kInvSqrt2Pi = 0.398942280401432678f;
-
 float gelu_1(float x) { return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2)); }
 
 void gelu_backward_1(const float* x, const float* dy, float* dx, int64_t n) {

@@ -1,9 +1,10 @@
 // Vectorised float32 math over arrays: exp, expm1, log, tanh, sigmoid,
 // softrelu (log(1 + e^x)) and erf, and bfloat16's conversions to and from
-// float. Each has AVX-512, AVX2 and portable
+// float; and the row kernels of a few operators (GELU, softmax, Dropout,
+// LayerNorm: vmath_kernels.h). Each has AVX-512, AVX2 and portable
 // scalar (std::) versions; the widest one this CPU runs is chosen once, at
-// first use. The SIMD versions agree with the correctly rounded result
-// within a few ulp, including at +-inf, NaN and denormals.
+// first use. The SIMD versions of the functions agree with the correctly
+// rounded result within a few ulp, including at +-inf, NaN and denormals.
 #pragma once
 
 #include <cstdint>

@@ -28,14 +28,19 @@ using SoftmaxRowFn = void (*)(const float* x, float* y, int64_t n, float inv_t);
 using SoftmaxRowBackwardFn = void (*)(const float* y, const float* g, float* dx, int64_t n,
                                       float inv_t);
 
+// GELU's 1/sqrt(2) and 1/sqrt(2 pi), for the kernels of every instruction set.
+inline constexpr float kInvSqrt2 = 0.707106781186547524f;
+inline constexpr float kInvSqrt2Pi = 0.398942280401432678f;
+
 // GELU with the exact normal CDF: y = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2.
 using GeluFn = void (*)(const float* x, float* y, int64_t n);
 // Its gradient: dx = dy (Phi(x) + x phi(x)), phi the normal density; dx may be dy.
 using GeluBackwardFn = void (*)(const float* x, const float* dy, float* dx, int64_t n);
 
-// LayerNorm over contiguous rows, in three passes per row that each read
-// the row once. The sums are float64 lanes (the statistics of a row whose
-// mean is large against its spread need them).
+// LayerNorm's contiguous rows, each kernel one pass over a row (forward:
+// row_sums, then normalize_row; backward: norm_grad_sums, norm_grad_row and
+// norm_param_grad_row). The sums are float64 lanes (the statistics of a row
+// whose mean is large against its spread need them).
 //   row_sums: sum(x - shift) and sum((x - shift)^2).
 using RowSumsFn = void (*)(const float* x, int64_t n, double shift, double* sum, double* sq);
 //   normalize_row: y = (x - mean) * rstd * gamma + beta.

@@ -352,9 +352,6 @@ void softmax_row_backward(const float* y, const float* g, float* dx, int64_t n, 
   for (int64_t i = whole; i < n; ++i) dx[i] = y[i] * (g[i] - s) * inv_t;
 }
 
-constexpr float kInvSqrt2 = 0.707106781186547524f;
-constexpr float kInvSqrt2Pi = 0.398942280401432678f;
-
 inline vf gelu_v(vf x) { return 0.5f * x * (1.0f + erf_v(x * kInvSqrt2)); }
 
 void gelu_backward(const float* x, const float* dy, float* dx, int64_t n) {
