@@ -5,7 +5,8 @@
 # where installed, LeNet end to end (CPU against GPU, deterministic runs and
 # an exact resume, two replicas on gpu:0 with the device store, prediction),
 # and the benchmarks against PyTorch with TF32 off and on.
-#   scripts/gpu-bundle-check.sh [--quick] [--fp32] [--profile|--profile-only] [--amp] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]
+#   scripts/gpu-bundle-check.sh [--quick] [--fp32] [--profile|--profile-only] [--amp] [--text FILE]
+#                               BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]
 # --quick (about 2 minutes): no racecheck, the benchmarks' --quick rows in
 # float32 only. --fp32 (about 3 minutes with --profile): everything in
 # float32 alone (no TF32 rows or profile), without the --profile extras below.
@@ -22,7 +23,10 @@
 # bfloat16 on gpu:0 (and a float16 run interrupted and resumed, equal to the
 # uninterrupted one), and the training rows against PyTorch in float32,
 # float16 and bfloat16 (torch.autocast), one run each
-# ($MX_AMP_BENCH_PRECISIONS: a shorter list).
+# ($MX_AMP_BENCH_PRECISIONS: a shorter list). --text FILE (about 1 minute
+# more): the sequence models on gpu:0 against PyTorch's on cuda, trained on
+# FILE (an English text, e.g. Debian's fortunes), two rounds each: the
+# char-LSTM (cuDNN's nn.LSTM on PyTorch's side) and the char-GPT.
 # The CUDA libraries come from the machine: /usr/local/cuda/lib64 and, where
 # python3 has NVIDIA's pip packages (PyTorch's), their lib folders.
 # FASHION_MNIST_DIR holds the four .gz IDX files (a subset of the training
@@ -35,12 +39,17 @@ fp32_only=0
 profile=0
 checks=1
 amp=0
+text=
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --fp32) fp32_only=1 ;;
     --profile) profile=1 ;;
     --amp) amp=1 ;;
+    --text)
+      text=${2:?--text needs a file}
+      shift
+      ;;
     --profile-only)
       profile=1
       checks=0
@@ -49,7 +58,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-usage="usage: gpu-bundle-check.sh [--quick] [--fp32] [--profile|--profile-only] [--amp] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]"
+usage="usage: gpu-bundle-check.sh [--quick] [--fp32] [--profile|--profile-only] [--amp] [--text FILE] BUNDLE.tar.xz LOGDIR [FASHION_MNIST_DIR]"
 bundle=${1:?$usage}
 logs=${2:?$usage}
 fm=${3:-}
@@ -235,6 +244,15 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
       "${flags[@]}" > "$logs/bench_$mode.md" 2>&1 || fail "benchmarks $mode (see bench_$mode.md)"
     cat "$logs/bench_$mode.md"
   done
+  if [ -n "$text" ]; then
+    for model in charlstm chargpt; do
+      step "$model on gpu:0 against PyTorch on cuda ($text)"
+      timeout 300 python3 "$root/scripts/bench/${model}_vs_pytorch.py" --python python3 \
+        --build "$work/build" --device gpu --text "$text" --steps 200 --rounds 2 \
+        > "$logs/bench_$model.txt" 2>&1 || fail "$model on the GPU (see bench_$model.txt)"
+      cat "$logs/bench_$model.txt"
+    done
+  fi
   for mode in "${modes[@]}"; do
     [ $profile = 1 ] || break
     step "profile ($mode): mx's GPU time per layer and operator, PyTorch's kernels"

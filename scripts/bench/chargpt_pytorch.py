@@ -18,6 +18,7 @@ Usage:
     python3 scripts/bench/chargpt_pytorch.py --data D.csv --label L.csv
         [--val-data VD.csv --val-label VL.csv] [--epochs 2] [--batch-size 32]
         [--threads N] [--dropout 0.1] [--lr 0.001] [--attention sdpa|manual] [--seed 0]
+        [--device cpu|cuda]
 
 D.csv and L.csv hold one window of token ids per row (the same files
 mx-train reads, in the same order). Prints one line per epoch:
@@ -52,7 +53,7 @@ class SelfAttention(nn.Module):
                                                dropout_p=self.dropout if self.training else 0.0)
         else:
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(k.shape[-1])
-            future = torch.ones(t, t, dtype=torch.bool).triu(1)
+            future = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
             weights = self.attention_dropout(F.softmax(scores.masked_fill(future, -1e4), dim=-1))
             y = weights @ v
         return self.proj(y.transpose(1, 2).reshape(n, t, c))
@@ -85,7 +86,7 @@ class CharGPT(nn.Module):
         self.fc = nn.Linear(units, vocab)
 
     def forward(self, x):
-        positions = torch.arange(x.shape[1])
+        positions = torch.arange(x.shape[1], device=x.device)
         y = self.layers(self.dropout(self.embed(x) + self.position(positions)))
         y = self.ln_final(y)
         return self.fc(y.reshape(-1, y.shape[-1]))
@@ -127,6 +128,7 @@ def main():
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
     p.add_argument("--vocab", type=int, default=96)
     p.add_argument("--units", type=int, default=128)
     p.add_argument("--heads", type=int, default=4)
@@ -139,11 +141,13 @@ def main():
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
-    data, label = load(a.data), load(a.label)
-    val = (load(a.val_data), load(a.val_label)) if a.val_data else None
+    device = torch.device(a.device)
+    data, label = load(a.data).to(device), load(a.label).to(device)
+    val = (load(a.val_data).to(device), load(a.val_label).to(device)) if a.val_data else None
     model = CharGPT(a.vocab, data.shape[1], a.units, a.heads, a.layers, a.dropout,
                     a.attention == "sdpa")
     init_as_mx(model)
+    model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     batches = data.shape[0] // a.batch_size
     steps = data.shape[1]

@@ -23,10 +23,11 @@ touches both), and the median validation loss of each.
 Usage:
   chargpt_vs_pytorch.py [--python PY] [--build DIR] [--text FILE] [--steps N]
                         [--epochs E] [--rounds R] [--threads T] [--val-batches V]
-                        [--attention sdpa|manual] [--mx-env K=V ...]
+                        [--attention sdpa|manual] [--mx-env K=V ...] [--device cpu|gpu]
 PY has torch and numpy (default: this python). DIR is mx's build folder
 (default: $MX_BUILD_DIR, else build/). --attention is PyTorch's attention
 (chargpt_pytorch.py). --mx-env sets variables for mx-train only.
+--device gpu trains both on the first GPU (mx-train's gpu:0, PyTorch's cuda).
 """
 import argparse
 import json
@@ -109,7 +110,8 @@ def run(argv, env):
 
 def run_mx(a, config, work, env, round_index):
     run_dir = os.path.join(work, f"mx-run-{round_index}")
-    run([os.path.join(a.build, "cmd", "mx-train"), config, "--run-dir", run_dir], env)
+    devices = ["train.devices=[gpu:0]"] if a.device == "gpu" else []
+    run([os.path.join(a.build, "cmd", "mx-train"), config, *devices, "--run-dir", run_dir], env)
     with open(os.path.join(run_dir, "metrics.jsonl")) as f:
         last = [json.loads(line) for line in f if line.strip()][-1]
     return last["samples_per_sec"] * CONTEXT, math.log(last["val"]["perplexity"])
@@ -119,7 +121,8 @@ def run_torch(a, files, env):
     out = run([a.python, os.path.join(ROOT, "scripts", "bench", "chargpt_pytorch.py"), "--data",
                files["data"], "--label", files["label"], "--val-data", files["val_data"],
                "--val-label", files["val_label"], "--epochs", str(a.epochs), "--batch-size",
-               str(BATCH), "--threads", str(a.threads), "--attention", a.attention], env)
+               str(BATCH), "--threads", str(a.threads), "--device",
+               "cuda" if a.device == "gpu" else "cpu", "--attention", a.attention], env)
     last = [line for line in out.splitlines() if line.startswith("epoch")][-1].split()
     return float(last[5]), float(last[9])
 
@@ -140,6 +143,8 @@ def main():
     p.add_argument("--val-batches", type=int, default=20)
     p.add_argument("--attention", choices=["sdpa", "manual"], default="sdpa")
     p.add_argument("--mx-env", action="append", default=[], metavar="K=V")
+    p.add_argument("--device", choices=["cpu", "gpu"], default="cpu",
+                   help="gpu: both train on the first GPU (mx gpu:0, PyTorch cuda)")
     a = p.parse_args()
     if a.text is None:
         sys.exit("chargpt_vs_pytorch: no text file found; give one with --text")

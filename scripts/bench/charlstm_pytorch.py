@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A character-level LSTM language model with PyTorch on the CPU: the peer of
+"""A character-level LSTM language model with PyTorch (CPU or CUDA): the peer of
 the mx-train config that scripts/bench/charlstm_vs_pytorch.py writes
 (Embedding 96 -> 64, nn.LSTM 2 x 256, Linear 256 -> 96, softmax cross
 entropy; Adam, learning rate 0.002; the LSTM's final states carried to the
@@ -12,7 +12,7 @@ biases 0 but the LSTM's forget gate 1; --init torch keeps PyTorch's own
 
 Usage:
     python3 scripts/bench/charlstm_pytorch.py --data D.csv --label L.csv
-        [--epochs 2] [--batch-size 32] [--threads N] [--init mx|torch]
+        [--epochs 2] [--batch-size 32] [--threads N] [--init mx|torch] [--device cpu|cuda]
 
 D.csv and L.csv hold one sequence of token ids per row (the same files
 mx-train reads, in the same order). Prints one line per epoch:
@@ -59,6 +59,7 @@ def main():
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
     p.add_argument("--vocab", type=int, default=96)
     p.add_argument("--embed", type=int, default=64)
     p.add_argument("--units", type=int, default=256)
@@ -69,11 +70,14 @@ def main():
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     torch.manual_seed(0)
+    device = torch.device(a.device)
     data = torch.from_numpy(np.loadtxt(a.data, delimiter=",", dtype=np.int64, ndmin=2))
     label = torch.from_numpy(np.loadtxt(a.label, delimiter=",", dtype=np.int64, ndmin=2))
+    data, label = data.to(device), label.to(device)
     model = CharLSTM(a.vocab, a.embed, a.units, a.layers)
     if a.init == "mx":
         init_as_mx(model, a.units)
+    model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     batches = data.shape[0] // a.batch_size
     steps = data.shape[1]

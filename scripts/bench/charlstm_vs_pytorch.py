@@ -21,9 +21,11 @@ last epoch of each.
 Usage:
   charlstm_vs_pytorch.py [--python PY] [--build DIR] [--text FILE] [--steps N]
                          [--epochs E] [--rounds R] [--threads T] [--mx-env K=V ...]
+                         [--device cpu|gpu]
 PY has torch and numpy (default: this python). DIR is mx's build folder
 (default: $MX_BUILD_DIR, else build/). --mx-env sets variables for mx-train
 only (e.g. MX_DNNL=0 for its reference kernels).
+--device gpu trains both on the first GPU (mx-train's gpu:0, PyTorch's cuda).
 """
 import argparse
 import json
@@ -102,7 +104,8 @@ def run(argv, env):
 
 def run_mx(a, config, work, env, round_index):
     run_dir = os.path.join(work, f"mx-run-{round_index}")
-    run([os.path.join(a.build, "cmd", "mx-train"), config, "--run-dir", run_dir], env)
+    devices = ["train.devices=[gpu:0]"] if a.device == "gpu" else []
+    run([os.path.join(a.build, "cmd", "mx-train"), config, *devices, "--run-dir", run_dir], env)
     with open(os.path.join(run_dir, "metrics.jsonl")) as f:
         last = [json.loads(line) for line in f if line.strip()][-1]
     return last["samples_per_sec"] * STEPS_PER_ROW, math.log(last["train"]["perplexity"])
@@ -111,7 +114,8 @@ def run_mx(a, config, work, env, round_index):
 def run_torch(a, data, label, env):
     out = run([a.python, os.path.join(ROOT, "scripts", "bench", "charlstm_pytorch.py"), "--data",
                data, "--label", label, "--epochs", str(a.epochs), "--batch-size", str(BATCH),
-               "--threads", str(a.threads)], env)
+               "--threads", str(a.threads), "--device",
+               "cuda" if a.device == "gpu" else "cpu"], env)
     last = [line for line in out.splitlines() if line.startswith("epoch")][-1].split()
     return float(last[5]), float(last[3])
 
@@ -130,6 +134,8 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--mx-env", action="append", default=[], metavar="K=V")
+    p.add_argument("--device", choices=["cpu", "gpu"], default="cpu",
+                   help="gpu: both train on the first GPU (mx gpu:0, PyTorch cuda)")
     a = p.parse_args()
     if a.text is None:
         sys.exit("charlstm_vs_pytorch: no text file found; give one with --text")

@@ -9,8 +9,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
+#include <sstream>
 
 #include "base/error.h"
+#include "base/logging.h"
 #include "op/invoke.h"
 #include "op/nn/rnn_param.h"
 #include "op/registry.h"
@@ -162,6 +165,60 @@ TEST_CASE("RNN on oneDNN against the reference kernels: dropout, inference, proj
       check_implementations("RNN", a, rnn_shapes(a, 5, 4, 8));
       check_implementations("RNN", a, rnn_shapes(a, 5, 4, 12));
     }
+}
+
+// On a GPU the RNN operator runs on cuDNN's RNN API where the call fits it
+// (op/cuda/cudnn_rnn.h) and keeps cuDNN's reserve space in the workspace
+// output, whose size is only an estimate of cuDNN's (it logs, at debug
+// level, each call that falls back to the operator's own kernels). Here the
+// cuDNN path against the CPU for every mode at widths where the estimate
+// matters (the char-LSTM of configs/charlstm-fortunes.yaml among them), and
+// no fallback. Without a GPU there is nothing to run: test_ops_gpu runs it
+// on a GPU machine.
+TEST_CASE("RNN on a GPU: cuDNN's path against the CPU, its reserve space in the workspace") {
+  if (!gpu_present()) {
+    MESSAGE("no GPU: cuDNN's RNN path runs in test_ops_gpu on a GPU machine");
+    return;
+  }
+  struct Case {
+    const char* mode;
+    int64_t layers;
+    bool bidirectional;
+    int64_t steps, batch, input, state;
+  };
+  const Case cases[] = {{"lstm", 2, false, 64, 32, 64, 256},
+                        {"gru", 2, true, 32, 16, 32, 128},
+                        {"rnn_tanh", 2, true, 16, 8, 16, 64},
+                        {"rnn_relu", 1, false, 16, 8, 16, 64},
+                        {"lstm", 3, true, 8, 4, 12, 16}};
+  GradientCheckOptions o;
+  o.low = -0.5;
+  o.high = 0.5;
+  o.rtol = 1e-3;  // long sums in another order than the CPU's
+  o.atol = 1e-5;
+  const LogLevel level = log_level();
+  set_log_level(LogLevel::kDebug);
+  std::ostringstream log;
+  std::streambuf* stderr_buffer = std::cerr.rdbuf(log.rdbuf());
+  for (const Case& c : cases) {
+    INFO(c.mode, ", ", c.layers, " layer(s), bidirectional ", c.bidirectional, ", ", c.steps,
+         " steps of ", c.batch, ", input ", c.input, ", state ", c.state);
+    const AttrMap a{{"mode", c.mode},
+                    {"state_size", std::to_string(c.state)},
+                    {"num_layers", std::to_string(c.layers)},
+                    {"bidirectional", c.bidirectional ? "True" : "False"},
+                    {"state_outputs", "True"}};
+    check_device("RNN", a, rnn_shapes(a, c.steps, c.batch, c.input), harness_device(), o);
+    // Inference with dropout, which only training applies (with several
+    // layers the operator's own kernels run it: cuDNN would draw its own masks).
+    GradientCheckOptions inference = o;
+    inference.is_train = false;
+    check_device("RNN", with(a, "p", "0.3"), rnn_shapes(a, c.steps, c.batch, c.input),
+                 harness_device(), inference);
+  }
+  std::cerr.rdbuf(stderr_buffer);
+  set_log_level(level);
+  CHECK_MESSAGE(log.str().find("does not fit the workspace") == std::string::npos, log.str());
 }
 
 TEST_CASE("reference: RNN against MXNet 1.9.1") {
