@@ -174,8 +174,8 @@ TEST_CASE("RNN on oneDNN against the reference kernels: dropout, inference, proj
 // cuDNN path against the CPU for every mode at widths where the estimate
 // matters (the char-LSTM of configs/charlstm-fortunes.yaml among them), and
 // no fallback. Without a GPU there is nothing to run: test_ops_gpu runs it
-// on a GPU machine.
-TEST_CASE("RNN on a GPU: cuDNN's path against the CPU, its reserve space in the workspace") {
+// on a GPU machine (its name puts it among the harness's cases there).
+TEST_CASE("gradients: RNN on cuDNN at a character model's widths, its reserve in the workspace") {
   if (!gpu_present()) {
     MESSAGE("no GPU: cuDNN's RNN path runs in test_ops_gpu on a GPU machine");
     return;
@@ -191,18 +191,21 @@ TEST_CASE("RNN on a GPU: cuDNN's path against the CPU, its reserve space in the 
                         {"rnn_tanh", 2, true, 16, 8, 16, 64},
                         {"rnn_relu", 1, false, 16, 8, 16, 64},
                         {"lstm", 3, true, 8, 4, 12, 16}};
-  GradientCheckOptions o;
-  o.low = -0.5;
-  o.high = 0.5;
-  o.rtol = 1e-3;  // long sums in another order than the CPU's
-  o.atol = 1e-5;
   const LogLevel level = log_level();
   set_log_level(LogLevel::kDebug);
   std::ostringstream log;
   std::streambuf* stderr_buffer = std::cerr.rdbuf(log.rdbuf());
   for (const Case& c : cases) {
-    INFO(c.mode, ", ", c.layers, " layer(s), bidirectional ", c.bidirectional, ", ", c.steps,
-         " steps of ", c.batch, ", input ", c.input, ", state ", c.state);
+    INFO(std::string(c.mode), ", ", c.layers, " layer(s), bidirectional ", c.bidirectional, ", ",
+         c.steps, " steps of ", c.batch, ", input ", c.input, ", state ", c.state);
+    // Values in [-s, s] with s = 0.87 / sqrt(state): the recurrent matrices'
+    // spectral radius near 0.5, so that rounding differences (cuDNN sums in
+    // another order) fade over the steps instead of growing chaotically as
+    // they do in a random network of wide layers and large weights.
+    GradientCheckOptions o;
+    o.high = 0.87 / std::sqrt(static_cast<double>(c.state));
+    o.low = -o.high;
+    o.rtol = 1e-3;  // long sums in another order than the CPU's
     const AttrMap a{{"mode", c.mode},
                     {"state_size", std::to_string(c.state)},
                     {"num_layers", std::to_string(c.layers)},
