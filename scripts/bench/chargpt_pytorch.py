@@ -142,6 +142,9 @@ def main():
         torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     device = torch.device(a.device)
+    # float32 as mx computes it on a GPU by default: no TF32 (cuDNN's RNNs use it unless told).
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     data, label = load(a.data).to(device), load(a.label).to(device)
     val = (load(a.val_data).to(device), load(a.val_label).to(device)) if a.val_data else None
     model = CharGPT(a.vocab, data.shape[1], a.units, a.heads, a.layers, a.dropout,

@@ -71,6 +71,9 @@ def main():
         torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     device = torch.device(a.device)
+    # float32 as mx computes it on a GPU by default: no TF32 (cuDNN's RNNs use it unless told).
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     data = torch.from_numpy(np.loadtxt(a.data, delimiter=",", dtype=np.int64, ndmin=2))
     label = torch.from_numpy(np.loadtxt(a.label, delimiter=",", dtype=np.int64, ndmin=2))
     data, label = data.to(device), label.to(device)

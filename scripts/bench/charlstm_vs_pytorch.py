@@ -2,13 +2,13 @@
 """Training throughput of a character-level LSTM language model: mx-train
 against PyTorch's nn.LSTM, in one run, on the same data and threads.
 
-The model: Embedding (96 characters -> 64), 2 LSTM layers of 256 units,
-FullyConnected 256 -> 96, softmax cross entropy; sequences of 64 characters,
-batch 32, Adam with learning rate 0.002, the LSTM's final states carried to
-the next batch (zeroed at each epoch). The text (an English text file,
-Debian's fortunes by default) is cut into 32 streams, so that row i of
-batch b continues row i of batch b - 1, and written once as the CSV files
-both read in the same order.
+The model: Embedding (96 characters -> 64), 2 LSTM layers of 256 units
+(--layers, --units), FullyConnected to 96, softmax cross entropy; sequences
+of 64 characters, batch 32 (--batch), Adam with learning rate 0.002, the
+LSTM's final states carried to the next batch (zeroed at each epoch). The
+text (an English text file, Debian's fortunes by default) is cut into one
+stream per row, so that row i of batch b continues row i of batch b - 1,
+and written once as the CSV files both read in the same order.
 
 Each round runs mx-train, then PyTorch (scripts/bench/charlstm_pytorch.py),
 each a separate process with the same thread count, for EPOCHS epochs of
@@ -21,7 +21,7 @@ last epoch of each.
 Usage:
   charlstm_vs_pytorch.py [--python PY] [--build DIR] [--text FILE] [--steps N]
                          [--epochs E] [--rounds R] [--threads T] [--mx-env K=V ...]
-                         [--device cpu|gpu]
+                         [--device cpu|gpu] [--units U] [--layers L] [--batch B]
 PY has torch and numpy (default: this python). DIR is mx's build folder
 (default: $MX_BUILD_DIR, else build/). --mx-env sets variables for mx-train
 only (e.g. MX_DNNL=0 for its reference kernels).
@@ -37,15 +37,15 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BATCH, STEPS_PER_ROW, VOCAB = 32, 64, 96
+STEPS_PER_ROW, VOCAB = 64, 96
 DEFAULT_TEXTS = ["/usr/share/games/fortunes", "/usr/share/common-licenses/GPL-3"]
 
 CONFIG = """\
 network:
   layers:
     - {{op: Embedding, name: embed, input_dim: {vocab}, output_dim: 64}}
-    - {{op: RNN, name: lstm, mode: lstm, state_size: 256, num_layers: 2, layout: NTC, begin_state: carry}}
-    - {{op: Reshape, name: flat, shape: [-1, 256]}}
+    - {{op: RNN, name: lstm, mode: lstm, state_size: {units}, num_layers: {layers}, layout: NTC, begin_state: carry}}
+    - {{op: Reshape, name: flat, shape: [-1, {units}]}}
     - {{op: FullyConnected, name: fc, num_hidden: {vocab}}}
     - {{op: SoftmaxOutput, name: softmax}}
 data:
@@ -77,14 +77,14 @@ def token(ch):
     return code - 31 if 32 <= code <= 126 else 1
 
 
-def write_csv(text, steps, work):
+def write_csv(text, steps, batch, work):
     """STEPS batches of BATCH rows: stream i of the text is row i of each batch."""
     ids = [token(ch) for ch in text]
     per_stream = steps * STEPS_PER_ROW + 1
-    need = BATCH * per_stream
+    need = batch * per_stream
     if len(ids) < need:
         ids = (ids * (need // max(len(ids), 1) + 1))[:need]  # a short text repeats
-    streams = [ids[i * per_stream:(i + 1) * per_stream] for i in range(BATCH)]
+    streams = [ids[i * per_stream:(i + 1) * per_stream] for i in range(batch)]
     data, label = os.path.join(work, "data.csv"), os.path.join(work, "label.csv")
     with open(data, "w") as d, open(label, "w") as lab:
         for b in range(steps):
@@ -113,9 +113,9 @@ def run_mx(a, config, work, env, round_index):
 
 def run_torch(a, data, label, env):
     out = run([a.python, os.path.join(ROOT, "scripts", "bench", "charlstm_pytorch.py"), "--data",
-               data, "--label", label, "--epochs", str(a.epochs), "--batch-size", str(BATCH),
-               "--threads", str(a.threads), "--device",
-               "cuda" if a.device == "gpu" else "cpu"], env)
+               data, "--label", label, "--epochs", str(a.epochs), "--batch-size", str(a.batch),
+               "--threads", str(a.threads), "--units", str(a.units), "--layers", str(a.layers),
+               "--device", "cuda" if a.device == "gpu" else "cpu"], env)
     last = [line for line in out.splitlines() if line.startswith("epoch")][-1].split()
     return float(last[5]), float(last[3])
 
@@ -132,6 +132,9 @@ def main():
     p.add_argument("--steps", type=int, default=150, help="batches per epoch")
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--units", type=int, default=256, help="LSTM units per layer")
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--batch", type=int, default=32)
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--mx-env", action="append", default=[], metavar="K=V")
     p.add_argument("--device", choices=["cpu", "gpu"], default="cpu",
@@ -143,12 +146,12 @@ def main():
     env = dict(os.environ, MX_NUM_THREADS=threads, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
     mx_env = dict(env, **dict(kv.split("=", 1) for kv in a.mx_env))
     with tempfile.TemporaryDirectory() as work:
-        data, label = write_csv(read_text(a.text), a.steps, work)
+        data, label = write_csv(read_text(a.text), a.steps, a.batch, work)
         config = os.path.join(work, "charlstm.yaml")
         with open(config, "w") as f:
             f.write(CONFIG.format(vocab=VOCAB, data=data, label=label, steps=STEPS_PER_ROW,
-                                  epochs=a.epochs, batch=BATCH))
-        print(f"char-LSTM 2x256, embedding 64, {STEPS_PER_ROW} steps, batch {BATCH}, "
+                                  epochs=a.epochs, batch=a.batch, units=a.units, layers=a.layers))
+        print(f"char-LSTM {a.layers}x{a.units}, embedding 64, {STEPS_PER_ROW} steps, batch {a.batch}, "
               f"{a.steps} batches per epoch, epoch {a.epochs} of {a.epochs} measured, "
               f"{a.threads} threads, text {a.text}", flush=True)
         mx_rates, torch_rates, mx_losses, torch_losses = [], [], [], []

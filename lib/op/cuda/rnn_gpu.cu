@@ -4,7 +4,6 @@
 // between layers is drawn with Philox from a seed of the RNG resource (as
 // Dropout's GPU kernel does), so a seeded run is reproducible.
 #include "op/cuda/cublas_gemm.h"
-#include "op/cuda/cudnn_rnn.h"
 #include "op/cuda/launch.cuh"
 #include "op/cuda/rnn_gpu.h"
 #include "op/infer_util.h"
@@ -54,7 +53,6 @@ struct GpuOps {
 }  // namespace
 
 void rnn_forward_gpu(const RnnParam& p, const ForwardCall& c) {
-  if (cudnn_rnn_forward(p, c)) return;
   dispatch_real(c.inputs[0].dtype, "RNN", [&](auto tag) {
     using T = typename decltype(tag)::type;
     GpuOps<T> ops{&c.rctx, &c.resources.rng()};
@@ -63,7 +61,6 @@ void rnn_forward_gpu(const RnnParam& p, const ForwardCall& c) {
 }
 
 void rnn_backward_gpu(const RnnParam& p, const BackwardCall& c) {
-  if (cudnn_rnn_backward(p, c)) return;
   dispatch_real(c.inputs[0].dtype, "RNN", [&](auto tag) {
     using T = typename decltype(tag)::type;
     GpuOps<T> ops{&c.rctx};

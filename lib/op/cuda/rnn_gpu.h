@@ -1,7 +1,6 @@
-// The RNN operator on a GPU (rnn_gpu.cu): cuDNN's RNN API where it fits the
-// call (cudnn_rnn.h), else rnn_driver.h's algorithm with cuBLAS GEMMs on the
-// operation's stream and our own kernels for the steps of rnn_kernels.h.
-// Only project types appear here.
+// The RNN operator's GPU kernels (rnn_gpu.cu): rnn_driver.h's algorithm with
+// cuBLAS GEMMs on the operation's stream and our own kernels for the steps
+// of rnn_kernels.h. Only project types appear here.
 #pragma once
 
 #include "op/nn/rnn_param.h"

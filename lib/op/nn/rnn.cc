@@ -24,7 +24,6 @@
 #include "op/dnnl/dnnl_rnn.h"
 #endif
 #if MX_USE_CUDA
-#include "op/cuda/cudnn_rnn.h"
 #include "op/cuda/rnn_gpu.h"
 #endif
 
@@ -49,19 +48,15 @@ std::vector<std::string> rnn_outputs(const RnnParam& p) {
   return names;
 }
 
-// The hidden 'workspace' output holds what any implementation keeps for the
-// backward pass: the CPU's two, and in a build with CUDA room for cuDNN's
-// (a function of the parameters and shapes alone, so that MX_DNNL may
-// change between bindings).
+// The hidden 'workspace' output holds what either CPU implementation keeps
+// for the backward pass (a function of the parameters and shapes alone, so
+// that MX_DNNL may change between bindings).
 int64_t workspace_size(const RnnParam& p, const RnnGeometry& g) {
   int64_t size = g.workspace_size();
 #if MX_USE_DNNL
   size = std::max(size, dnnl_impl::rnn_workspace_size(p, g));
 #else
   (void)p;
-#endif
-#if MX_USE_CUDA
-  size = std::max(size, cuda::cudnn_rnn_workspace_bound(g));
 #endif
   return size;
 }
