@@ -599,8 +599,8 @@ void check_device(const std::string& name, const op::AttrMap& attrs,
   // differently on each device: their outputs are not compared, and both
   // backward passes get the device's forward outputs (its mask). An operator
   // that takes the random resource but draws nothing in this case (RNN
-  // without dropout between layers) is compared as any other, each device's
-  // backward pass on its own saved values (cuDNN's differ from the CPU's).
+  // without dropout between layers) is compared as any other, outputs too,
+  // each device's backward pass on its own saved values.
   const bool random = std::find(op.def().resources.begin(), op.def().resources.end(),
                                 op::ResourceKind::kRandom) != op.def().resources.end() &&
                       draws_random_numbers(op, inputs, fresh_aux(Context::cpu()), o);
