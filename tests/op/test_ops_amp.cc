@@ -185,6 +185,14 @@ std::vector<LowCase> low_precision_cases() {
        {{"kernel", "(5, 5)"}, {"num_filter", "20"}, {"no_bias", "True"}},
        {Shape{4, 1, 12, 12}, Shape{20, 1, 5, 5}}},
       {"FullyConnected", {{"num_hidden", "10"}}, {Shape{4, 50}, Shape{10, 50}, Shape{10}}},
+      // Every transpose, as the attention products use them (q k^T, then · v).
+      {"dot", {}, {Shape{6, 20}, Shape{20, 9}}},
+      {"dot", {{"transpose_a", "True"}, {"transpose_b", "True"}}, {Shape{20, 6}, Shape{9, 20}}},
+      {"dot", {}, {Shape{2, 3, 16}, Shape{16, 5}}},
+      {"batch_dot", {}, {Shape{3, 5, 16}, Shape{3, 16, 7}}},
+      {"batch_dot", {{"transpose_b", "True"}}, {Shape{4, 8, 16}, Shape{4, 8, 16}}},
+      {"batch_dot", {{"transpose_a", "True"}}, {Shape{2, 16, 5}, Shape{2, 16, 7}}},
+      {"batch_dot", {}, {Shape{1, 4, 12}, Shape{1, 12, 3}}},
       {"Activation", {{"act_type", "relu"}}, {img}},
       // bfloat16 data, float32 gamma, beta, statistics and their gradients;
       // with fix_gamma off so that gamma's gradient is compared too.

@@ -1,14 +1,20 @@
 // Matrix products: dot (MXNet's N-D rule: the last axis of lhs, or its first
 // with transpose_a, against the first axis of rhs, or its last with
 // transpose_b) and batch_dot (one product per leading index). One GEMM per
-// product and per gradient.
+// product and per gradient. Under mixed precision (AMP class low_precision)
+// they run in bfloat16 on the CPU (oneDNN's matmul) and in float16 or
+// bfloat16 on a GPU (cuBLAS), with float32 sums.
 #include <type_traits>
 
 #include "base/parallel.h"
 #include "op/blas.h"
+#include "op/dnnl/dnnl_switch.h"
 #include "op/infer_util.h"
 #include "op/registry.h"
 #include "op/tensor/dot_products.h"
+#if MX_USE_DNNL
+#include "op/dnnl/dnnl_matmul.h"
+#endif
 #if MX_USE_CUDA
 #include "op/cuda/cublas_gemm.h"
 #endif
@@ -208,6 +214,66 @@ void batch_dot_backward(const DotParam& p, const BackwardCall& c) {
   });
 }
 
+// ---- bfloat16 on the CPU ------------------------------------------------------
+
+ProductDims dot_operands(const DotParam& p, const std::vector<TensorRef>& in) {
+  return dot_dims(p.transpose_a, p.transpose_b, in[0].shape, in[1].shape);
+}
+BatchDims batch_operands(const DotParam& p, const std::vector<TensorRef>& in) {
+  return batch_dims(p.transpose_a, p.transpose_b, in[0].shape, in[1].shape);
+}
+
+// bfloat16 runs on oneDNN alone (float32 sums inside; no emulation), as
+// FullyConnected's: mixed-precision training checks for it before it binds
+// (train/precision.h).
+[[noreturn]] void bf16_needs_dnnl(const char* op) {
+  throw Error(
+      str(op, ": bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)"));
+}
+
+// `batch` bfloat16 products C = op(A) op(B), operands one matrix apart.
+void products_forward_bf16(const char* op, [[maybe_unused]] const DotParam& p,
+                           [[maybe_unused]] const ProductDims& g, [[maybe_unused]] int64_t batch,
+                           [[maybe_unused]] const ForwardCall& c) {
+#if MX_USE_DNNL
+  if (dnnl_enabled()) {
+    dnnl_impl::matmul_bf16(forward_product(p.transpose_a, p.transpose_b, g),
+                           {batch, batch_stride(g, Operand::kA), batch_stride(g, Operand::kB),
+                            batch_stride(g, Operand::kDC)},
+                           c.inputs[0].data, c.inputs[1].data, c.outputs[0].data, c.req[0],
+                           c.resources);
+    return;
+  }
+#endif
+  bf16_needs_dnnl(op);
+}
+
+// Their gradients: each product of grad_products once over the whole batch.
+void products_backward_bf16(const char* op, [[maybe_unused]] const DotParam& p,
+                            [[maybe_unused]] const ProductDims& g, [[maybe_unused]] int64_t batch,
+                            [[maybe_unused]] const BackwardCall& c) {
+#if MX_USE_DNNL
+  if (dnnl_enabled()) {
+    const GradProducts ps = grad_products(p.transpose_a, p.transpose_b, g, c.req[0], c.req[1]);
+    auto data = [&](Operand o) -> const void* {
+      return o == Operand::kA   ? c.inputs[0].data
+             : o == Operand::kB ? c.inputs[1].data
+                                : c.out_grads[0].data;
+    };
+    for (int i = 0; i < ps.count; ++i) {
+      const GradProduct& gp = ps.items[static_cast<size_t>(i)];
+      void* out = (gp.out == Operand::kDA ? c.in_grads[0] : c.in_grads[1]).data;
+      dnnl_impl::matmul_bf16(
+          gp.gemm,
+          {batch, batch_stride(g, gp.lhs), batch_stride(g, gp.rhs), batch_stride(g, gp.out)},
+          data(gp.lhs), data(gp.rhs), out, gp.req, c.resources);
+    }
+    return;
+  }
+#endif
+  bf16_needs_dnnl(op);
+}
+
 // Each output element: one multiply-add per element of lhs's last axis.
 double dot_flops(const DotParam&, const ShapeVector& in, const ShapeVector& out) {
   return 2.0 * known_elements(out[0]) * static_cast<double>(in[0][in[0].ndim() - 1]);
@@ -248,7 +314,7 @@ void products_backward_gpu(const char* op, const DotParam& p, const ProductDims&
 void register_dot_ops(OpRegistry& r) {
   auto dot =
       r.add<DotParam>("dot")
-          .amp(AmpClass::kFloat32)
+          .amp(AmpClass::kLowPrecision)
           .describe(
               "Matrix product; N-D inputs contract the last axis of lhs with the first of rhs.")
           .inputs({"lhs", "rhs"})
@@ -256,27 +322,39 @@ void register_dot_ops(OpRegistry& r) {
           .backward_uses(true, false)
           .flops(dot_flops)
           .forward_cpu([](const DotParam& p, const ForwardCall& c) {
+            if (c.inputs[0].dtype == DType::kBFloat16)
+              return products_forward_bf16("dot", p, dot_operands(p, c.inputs), 1, c);
             dispatch_real(c.inputs[0].dtype, "dot",
                           [&](auto tag) { dot_forward<typename decltype(tag)::type>(p, c); });
           })
           .backward_cpu([](const DotParam& p, const BackwardCall& c) {
+            if (c.inputs[0].dtype == DType::kBFloat16)
+              return products_backward_bf16("dot", p, dot_operands(p, c.inputs), 1, c);
             dispatch_real(c.inputs[0].dtype, "dot",
                           [&](auto tag) { dot_backward<typename decltype(tag)::type>(p, c); });
           });
 
   auto batch_dot =
       r.add<DotParam>("batch_dot")
-          .amp(AmpClass::kFloat32)
+          .amp(AmpClass::kLowPrecision)
           .describe("Matrix products of the last two axes, one per index of the leading axes.")
           .inputs({"lhs", "rhs"})
           .infer_shape(infer_batch_dot)
           .backward_uses(true, false)
           .flops(dot_flops)
           .forward_cpu([](const DotParam& p, const ForwardCall& c) {
+            if (c.inputs[0].dtype == DType::kBFloat16) {
+              const BatchDims bg = batch_operands(p, c.inputs);
+              return products_forward_bf16("batch_dot", p, bg.g, bg.batch, c);
+            }
             dispatch_real(c.inputs[0].dtype, "batch_dot",
                           [&](auto tag) { batch_dot_forward<typename decltype(tag)::type>(p, c); });
           })
           .backward_cpu([](const DotParam& p, const BackwardCall& c) {
+            if (c.inputs[0].dtype == DType::kBFloat16) {
+              const BatchDims bg = batch_operands(p, c.inputs);
+              return products_backward_bf16("batch_dot", p, bg.g, bg.batch, c);
+            }
             dispatch_real(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
               batch_dot_backward<typename decltype(tag)::type>(p, c);
             });
@@ -284,14 +362,14 @@ void register_dot_ops(OpRegistry& r) {
 
 #if MX_USE_CUDA
   dot.forward(DeviceKind::kGPU, [](const DotParam& p, const ForwardCall& c) {
-    dispatch_real(c.inputs[0].dtype, "dot", [&](auto tag) {
+    dispatch_real_amp(c.inputs[0].dtype, "dot", [&](auto tag) {
       products_forward_gpu<typename decltype(tag)::type>(
           "dot", p, dot_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape), 1,
           c);
     });
   });
   dot.backward(DeviceKind::kGPU, [](const DotParam& p, const BackwardCall& c) {
-    dispatch_real(c.inputs[0].dtype, "dot", [&](auto tag) {
+    dispatch_real_amp(c.inputs[0].dtype, "dot", [&](auto tag) {
       products_backward_gpu<typename decltype(tag)::type>(
           "dot", p, dot_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape), 1,
           c);
@@ -300,14 +378,14 @@ void register_dot_ops(OpRegistry& r) {
   batch_dot.forward(DeviceKind::kGPU, [](const DotParam& p, const ForwardCall& c) {
     const BatchDims bg =
         batch_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
-    dispatch_real(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
+    dispatch_real_amp(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
       products_forward_gpu<typename decltype(tag)::type>("batch_dot", p, bg.g, bg.batch, c);
     });
   });
   batch_dot.backward(DeviceKind::kGPU, [](const DotParam& p, const BackwardCall& c) {
     const BatchDims bg =
         batch_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
-    dispatch_real(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
+    dispatch_real_amp(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
       products_backward_gpu<typename decltype(tag)::type>("batch_dot", p, bg.g, bg.batch, c);
     });
   });
