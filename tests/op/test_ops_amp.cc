@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "base/strings.h"
 #include "op/dnnl/dnnl_switch.h"
@@ -241,6 +242,49 @@ TEST_CASE("low precision: each operator in bfloat16 against float32") {
     if (amp != op::AmpClass::kLowPrecision) {
       op::ScopedDnnl reference(false);
       check_low_precision(c);
+    }
+  }
+}
+
+// A bfloat16 tensor read by two products gets its gradient added (req add),
+// and an output may be added to: oneDNN's matmul writes into scratch and mx
+// adds, in float, rounding once to bfloat16.
+TEST_CASE("low precision: dot and batch_dot in bfloat16 add into outputs and gradients") {
+  if (!op::dnnl_bf16_available()) {
+    MESSAGE("this CPU has no bfloat16 instructions: skipped");
+    return;
+  }
+  std::mt19937_64 rng(5);
+  for (const auto& [name, attrs, a_shape, b_shape] :
+       {std::tuple{std::string("dot"), AttrMap{{"transpose_b", "True"}}, Shape{6, 20},
+                   Shape{9, 20}},
+        std::tuple{std::string("batch_dot"), AttrMap{}, Shape{3, 5, 16}, Shape{3, 16, 7}}}) {
+    CAPTURE(name);
+    op::OpInstance op(name, attrs);
+    const std::vector<NDArray> in32{random_f32(a_shape, rng, -1, 1),
+                                    random_f32(b_shape, rng, -1, 1)};
+    const NDArray y32 = op::invoke(op, in32)[0];
+    const NDArray base32 = random_f32(y32.shape(), rng, -1, 1);
+    const NDArray head32 = random_f32(y32.shape(), rng, -1, 1);
+    const std::vector<NDArray> in{cast_to(in32[0], DType::kBFloat16),
+                                  cast_to(in32[1], DType::kBFloat16)};
+    // Forward: base + A·B.
+    const NDArray y = cast_to(base32, DType::kBFloat16);
+    op::invoke_forward(op, in, {}, {y}, {OpReq::kAdd}, true);
+    const NDArray want_y = op::invoke("elemwise_add", {base32, y32})[0];
+    CHECK(relative_error(y, want_y) <= kBound);
+    // Backward: gradient bases plus the float32 gradients.
+    std::vector<NDArray> grads32{NDArray::zeros(a_shape), NDArray::zeros(b_shape)};
+    op::invoke_backward(op, {head32}, in32, {y32}, {}, grads32, {OpReq::kWrite, OpReq::kWrite});
+    std::vector<NDArray> bases32{random_f32(a_shape, rng, -1, 1), random_f32(b_shape, rng, -1, 1)};
+    std::vector<NDArray> grads{cast_to(bases32[0], DType::kBFloat16),
+                               cast_to(bases32[1], DType::kBFloat16)};
+    op::invoke_backward(op, {cast_to(head32, DType::kBFloat16)}, in,
+                        {cast_to(y32, DType::kBFloat16)}, {}, grads, {OpReq::kAdd, OpReq::kAdd});
+    for (size_t i = 0; i < 2; ++i) {
+      CAPTURE(i);
+      CHECK(relative_error(grads[i], op::invoke("elemwise_add", {bases32[i], grads32[i]})[0]) <=
+            kBound);
     }
   }
 }
