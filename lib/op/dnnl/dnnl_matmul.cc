@@ -1,7 +1,5 @@
 #include "op/dnnl/dnnl_matmul.h"
 
-#include <algorithm>
-
 #include "op/dnnl/dnnl_context.h"
 
 namespace mx::op::dnnl_impl {
@@ -12,8 +10,6 @@ namespace {
 // elements between the matrices of a batch.
 dnnl::memory::desc operand(int64_t batch, int64_t rows, int64_t cols, bool trans, int64_t ld,
                            int64_t stride) {
-  // One matrix: any stride past its last element (oneDNN refuses 0).
-  if (batch == 1) stride = std::max<int64_t>(stride, (trans ? cols : rows) * ld);
   const dims strides = trans ? dims{stride, 1, ld} : dims{stride, ld, 1};
   return dnnl::memory::desc({batch, rows, cols}, dnnl::memory::data_type::bf16, strides);
 }
