@@ -3,11 +3,11 @@
 #include <cblas.h>
 
 #include <mutex>
-#include <string>
 #include <type_traits>
 
 #include "base/error.h"
 #include "base/parallel.h"
+#include "base/strings.h"
 #include "op/dnnl/dnnl_switch.h"
 #if MX_USE_DNNL
 #include <dnnl.h>
@@ -39,9 +39,8 @@ void dnnl_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, c
       dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   omp_set_num_threads(saved);
   if (status != dnnl_success)
-    throw Error("oneDNN sgemm failed (status " + std::to_string(static_cast<int>(status)) +
-                ") on a " + std::to_string(m) + "x" + std::to_string(k) + " by " +
-                std::to_string(k) + "x" + std::to_string(n) + " product");
+    throw Error(str("oneDNN sgemm failed (status ", static_cast<int>(status), ") on a ", m, "x", k,
+                    " by ", k, "x", n, " product"));
 }
 #endif
 

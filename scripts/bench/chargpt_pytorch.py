@@ -142,7 +142,7 @@ def main():
         torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     device = torch.device(a.device)
-    # float32 as mx computes it on a GPU by default: no TF32 (cuDNN's RNNs use it unless told).
+    # float32 as mx computes it on a GPU by default: no TF32.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     data, label = load(a.data).to(device), load(a.label).to(device)

@@ -168,11 +168,14 @@ TEST_CASE("RNN on oneDNN against the reference kernels: dropout, inference, proj
 // (the char-LSTM of configs/charlstm-fortunes.yaml among them), every mode,
 // in training and in inference (where dropout is off). The family's other
 // cases are small; long recurrences are where sums in another order show.
-// Without a GPU there is nothing to run: test_ops_gpu runs it on a GPU
-// machine (its name puts it among the harness's cases there).
+// It runs where there is a harness device: test_ops_gpu on a GPU machine
+// (its name puts it among the harness's cases there), and
+// test_ops_device_harness_cpu (cpu:1) everywhere.
 TEST_CASE("gradients: RNN on the harness device at a character model's widths") {
-  if (!gpu_present()) {
-    MESSAGE("no GPU: these cases run in test_ops_gpu on a GPU machine");
+  if (harness_device().is_gpu() && !gpu_present()) {
+    MESSAGE(
+        "no GPU: these cases run in test_ops_gpu on a GPU machine and against cpu:1 in "
+        "test_ops_device_harness_cpu");
     return;
   }
   struct Case {

@@ -87,11 +87,18 @@ void infer_dot(const DotParam& p, ShapeVector& in, ShapeVector&, ShapeVector& ou
   assign_shape(out[0], Shape(dims), "output");
 }
 
+// The product's matrices from the call's operands.
+ProductDims dot_operands(const DotParam& p, const std::vector<TensorRef>& in) {
+  return dot_dims(p.transpose_a, p.transpose_b, in[0].shape, in[1].shape);
+}
+BatchDims batch_operands(const DotParam& p, const std::vector<TensorRef>& in) {
+  return batch_dims(p.transpose_a, p.transpose_b, in[0].shape, in[1].shape);
+}
+
 template <typename T>
 void dot_forward(const DotParam& p, const ForwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
-  const ProductDims g =
-      dot_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
+  const ProductDims g = dot_operands(p, c.inputs);
   const T beta = c.req[0] == OpReq::kAdd ? T(1) : T(0);
   gemm(p.transpose_a, p.transpose_b, g.m, g.n, g.k, T(1), c.inputs[0].ptr<T>(), g.lda,
        c.inputs[1].ptr<T>(), g.ldb, beta, c.outputs[0].ptr<T>(), g.n);
@@ -119,8 +126,7 @@ void product_backward(bool ta, bool tb, const ProductDims& g, const T* a, const 
 
 template <typename T>
 void dot_backward(const DotParam& p, const BackwardCall& c) {
-  const ProductDims g =
-      dot_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
+  const ProductDims g = dot_operands(p, c.inputs);
   T* da = c.req[0] == OpReq::kNull ? nullptr : c.in_grads[0].ptr<T>();
   T* db = c.req[1] == OpReq::kNull ? nullptr : c.in_grads[1].ptr<T>();
   product_backward<T, false>(p.transpose_a, p.transpose_b, g, c.inputs[0].ptr<T>(),
@@ -177,8 +183,7 @@ void for_batches(int64_t batch, F&& fn) {
 template <typename T>
 void batch_dot_forward(const DotParam& p, const ForwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
-  const BatchDims bg =
-      batch_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
+  const BatchDims bg = batch_operands(p, c.inputs);
   const ProductDims& g = bg.g;
   const T beta = c.req[0] == OpReq::kAdd ? T(1) : T(0);
   const T* a = c.inputs[0].ptr<T>();
@@ -198,8 +203,7 @@ void batch_dot_forward(const DotParam& p, const ForwardCall& c) {
 
 template <typename T>
 void batch_dot_backward(const DotParam& p, const BackwardCall& c) {
-  const BatchDims bg =
-      batch_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
+  const BatchDims bg = batch_operands(p, c.inputs);
   const ProductDims& g = bg.g;
   const T* a = c.inputs[0].ptr<T>();
   const T* b = c.inputs[1].ptr<T>();
@@ -214,64 +218,61 @@ void batch_dot_backward(const DotParam& p, const BackwardCall& c) {
   });
 }
 
-// ---- bfloat16 on the CPU ------------------------------------------------------
+// ---- batched products: the GPU, and bfloat16 on the CPU -------------------------
 
-ProductDims dot_operands(const DotParam& p, const std::vector<TensorRef>& in) {
-  return dot_dims(p.transpose_a, p.transpose_b, in[0].shape, in[1].shape);
-}
-BatchDims batch_operands(const DotParam& p, const std::vector<TensorRef>& in) {
-  return batch_dims(p.transpose_a, p.transpose_b, in[0].shape, in[1].shape);
-}
-
-// bfloat16 runs on oneDNN alone (float32 sums inside; no emulation), as
-// FullyConnected's: mixed-precision training checks for it before it binds
-// (train/precision.h).
-[[noreturn]] void bf16_needs_dnnl(const char* op) {
-  throw Error(
-      str(op, ": bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)"));
-}
-
-// `batch` bfloat16 products C = op(A) op(B), operands one matrix apart.
-void products_forward_bf16(const char* op, [[maybe_unused]] const DotParam& p,
-                           [[maybe_unused]] const ProductDims& g, [[maybe_unused]] int64_t batch,
-                           [[maybe_unused]] const ForwardCall& c) {
-#if MX_USE_DNNL
-  if (dnnl_enabled()) {
-    dnnl_impl::matmul_bf16(forward_product(p.transpose_a, p.transpose_b, g),
-                           {batch, batch_stride(g, Operand::kA), batch_stride(g, Operand::kB),
-                            batch_stride(g, Operand::kDC)},
-                           c.inputs[0].data, c.inputs[1].data, c.outputs[0].data, c.req[0],
-                           c.resources);
-    return;
-  }
-#endif
-  bf16_needs_dnnl(op);
+// `batch` products C = op(A) op(B), operands one matrix apart, each a call of
+// run(gemm, strides, a, b, c, req): cuBLAS's strided batched product, or
+// oneDNN's matmul for bfloat16 on the CPU.
+template <typename Run>
+void products_forward(const DotParam& p, const ProductDims& g, int64_t batch, const ForwardCall& c,
+                      Run run) {
+  run(forward_product(p.transpose_a, p.transpose_b, g),
+      cuda::BatchStrides{batch, batch_stride(g, Operand::kA), batch_stride(g, Operand::kB),
+                         batch_stride(g, Operand::kDC)},
+      c.inputs[0].data, c.inputs[1].data, c.outputs[0].data, c.req[0]);
 }
 
 // Their gradients: each product of grad_products once over the whole batch.
-void products_backward_bf16(const char* op, [[maybe_unused]] const DotParam& p,
-                            [[maybe_unused]] const ProductDims& g, [[maybe_unused]] int64_t batch,
-                            [[maybe_unused]] const BackwardCall& c) {
-#if MX_USE_DNNL
-  if (dnnl_enabled()) {
-    const GradProducts ps = grad_products(p.transpose_a, p.transpose_b, g, c.req[0], c.req[1]);
-    auto data = [&](Operand o) -> const void* {
-      return o == Operand::kA   ? c.inputs[0].data
-             : o == Operand::kB ? c.inputs[1].data
-                                : c.out_grads[0].data;
-    };
-    for (int i = 0; i < ps.count; ++i) {
-      const GradProduct& gp = ps.items[static_cast<size_t>(i)];
-      void* out = (gp.out == Operand::kDA ? c.in_grads[0] : c.in_grads[1]).data;
-      dnnl_impl::matmul_bf16(
-          gp.gemm,
-          {batch, batch_stride(g, gp.lhs), batch_stride(g, gp.rhs), batch_stride(g, gp.out)},
-          data(gp.lhs), data(gp.rhs), out, gp.req, c.resources);
-    }
-    return;
+template <typename Run>
+void products_backward(const DotParam& p, const ProductDims& g, int64_t batch,
+                       const BackwardCall& c, Run run) {
+  const GradProducts ps = grad_products(p.transpose_a, p.transpose_b, g, c.req[0], c.req[1]);
+  auto data = [&](Operand o) -> const void* {
+    return o == Operand::kA   ? c.inputs[0].data
+           : o == Operand::kB ? c.inputs[1].data
+                              : c.out_grads[0].data;
+  };
+  for (int i = 0; i < ps.count; ++i) {
+    const GradProduct& gp = ps.items[static_cast<size_t>(i)];
+    run(gp.gemm,
+        cuda::BatchStrides{batch, batch_stride(g, gp.lhs), batch_stride(g, gp.rhs),
+                           batch_stride(g, gp.out)},
+        data(gp.lhs), data(gp.rhs), (gp.out == Operand::kDA ? c.in_grads[0] : c.in_grads[1]).data,
+        gp.req);
   }
+}
+
+// oneDNN's matmul for bfloat16 on the CPU, as products_forward's and
+// products_backward's `run`. bfloat16 runs on oneDNN alone (float32 sums
+// inside; no emulation), as FullyConnected's: mixed-precision training checks
+// for it before it binds (train/precision.h).
+struct Bf16Matmul {
+  const OpResources& res;
+  void operator()([[maybe_unused]] const cuda::RowMajorGemm& gemm,
+                  [[maybe_unused]] const cuda::BatchStrides& strides,
+                  [[maybe_unused]] const void* a, [[maybe_unused]] const void* b,
+                  [[maybe_unused]] void* out, [[maybe_unused]] OpReq req) const {
+#if MX_USE_DNNL
+    dnnl_impl::matmul_bf16(gemm, strides, a, b, out, req, res);
 #endif
-  bf16_needs_dnnl(op);
+  }
+};
+
+Bf16Matmul bf16_matmul(const char* op, const OpResources& res) {
+  if (!dnnl_enabled())
+    throw Error(
+        str(op, ": bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)"));
+  return {res};
 }
 
 // Each output element: one multiply-add per element of lhs's last axis.
@@ -280,32 +281,14 @@ double dot_flops(const DotParam&, const ShapeVector& in, const ShapeVector& out)
 }
 
 #if MX_USE_CUDA
-// `batch` products C = op(A) op(B) on the GPU, operands one matrix apart.
+// The products on the GPU through cuBLAS, in T (float16 and bfloat16 sum in float32).
 template <typename T>
-void products_forward_gpu(const char* op, const DotParam& p, const ProductDims& g, int64_t batch,
-                          const ForwardCall& c) {
-  cuda::gemm(c.rctx, op, forward_product(p.transpose_a, p.transpose_b, g), c.inputs[0].ptr<T>(),
-             c.inputs[1].ptr<T>(), c.outputs[0].ptr<T>(), c.req[0],
-             {batch, batch_stride(g, Operand::kA), batch_stride(g, Operand::kB),
-              batch_stride(g, Operand::kDC)});
-}
-
-// Their gradients: each product of grad_products once over the whole batch.
-template <typename T>
-void products_backward_gpu(const char* op, const DotParam& p, const ProductDims& g, int64_t batch,
-                           const BackwardCall& c) {
-  const GradProducts ps = grad_products(p.transpose_a, p.transpose_b, g, c.req[0], c.req[1]);
-  auto data = [&](Operand o) -> const T* {
-    return o == Operand::kA   ? c.inputs[0].ptr<T>()
-           : o == Operand::kB ? c.inputs[1].ptr<T>()
-                              : c.out_grads[0].ptr<T>();
+auto cublas_products(const char* op, const RunContext& rctx) {
+  return [op, &rctx](const cuda::RowMajorGemm& gemm, const cuda::BatchStrides& strides,
+                     const void* a, const void* b, void* out, OpReq req) {
+    cuda::gemm(rctx, op, gemm, static_cast<const T*>(a), static_cast<const T*>(b),
+               static_cast<T*>(out), req, strides);
   };
-  for (int i = 0; i < ps.count; ++i) {
-    const GradProduct& gp = ps.items[static_cast<size_t>(i)];
-    T* out = (gp.out == Operand::kDA ? c.in_grads[0] : c.in_grads[1]).template ptr<T>();
-    cuda::gemm(c.rctx, op, gp.gemm, data(gp.lhs), data(gp.rhs), out, gp.req,
-               {batch, batch_stride(g, gp.lhs), batch_stride(g, gp.rhs), batch_stride(g, gp.out)});
-  }
 }
 #endif
 
@@ -323,13 +306,15 @@ void register_dot_ops(OpRegistry& r) {
           .flops(dot_flops)
           .forward_cpu([](const DotParam& p, const ForwardCall& c) {
             if (c.inputs[0].dtype == DType::kBFloat16)
-              return products_forward_bf16("dot", p, dot_operands(p, c.inputs), 1, c);
+              return products_forward(p, dot_operands(p, c.inputs), 1, c,
+                                      bf16_matmul("dot", c.resources));
             dispatch_real(c.inputs[0].dtype, "dot",
                           [&](auto tag) { dot_forward<typename decltype(tag)::type>(p, c); });
           })
           .backward_cpu([](const DotParam& p, const BackwardCall& c) {
             if (c.inputs[0].dtype == DType::kBFloat16)
-              return products_backward_bf16("dot", p, dot_operands(p, c.inputs), 1, c);
+              return products_backward(p, dot_operands(p, c.inputs), 1, c,
+                                       bf16_matmul("dot", c.resources));
             dispatch_real(c.inputs[0].dtype, "dot",
                           [&](auto tag) { dot_backward<typename decltype(tag)::type>(p, c); });
           });
@@ -345,7 +330,7 @@ void register_dot_ops(OpRegistry& r) {
           .forward_cpu([](const DotParam& p, const ForwardCall& c) {
             if (c.inputs[0].dtype == DType::kBFloat16) {
               const BatchDims bg = batch_operands(p, c.inputs);
-              return products_forward_bf16("batch_dot", p, bg.g, bg.batch, c);
+              return products_forward(p, bg.g, bg.batch, c, bf16_matmul("batch_dot", c.resources));
             }
             dispatch_real(c.inputs[0].dtype, "batch_dot",
                           [&](auto tag) { batch_dot_forward<typename decltype(tag)::type>(p, c); });
@@ -353,7 +338,7 @@ void register_dot_ops(OpRegistry& r) {
           .backward_cpu([](const DotParam& p, const BackwardCall& c) {
             if (c.inputs[0].dtype == DType::kBFloat16) {
               const BatchDims bg = batch_operands(p, c.inputs);
-              return products_backward_bf16("batch_dot", p, bg.g, bg.batch, c);
+              return products_backward(p, bg.g, bg.batch, c, bf16_matmul("batch_dot", c.resources));
             }
             dispatch_real(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
               batch_dot_backward<typename decltype(tag)::type>(p, c);
@@ -363,30 +348,28 @@ void register_dot_ops(OpRegistry& r) {
 #if MX_USE_CUDA
   dot.forward(DeviceKind::kGPU, [](const DotParam& p, const ForwardCall& c) {
     dispatch_real_amp(c.inputs[0].dtype, "dot", [&](auto tag) {
-      products_forward_gpu<typename decltype(tag)::type>(
-          "dot", p, dot_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape), 1,
-          c);
+      products_forward(p, dot_operands(p, c.inputs), 1, c,
+                       cublas_products<typename decltype(tag)::type>("dot", c.rctx));
     });
   });
   dot.backward(DeviceKind::kGPU, [](const DotParam& p, const BackwardCall& c) {
     dispatch_real_amp(c.inputs[0].dtype, "dot", [&](auto tag) {
-      products_backward_gpu<typename decltype(tag)::type>(
-          "dot", p, dot_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape), 1,
-          c);
+      products_backward(p, dot_operands(p, c.inputs), 1, c,
+                        cublas_products<typename decltype(tag)::type>("dot", c.rctx));
     });
   });
   batch_dot.forward(DeviceKind::kGPU, [](const DotParam& p, const ForwardCall& c) {
-    const BatchDims bg =
-        batch_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
+    const BatchDims bg = batch_operands(p, c.inputs);
     dispatch_real_amp(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
-      products_forward_gpu<typename decltype(tag)::type>("batch_dot", p, bg.g, bg.batch, c);
+      products_forward(p, bg.g, bg.batch, c,
+                       cublas_products<typename decltype(tag)::type>("batch_dot", c.rctx));
     });
   });
   batch_dot.backward(DeviceKind::kGPU, [](const DotParam& p, const BackwardCall& c) {
-    const BatchDims bg =
-        batch_dims(p.transpose_a, p.transpose_b, c.inputs[0].shape, c.inputs[1].shape);
+    const BatchDims bg = batch_operands(p, c.inputs);
     dispatch_real_amp(c.inputs[0].dtype, "batch_dot", [&](auto tag) {
-      products_backward_gpu<typename decltype(tag)::type>("batch_dot", p, bg.g, bg.batch, c);
+      products_backward(p, bg.g, bg.batch, c,
+                        cublas_products<typename decltype(tag)::type>("batch_dot", c.rctx));
     });
   });
 #else
