@@ -13,6 +13,11 @@ biases 0 but the LSTM's forget gate 1; --init torch keeps PyTorch's own
 Usage:
     python3 scripts/bench/charlstm_pytorch.py --data D.csv --label L.csv
         [--epochs 2] [--batch-size 32] [--threads N] [--init mx|torch] [--device cpu|cuda]
+        [--precision float32|bfloat16|float16]
+
+--precision bfloat16 or float16 trains under torch.autocast (float16 with a
+GradScaler, as mixed precision in float16 is meant to run), the peer of
+mx-train's train.precision.
 
 D.csv and L.csv hold one sequence of token ids per row (the same files
 mx-train reads, in the same order). Prints one line per epoch:
@@ -66,6 +71,7 @@ def main():
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--lr", type=float, default=0.002)
     p.add_argument("--init", choices=["mx", "torch"], default="mx")
+    p.add_argument("--precision", choices=["float32", "bfloat16", "float16"], default="float32")
     a = p.parse_args()
     if a.threads > 0:
         torch.set_num_threads(a.threads)
@@ -82,6 +88,9 @@ def main():
         init_as_mx(model, a.units)
     model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    low = a.precision != "float32"
+    autocast_dtype = torch.bfloat16 if a.precision == "bfloat16" else torch.float16
+    scaler = torch.amp.GradScaler(device.type, enabled=a.precision == "float16")
     batches = data.shape[0] // a.batch_size
     steps = data.shape[1]
     for epoch in range(a.epochs):
@@ -90,12 +99,14 @@ def main():
         start = time.perf_counter()
         for b in range(batches):
             rows = slice(b * a.batch_size, (b + 1) * a.batch_size)
-            logits, state = model(data[rows], state)
+            with torch.autocast(device.type, dtype=autocast_dtype, enabled=low):
+                logits, state = model(data[rows], state)
+                loss = F.cross_entropy(logits, label[rows].reshape(-1))
             state = tuple(s.detach() for s in state)
-            loss = F.cross_entropy(logits, label[rows].reshape(-1))
             opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
             total += loss.item()
         seconds = time.perf_counter() - start
         tokens = batches * a.batch_size * steps

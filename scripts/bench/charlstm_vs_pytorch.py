@@ -22,10 +22,13 @@ Usage:
   charlstm_vs_pytorch.py [--python PY] [--build DIR] [--text FILE] [--steps N]
                          [--epochs E] [--rounds R] [--threads T] [--mx-env K=V ...]
                          [--device cpu|gpu] [--units U] [--layers L] [--batch B]
+                         [--precision float32|bfloat16|float16]
 PY has torch and numpy (default: this python). DIR is mx's build folder
 (default: $MX_BUILD_DIR, else build/). --mx-env sets variables for mx-train
 only (e.g. MX_DNNL=0 for its reference kernels).
 --device gpu trains both on the first GPU (mx-train's gpu:0, PyTorch's cuda).
+--precision bfloat16 or float16: mixed precision on both sides (mx-train's
+train.precision, PyTorch's torch.autocast with a GradScaler for float16).
 """
 import argparse
 import json
@@ -105,7 +108,8 @@ def run(argv, env):
 def run_mx(a, config, work, env, round_index):
     run_dir = os.path.join(work, f"mx-run-{round_index}")
     devices = ["train.devices=[gpu:0]"] if a.device == "gpu" else []
-    run([os.path.join(a.build, "cmd", "mx-train"), config, *devices, "--run-dir", run_dir], env)
+    run([os.path.join(a.build, "cmd", "mx-train"), config, *devices, f"train.precision={a.precision}",
+         "--run-dir", run_dir], env)
     with open(os.path.join(run_dir, "metrics.jsonl")) as f:
         last = [json.loads(line) for line in f if line.strip()][-1]
     return last["samples_per_sec"] * STEPS_PER_ROW, math.log(last["train"]["perplexity"])
@@ -115,7 +119,7 @@ def run_torch(a, data, label, env):
     out = run([a.python, os.path.join(ROOT, "scripts", "bench", "charlstm_pytorch.py"), "--data",
                data, "--label", label, "--epochs", str(a.epochs), "--batch-size", str(a.batch),
                "--threads", str(a.threads), "--units", str(a.units), "--layers", str(a.layers),
-               "--device", "cuda" if a.device == "gpu" else "cpu"], env)
+               "--device", "cuda" if a.device == "gpu" else "cpu", "--precision", a.precision], env)
     last = [line for line in out.splitlines() if line.startswith("epoch")][-1].split()
     return float(last[5]), float(last[3])
 
@@ -139,6 +143,8 @@ def main():
     p.add_argument("--mx-env", action="append", default=[], metavar="K=V")
     p.add_argument("--device", choices=["cpu", "gpu"], default="cpu",
                    help="gpu: both train on the first GPU (mx gpu:0, PyTorch cuda)")
+    p.add_argument("--precision", choices=["float32", "bfloat16", "float16"], default="float32",
+                   help="mixed precision on both sides")
     a = p.parse_args()
     if a.text is None:
         sys.exit("charlstm_vs_pytorch: no text file found; give one with --text")
@@ -151,7 +157,8 @@ def main():
         with open(config, "w") as f:
             f.write(CONFIG.format(vocab=VOCAB, data=data, label=label, steps=STEPS_PER_ROW,
                                   epochs=a.epochs, batch=a.batch, units=a.units, layers=a.layers))
-        print(f"char-LSTM {a.layers}x{a.units}, embedding 64, {STEPS_PER_ROW} steps, batch {a.batch}, "
+        print(f"char-LSTM {a.layers}x{a.units} in {a.precision}, embedding 64, {STEPS_PER_ROW} steps, "
+              f"batch {a.batch}, "
               f"{a.steps} batches per epoch, epoch {a.epochs} of {a.epochs} measured, "
               f"{a.threads} threads, text {a.text}", flush=True)
         mx_rates, torch_rates, mx_losses, torch_losses = [], [], [], []

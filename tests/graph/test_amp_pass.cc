@@ -195,6 +195,8 @@ TEST_CASE("every operator declares its AMP class, as MXNet's bfloat16 lists wher
   CHECK(amp_of("Convolution", {{"kernel", "(1, 1)"}, {"num_filter", "1"}}) ==
         AmpClass::kLowPrecision);
   CHECK(amp_of("FullyConnected", {{"num_hidden", "1"}}) == AmpClass::kLowPrecision);
+  CHECK(amp_of("RNN", {{"state_size", "2"}, {"num_layers", "1"}, {"mode", "lstm"}}) ==
+        AmpClass::kLowPrecision);
   // FP32_FUNCS: losses, softmax, norms, reductions, exponentials.
   const std::vector<std::pair<std::string, op::AttrMap>> float32_ops = {
       {"SoftmaxOutput", {}},
@@ -209,7 +211,9 @@ TEST_CASE("every operator declares its AMP class, as MXNet's bfloat16 lists wher
       {"Dropout", {}},
       {"LayerNorm", {}},
       {"Embedding", {{"input_dim", "2"}, {"output_dim", "2"}}},
-      {"RNN", {{"state_size", "2"}, {"num_layers", "1"}, {"mode", "lstm"}}}};
+      // With sequence lengths, which must not be rounded to 16 bits.
+      {"RNN",
+       {{"state_size", "2"}, {"num_layers", "1"}, {"mode", "lstm"}, {"use_sequence_length", "1"}}}};
   for (const auto& [op, attrs] : float32_ops) {
     CAPTURE(op);
     CHECK(amp_of(op, attrs) == AmpClass::kFloat32);

@@ -10,6 +10,9 @@ namespace {
 // elements between the matrices of a batch.
 dnnl::memory::desc operand(int64_t batch, int64_t rows, int64_t cols, bool trans, int64_t ld,
                            int64_t stride) {
+  // A single product's batch stride is its matrix's span: oneDNN takes a
+  // 0 there for a layout of its own and falls back to its reference kernel.
+  if (batch == 1) stride = (trans ? cols : rows) * ld;
   const dims strides = trans ? dims{stride, 1, ld} : dims{stride, ld, 1};
   return dnnl::memory::desc({batch, rows, cols}, dnnl::memory::data_type::bf16, strides);
 }

@@ -7,6 +7,12 @@
 // (dnnl/dnnl_rnn.h: not with sequence lengths or cell clipping), unless
 // MX_DNNL=0.
 //
+// Mixed precision (an AMP low-precision operator): float16 and bfloat16 on a
+// GPU, bfloat16 on the CPU, run rnn_driver.h with 16-bit storage, products
+// that sum in float32 (cuBLAS; oneDNN's matmul on the CPU) and the steps
+// computed in float. With sequence lengths the operator stays in float32,
+// so that the lengths are never rounded to 16 bits.
+//
 // Beyond MXNet 1.9.1 on the CPU, which refuses them: use_sequence_length,
 // lstm_state_clip_* and training with projection_size all work here, forward
 // and backward, on every device.
@@ -21,6 +27,7 @@
 #include "op/nn/rnn_cpu_steps.h"
 #include "op/registry.h"
 #if MX_USE_DNNL
+#include "op/dnnl/dnnl_matmul.h"
 #include "op/dnnl/dnnl_rnn.h"
 #endif
 #if MX_USE_CUDA
@@ -89,7 +96,8 @@ void infer_rnn(const RnnParam& p, ShapeVector& in, ShapeVector&, ShapeVector& ou
 }
 
 // Every array but the lengths has the data's floating type; lengths may be
-// of any type (MXNet's frontends pass int32 or float32).
+// of any type (MXNet's frontends pass int32 or float32). Which device runs
+// a 16-bit type is checked when the kernel runs.
 void infer_rnn_type(const RnnParam& p, DTypeVector& in, DTypeVector&, DTypeVector& out) {
   std::optional<DType> t;
   const size_t floats = in.size() - (p.use_sequence_length ? 1 : 0);
@@ -98,8 +106,9 @@ void infer_rnn_type(const RnnParam& p, DTypeVector& in, DTypeVector&, DTypeVecto
   for (const auto& o : out)
     if (!t && o) t = o;
   if (!t) return;
-  if (*t != DType::kFloat32 && *t != DType::kFloat64)
-    throw InputError(str("RNN computes in float32 or float64, not ", dtype_name(*t)));
+  if (!is_floating(*t))
+    throw InputError(
+        str("RNN computes in float32, float64, float16 or bfloat16, not ", dtype_name(*t)));
   const auto names = rnn_inputs(p);
   for (size_t i = 0; i < floats; ++i) assign_type(in[i], t, "input '" + names[i] + "'");
   if (p.use_sequence_length && !in.back()) in.back() = t;
@@ -123,8 +132,25 @@ struct CpuOps {
   std::mt19937_64* rng = nullptr;
 
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-            int64_t ldb, T beta, T* c, int64_t ldc) {
-    op::gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, beta, c, ldc);
+            int64_t ldb, bool add, T* c, int64_t ldc) {
+    if constexpr (std::is_same_v<T, bf16_t>) {
+#if MX_USE_DNNL
+      cuda::RowMajorGemm g;
+      g.trans_a = ta;
+      g.trans_b = tb;
+      g.m = m;
+      g.n = n;
+      g.k = k;
+      g.lda = lda;
+      g.ldb = ldb;
+      g.ldc = ldc;
+      // The operator's temporary space holds the driver's scratch, so
+      // oneDNN's buffers come from the thread's own (no TempSpace given).
+      dnnl_impl::matmul_bf16(g, {}, a, b, c, add ? OpReq::kAdd : OpReq::kWrite, OpResources{});
+#endif
+    } else {
+      op::gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, add ? T(1) : T(0), c, ldc);
+    }
   }
   // The vectorised float32 cell steps (rnn_cpu_steps.h) unless the
   // reference kernels are asked for (MX_DNNL=0, as for the other operators).
@@ -153,6 +179,16 @@ struct CpuOps {
   void draw_mask(T* mask, int64_t n, double keep) { rnn::draw_dropout_mask(*rng, mask, n, keep); }
 };
 
+// bfloat16's products run on oneDNN alone (float32 sums inside; no
+// emulation), as FullyConnected's; float16 runs on a GPU only, as mixed
+// precision in float16 does (train/precision.h).
+void check_cpu_type(DType t) {
+  if (t == DType::kFloat16)
+    throw Error("RNN: float16 runs on a GPU only (on the CPU, mixed precision is bfloat16)");
+  if (t == DType::kBFloat16 && !dnnl_enabled())
+    throw Error("RNN: bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)");
+}
+
 template <typename T>
 void rnn_forward(const RnnParam& p, const ForwardCall& c) {
 #if MX_USE_DNNL
@@ -178,7 +214,11 @@ void rnn_backward(const RnnParam& p, const BackwardCall& c) {
 void register_rnn_ops(OpRegistry& r) {
   auto rnn_op =
       r.add<RnnParam>("RNN")
-          .amp(AmpClass::kFloat32)
+          .amp(
+              [](const RnnParam& p) {
+                return p.use_sequence_length ? AmpClass::kFloat32 : AmpClass::kLowPrecision;
+              },
+              "low_precision (with use_sequence_length: float32)")
           .describe(
               "Recurrent layers over TNC data with MXNet's flat parameter vector: vanilla "
               "(rnn_relu, rnn_tanh), LSTM (gates i, f, g, o) or GRU (r, z, n, reset after the "
@@ -198,12 +238,14 @@ void register_rnn_ops(OpRegistry& r) {
           .expensive()
           .flops(rnn_flops)
           .forward_cpu([](const RnnParam& p, const ForwardCall& c) {
-            dispatch_real(c.inputs[0].dtype, "RNN",
-                          [&](auto tag) { rnn_forward<typename decltype(tag)::type>(p, c); });
+            check_cpu_type(c.inputs[0].dtype);
+            dispatch_real_bf16(c.inputs[0].dtype, "RNN",
+                               [&](auto tag) { rnn_forward<typename decltype(tag)::type>(p, c); });
           })
           .backward_cpu([](const RnnParam& p, const BackwardCall& c) {
-            dispatch_real(c.inputs[0].dtype, "RNN",
-                          [&](auto tag) { rnn_backward<typename decltype(tag)::type>(p, c); });
+            check_cpu_type(c.inputs[0].dtype);
+            dispatch_real_bf16(c.inputs[0].dtype, "RNN",
+                               [&](auto tag) { rnn_backward<typename decltype(tag)::type>(p, c); });
           });
 #if MX_USE_CUDA
   rnn_op.forward(DeviceKind::kGPU, cuda::rnn_forward_gpu);

@@ -3,7 +3,9 @@
 // the device: the CPU kernels (rnn.cc) and the CUDA kernels
 // (cuda/rnn_gpu.cu) each provide
 //   void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-//             const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
+//             const T* a, int64_t lda, const T* b, int64_t ldb, bool add, T* c, int64_t ldc);
+//   (C = op(a) op(b), or C += op(a) op(b) with add; T is the stored type, which
+//   may be a 16-bit float: products then sum in float32)
 //   template <typename F> void grid(int64_t rows, int64_t cols, const F& f);  // f(r, c) for all
 //   void draw_mask(T* mask, int64_t n, double keep);  // 0 or 1 / keep
 //
@@ -68,8 +70,9 @@ class Driver {
       : p_(p), g_(g), ops_(ops), training_(training) {
     clip_.on = p.clips();
     if (clip_.on) {
-      clip_.lo = static_cast<T>(*p.lstm_state_clip_min);
-      clip_.hi = static_cast<T>(*p.lstm_state_clip_max);
+      using Bound = typename CellClip<T>::Bound;
+      clip_.lo = static_cast<Bound>(*p.lstm_state_clip_min);
+      clip_.hi = static_cast<Bound>(*p.lstm_state_clip_max);
       clip_.nan_to_min = p.lstm_state_clip_nan;
     }
   }
@@ -178,12 +181,12 @@ class Driver {
     const T* s0 = a.hx + state * NP;
     const T* c0 = a.cx != nullptr ? a.cx + state * g.N * g.H : nullptr;
     // x-side products of every step at once.
-    ops_.gemm(false, true, g.T * g.N, GH, In, input, In, w + g.wx(l, d), In, T(0), gates, GW);
+    ops_.gemm(false, true, g.T * g.N, GH, In, input, In, w + g.wx(l, d), In, false, gates, GW);
     for (int64_t s = 0; s < g.T; ++s) {
       const int64_t t = time_of(d, s), tp = time_of(d, s - 1);
       const T* s_prev = s == 0 ? s0 : states + tp * NP;
       const T* c_prev = s == 0 ? c0 : cells + tp * g.N * g.H;
-      ops_.gemm(false, true, g.N, GH, g.P, s_prev, g.P, w + g.wh(l, d), g.P, T(0), hh, GH);
+      ops_.gemm(false, true, g.N, GH, g.P, s_prev, g.P, w + g.wh(l, d), g.P, false, hh, GH);
       T* h = g.projection ? hpre + t * g.N * g.H : states + t * NP;
       StepForward<T> step{p_.mode,
                           g.H,
@@ -200,7 +203,7 @@ class Driver {
                           clip_};
       ops_.grid(g.N, g.H, step);
       if (g.projection)
-        ops_.gemm(false, true, g.N, g.P, g.H, h, g.H, w + g.whr(l, d), g.H, T(0), states + t * NP,
+        ops_.gemm(false, true, g.N, g.P, g.H, h, g.H, w + g.whr(l, d), g.H, false, states + t * NP,
                   g.P);
       ops_.grid(g.N, g.P,
                 StepEmit<T>{g.P, t, g.D * g.P, a.lengths, s_prev, states + t * NP,
@@ -236,7 +239,7 @@ class Driver {
                               g.projection ? s.dr + t * NP : nullptr});
       const T* dh = ds;
       if (g.projection) {
-        ops_.gemm(false, false, g.N, g.H, g.P, ds, g.P, w + g.whr(l, d), g.H, T(0), s.dhpre, g.H);
+        ops_.gemm(false, false, g.N, g.H, g.P, ds, g.P, w + g.whr(l, d), g.H, false, s.dhpre, g.H);
         dh = s.dhpre;
       }
       StepBackward<T> step{p_.mode,
@@ -255,7 +258,7 @@ class Driver {
       ops_.grid(g.N, g.H, step);
       ops_.grid(g.N, g.P,
                 StepCarry<T>{p_.mode, g.P, GW, t, a.lengths, gates + t * g.N * GW, ds, ds_prev});
-      ops_.gemm(false, false, g.N, g.P, GH, s.dgh + t * g.N * GH, GH, w + g.wh(l, d), g.P, T(1),
+      ops_.gemm(false, false, g.N, g.P, GH, s.dgh + t * g.N * GH, GH, w + g.wh(l, d), g.P, true,
                 ds_prev, g.P);
       std::swap(ds, ds_prev);
     }
@@ -265,30 +268,29 @@ class Driver {
       ops_.grid(g.N, g.H, CopyRows<T>{s.dc, g.H, b.dcx + state * NH, g.H, b.dcx_add});
     const T* input = layer_input(a, l);
     if (dx != nullptr)
-      ops_.gemm(false, false, TN, In, GH, s.dgx, GH, w + g.wx(l, d), In, dx_add ? T(1) : T(0), dx,
-                In);
+      ops_.gemm(false, false, TN, In, GH, s.dgx, GH, w + g.wx(l, d), In, dx_add, dx, In);
     if (b.dparams == nullptr) return;
     T* dw = b.dparams;
-    ops_.gemm(true, false, GH, In, TN, s.dgx, GH, input, In, T(1), dw + g.wx(l, d), In);
+    ops_.gemm(true, false, GH, In, TN, s.dgx, GH, input, In, true, dw + g.wx(l, d), In);
     // Each step's h-side product read the state before it: the steps but
     // the first read the states saved one step earlier, the first the initial state.
     const int64_t rest = (g.T - 1) * g.N;
     if (d == 0) {
       if (rest > 0)
-        ops_.gemm(true, false, GH, g.P, rest, s.dgh + g.N * GH, GH, states, g.P, T(1),
+        ops_.gemm(true, false, GH, g.P, rest, s.dgh + g.N * GH, GH, states, g.P, true,
                   dw + g.wh(l, d), g.P);
-      ops_.gemm(true, false, GH, g.P, g.N, s.dgh, GH, s0, g.P, T(1), dw + g.wh(l, d), g.P);
+      ops_.gemm(true, false, GH, g.P, g.N, s.dgh, GH, s0, g.P, true, dw + g.wh(l, d), g.P);
     } else {
       if (rest > 0)
-        ops_.gemm(true, false, GH, g.P, rest, s.dgh, GH, states + NP, g.P, T(1), dw + g.wh(l, d),
+        ops_.gemm(true, false, GH, g.P, rest, s.dgh, GH, states + NP, g.P, true, dw + g.wh(l, d),
                   g.P);
-      ops_.gemm(true, false, GH, g.P, g.N, s.dgh + rest * GH, GH, s0, g.P, T(1), dw + g.wh(l, d),
+      ops_.gemm(true, false, GH, g.P, g.N, s.dgh + rest * GH, GH, s0, g.P, true, dw + g.wh(l, d),
                 g.P);
     }
     if (g.projection)
-      ops_.gemm(true, false, g.P, g.H, TN, s.dr, g.P, hpre, g.H, T(1), dw + g.whr(l, d), g.H);
-    ops_.gemm(true, false, GH, 1, TN, s.dgx, GH, s.ones, 1, T(1), dw + g.bx(l, d), 1);
-    ops_.gemm(true, false, GH, 1, TN, s.dgh, GH, s.ones, 1, T(1), dw + g.bh(l, d), 1);
+      ops_.gemm(true, false, g.P, g.H, TN, s.dr, g.P, hpre, g.H, true, dw + g.whr(l, d), g.H);
+    ops_.gemm(true, false, GH, 1, TN, s.dgx, GH, s.ones, 1, true, dw + g.bx(l, d), 1);
+    ops_.gemm(true, false, GH, 1, TN, s.dgh, GH, s.ones, 1, true, dw + g.bh(l, d), 1);
   }
 
   // dst (N, cols) = src, or 0 without one.

@@ -9,10 +9,16 @@
 // apply the gates and write the step's values. A sequence whose length is
 // reached (t >= length[n]) is inactive: its state and cell carry over
 // unchanged, its output is 0, and its gradients pass through.
+//
+// T is the stored element type; the functors compute in KernelCompute<T>
+// (float for the 16-bit types of mixed precision: each value read is
+// widened, and rounded once when stored).
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
+#include "op/compute_type.h"
 #include "op/nn/nn_math.h"
 #include "op/nn/rnn_param.h"
 
@@ -31,17 +37,24 @@ MX_HOST_DEVICE inline bool active(const int32_t* lengths, int64_t n, int64_t t) 
 // The cell state clip of an LSTM (lstm_state_clip_min/max).
 template <typename T>
 struct CellClip {
+  // float for every type but double (the same bytes for a host 16-bit type
+  // and its device twin, whatever their compute types).
+  using Bound = std::conditional_t<std::is_same_v<T, double>, double, float>;
   bool on = false;
   bool nan_to_min = false;  // lstm_state_clip_nan
-  T lo = T(0), hi = T(0);
+  Bound lo = 0, hi = 0;
 
-  MX_HOST_DEVICE T apply(T c) const {
+  template <typename C>
+  MX_HOST_DEVICE C apply(C c) const {
     if (!on) return c;
-    if (nan_to_min && c != c) return lo;
-    return c < lo ? lo : (c > hi ? hi : c);  // NaN fails both tests and stays
+    if (nan_to_min && c != c) return C(lo);
+    return c < C(lo) ? C(lo) : (c > C(hi) ? C(hi) : c);  // NaN fails both tests and stays
   }
   // The clip passes gradient only strictly inside the range.
-  MX_HOST_DEVICE T pass(T c) const { return !on || (c > lo && c < hi) ? T(1) : T(0); }
+  template <typename C>
+  MX_HOST_DEVICE C pass(C c) const {
+    return !on || (c > C(lo) && c < C(hi)) ? C(1) : C(0);
+  }
 };
 
 // Where the step's input values are and its results go. Rows are the N
@@ -62,43 +75,49 @@ struct StepForward {
   CellClip<T> clip;
 
   MX_HOST_DEVICE void operator()(int64_t n, int64_t j) const {
+    using C = KernelCompute<T>;
     T* g = gates + n * gate_width;
     const T* r = hh + n * gate_width_h();
+    // Gate q's pre-activation: x-side and h-side products and both biases.
+    auto pre = [&](int64_t q) {
+      const int64_t e = q * H + j;
+      return widen(g[e]) + widen(bx[e]) + widen(r[e]) + widen(bh[e]);
+    };
     if (mode == RnnMode::kLstm) {
-      const T i = sigmoid(g[j] + bx[j] + r[j] + bh[j]);
-      const T f = sigmoid(g[H + j] + bx[H + j] + r[H + j] + bh[H + j]);
-      const T u = nnmath::tanh(g[2 * H + j] + bx[2 * H + j] + r[2 * H + j] + bh[2 * H + j]);
-      const T o = sigmoid(g[3 * H + j] + bx[3 * H + j] + r[3 * H + j] + bh[3 * H + j]);
+      const C i = sigmoid(pre(0));
+      const C f = sigmoid(pre(1));
+      const C u = nnmath::tanh(pre(2));
+      const C o = sigmoid(pre(3));
       const int64_t k = n * H + j;
       if (!active(lengths, n, t)) {
         c[k] = c_prev[k];
         h[k] = T(0);  // with a projection, its weight gradient reads this row (times 0)
         return;
       }
-      const T cell = clip.apply(f * c_prev[k] + i * u);
-      g[j] = i;
-      g[H + j] = f;
-      g[2 * H + j] = u;
-      g[3 * H + j] = o;
-      c[k] = cell;
-      h[k] = o * nnmath::tanh(cell);
+      const C cell = clip.apply(f * widen(c_prev[k]) + i * u);
+      g[j] = T(i);
+      g[H + j] = T(f);
+      g[2 * H + j] = T(u);
+      g[3 * H + j] = T(o);
+      c[k] = T(cell);
+      h[k] = T(o * nnmath::tanh(cell));
     } else if (mode == RnnMode::kGru) {
-      const T rs = sigmoid(g[j] + bx[j] + r[j] + bh[j]);
-      const T z = sigmoid(g[H + j] + bx[H + j] + r[H + j] + bh[H + j]);
-      const T hn = r[2 * H + j] + bh[2 * H + j];
-      const T cand = nnmath::tanh(g[2 * H + j] + bx[2 * H + j] + rs * hn);
+      const C rs = sigmoid(pre(0));
+      const C z = sigmoid(pre(1));
+      const C hn = widen(r[2 * H + j]) + widen(bh[2 * H + j]);
+      const C cand = nnmath::tanh(widen(g[2 * H + j]) + widen(bx[2 * H + j]) + rs * hn);
       const int64_t k = n * H + j;
-      g[j] = rs;
-      g[H + j] = z;
-      g[2 * H + j] = cand;
-      g[3 * H + j] = hn;
+      g[j] = T(rs);
+      g[H + j] = T(z);
+      g[2 * H + j] = T(cand);
+      g[3 * H + j] = T(hn);
       // h_prev is the state the caller passes as c_prev (GRU has no cell).
-      h[k] = (T(1) - z) * cand + z * c_prev[k];
+      h[k] = T((C(1) - z) * cand + z * widen(c_prev[k]));
     } else {
-      const T pre = g[j] + bx[j] + r[j] + bh[j];
-      const T y = mode == RnnMode::kRnnRelu ? (pre > T(0) ? pre : T(0)) : nnmath::tanh(pre);
-      g[j] = y;
-      h[n * H + j] = y;
+      const C x = pre(0);
+      const C y = mode == RnnMode::kRnnRelu ? (x > C(0) ? x : C(0)) : nnmath::tanh(x);
+      g[j] = T(y);
+      h[n * H + j] = T(y);
     }
   }
   MX_HOST_DEVICE int64_t gate_width_h() const {
@@ -140,7 +159,7 @@ struct StepAbsorb {
   MX_HOST_DEVICE void operator()(int64_t n, int64_t j) const {
     const int64_t k = n * P + j;
     const bool on = active(lengths, n, t);
-    if (on) ds[k] += dout[n * out_stride + j];
+    if (on) ds[k] = T(widen(ds[k]) + widen(dout[n * out_stride + j]));
     if (ds_saved != nullptr) ds_saved[k] = on ? ds[k] : T(0);
   }
 };
@@ -166,6 +185,7 @@ struct StepBackward {
   CellClip<T> clip;
 
   MX_HOST_DEVICE void operator()(int64_t n, int64_t j) const {
+    using C = KernelCompute<T>;
     const int64_t G = mode == RnnMode::kLstm ? 4 : (mode == RnnMode::kGru ? 3 : 1);
     const T* g = gates + n * gate_width;
     T* gx = dgx + n * G * H;
@@ -177,32 +197,35 @@ struct StepBackward {
       return;
     }
     if (mode == RnnMode::kLstm) {
-      const T i = g[j], f = g[H + j], u = g[2 * H + j], o = g[3 * H + j];
-      const T tc = nnmath::tanh(c[k]);
-      const T d_out = dh[k];
-      const T dcell = (dc[k] + d_out * o * (T(1) - tc * tc)) * clip.pass(c[k]);
-      gx[j] = dcell * u * i * (T(1) - i);
-      gx[H + j] = dcell * c_prev[k] * f * (T(1) - f);
-      gx[2 * H + j] = dcell * i * (T(1) - u * u);
-      gx[3 * H + j] = d_out * tc * o * (T(1) - o);
-      dc[k] = dcell * f;
+      const C i = widen(g[j]), f = widen(g[H + j]), u = widen(g[2 * H + j]),
+              o = widen(g[3 * H + j]);
+      const C cell = widen(c[k]);
+      const C tc = nnmath::tanh(cell);
+      const C d_out = widen(dh[k]);
+      const C dcell = (widen(dc[k]) + d_out * o * (C(1) - tc * tc)) * clip.pass(cell);
+      gx[j] = T(dcell * u * i * (C(1) - i));
+      gx[H + j] = T(dcell * widen(c_prev[k]) * f * (C(1) - f));
+      gx[2 * H + j] = T(dcell * i * (C(1) - u * u));
+      gx[3 * H + j] = T(d_out * tc * o * (C(1) - o));
+      dc[k] = T(dcell * f);
     } else if (mode == RnnMode::kGru) {
-      const T r = g[j], z = g[H + j], cand = g[2 * H + j], hn = g[3 * H + j];
-      const T d = dh[k];
-      const T dcand = d * (T(1) - z) * (T(1) - cand * cand);
-      const T dz = d * (c_prev[k] - cand) * z * (T(1) - z);
-      const T dr = dcand * hn * r * (T(1) - r);
-      gx[j] = dr;
-      gx[H + j] = dz;
-      gx[2 * H + j] = dcand;
+      const C r = widen(g[j]), z = widen(g[H + j]), cand = widen(g[2 * H + j]),
+              hn = widen(g[3 * H + j]);
+      const C d = widen(dh[k]);
+      const C dcand = d * (C(1) - z) * (C(1) - cand * cand);
+      const C dz = d * (widen(c_prev[k]) - cand) * z * (C(1) - z);
+      const C dr = dcand * hn * r * (C(1) - r);
+      gx[j] = T(dr);
+      gx[H + j] = T(dz);
+      gx[2 * H + j] = T(dcand);
       T* gh = dgh + n * G * H;
-      gh[j] = dr;
-      gh[H + j] = dz;
-      gh[2 * H + j] = dcand * r;
+      gh[j] = T(dr);
+      gh[H + j] = T(dz);
+      gh[2 * H + j] = T(dcand * r);
     } else {
-      const T y = g[j];
-      const T slope = mode == RnnMode::kRnnRelu ? (y > T(0) ? T(1) : T(0)) : T(1) - y * y;
-      gx[j] = dh[k] * slope;
+      const C y = widen(g[j]);
+      const C slope = mode == RnnMode::kRnnRelu ? (y > C(0) ? C(1) : C(0)) : C(1) - y * y;
+      gx[j] = T(widen(dh[k]) * slope);
     }
   }
 };
@@ -224,7 +247,8 @@ struct StepCarry {
     if (!active(lengths, n, t))
       ds_prev[k] = ds[k];
     else
-      ds_prev[k] = mode == RnnMode::kGru ? ds[k] * gates[n * gate_width + P + j] : T(0);
+      ds_prev[k] =
+          mode == RnnMode::kGru ? T(widen(ds[k]) * widen(gates[n * gate_width + P + j])) : T(0);
   }
 };
 
@@ -237,7 +261,7 @@ struct ApplyMask {
   T* y;
   MX_HOST_DEVICE void operator()(int64_t r, int64_t c) const {
     const int64_t k = r * cols + c;
-    y[k] = x[k] * mask[k];
+    y[k] = T(widen(x[k]) * widen(mask[k]));
   }
 };
 
@@ -252,7 +276,7 @@ struct CopyRows {
   MX_HOST_DEVICE void operator()(int64_t r, int64_t c) const {
     const T v = src[r * ld_src + c];
     if (add)
-      dst[r * ld_dst + c] += v;
+      dst[r * ld_dst + c] = T(widen(dst[r * ld_dst + c]) + widen(v));
     else
       dst[r * ld_dst + c] = v;
   }
