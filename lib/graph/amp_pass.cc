@@ -19,7 +19,7 @@ using EntryKey = std::pair<const Node*, uint32_t>;
 // is cast once).
 class AmpRewriter {
  public:
-  explicit AmpRewriter(DType target) : target_(target) {}
+  AmpRewriter(DType target, DeviceKind device) : target_(target), device_(device) {}
 
   NodeEntry rewrite(const NodeEntry& e) {
     auto node = copy_of(e.node);
@@ -76,7 +76,10 @@ class AmpRewriter {
     const std::vector<size_t> ins = data_inputs(n);
     size_t low = 0;
     for (size_t i : ins) low += is_low(n.inputs[i]) ? 1 : 0;
-    switch (def.amp_class(n.op->params())) {
+    const op::AmpClass amp = device_ == DeviceKind::kCPU && def.amp_class_on_cpu
+                                 ? *def.amp_class_on_cpu
+                                 : def.amp_class(n.op->params());
+    switch (amp) {
       case op::AmpClass::kLowPrecision:
         for (size_t i : ins)
           if (!is_low(n.inputs[i])) n.inputs[i] = cast(n.inputs[i], target_);
@@ -118,6 +121,7 @@ class AmpRewriter {
   }
 
   DType target_;
+  DeviceKind device_;
   std::map<const Node*, std::shared_ptr<Node>> copies_;
   std::map<EntryKey, NodeEntry> to_low_, to_float32_;
   std::set<EntryKey> low_;
@@ -125,10 +129,10 @@ class AmpRewriter {
 
 }  // namespace
 
-Symbol convert_to_mixed_precision(const Symbol& network, DType target) {
+Symbol convert_to_mixed_precision(const Symbol& network, DType target, DeviceKind device) {
   if (target != DType::kBFloat16 && target != DType::kFloat16)
     throw InputError(str("mixed precision runs in bfloat16 or float16, not ", dtype_name(target)));
-  AmpRewriter rewriter(target);
+  AmpRewriter rewriter(target, device);
   // Nodes in topological order first, so that deep graphs do not recurse.
   for (const auto& node : topo_order(network.outputs()))
     if (!node->is_variable()) rewriter.rewrite(NodeEntry{node, 0, 0});

@@ -6,6 +6,7 @@
 // through an amp_cast, whose gradient is cast back to float32.
 #pragma once
 
+#include "base/context.h"
 #include "base/dtype.h"
 #include "graph/symbol.h"
 
@@ -13,6 +14,8 @@ namespace mx::graph {
 
 // `target`: kBFloat16 or kFloat16. The outputs of the converted graph are
 // float32 where the network's were (a low-precision head is cast back).
-Symbol convert_to_mixed_precision(const Symbol& network, DType target);
+// `device`: where it will run; on the CPU an operator's amp_class_on_cpu,
+// where it declares one, replaces its class.
+Symbol convert_to_mixed_precision(const Symbol& network, DType target, DeviceKind device);
 
 }  // namespace mx::graph

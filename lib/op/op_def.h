@@ -125,6 +125,9 @@ struct OpDef {
   // Its part in mixed precision (op/amp_class.h), from its parameters (MXNet
   // keeps Activation's softrelu in float32); every operator declares one.
   std::function<AmpClass(const ParamsPtr&)> amp_class;
+  // Where a network trained on the CPU needs another class (the operator's
+  // 16-bit CPU kernels slower than its float32 ones): that class there.
+  std::optional<AmpClass> amp_class_on_cpu;
   std::string amp_text;  // the class as the listings print it
 
   double forward_flops(const ParamsPtr& params, const ShapeVector& in,
@@ -263,6 +266,12 @@ class OpBuilder {
   OpBuilder& amp(std::function<AmpClass(const P&)> fn, std::string text) {
     def_.amp_class = [fn](const ParamsPtr& p) { return fn(cast(p)); };
     def_.amp_text = std::move(text);
+    return *this;
+  }
+  // The class for networks that train on the CPU, where it differs (after amp()).
+  OpBuilder& amp_on_cpu(AmpClass c) {
+    def_.amp_class_on_cpu = c;
+    def_.amp_text += str("; on the CPU: ", amp_class_name(c));
     return *this;
   }
   OpBuilder& flops(std::function<double(const P&, const ShapeVector&, const ShapeVector&)> fn) {

@@ -1,5 +1,7 @@
 #include "train/precision.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "graph/amp_pass.h"
 #include "op/dnnl/dnnl_switch.h"
@@ -62,11 +64,17 @@ void check_precision_supported(Precision p, const std::vector<Context>& devices,
                      "(AVX512-BF16 or AMX); train in float32");
 }
 
-graph::Symbol apply_precision(const graph::Symbol& network, Precision p) {
+graph::Symbol apply_precision(const graph::Symbol& network, Precision p,
+                              const std::vector<Context>& devices) {
+  const bool on_cpu =
+      std::any_of(devices.begin(), devices.end(), [](const Context& d) { return !d.is_gpu(); });
+  const DeviceKind where = on_cpu ? DeviceKind::kCPU : DeviceKind::kGPU;
   switch (p) {
     case Precision::kFloat32: return network;
-    case Precision::kBFloat16: return graph::convert_to_mixed_precision(network, DType::kBFloat16);
-    case Precision::kFloat16: return graph::convert_to_mixed_precision(network, DType::kFloat16);
+    case Precision::kBFloat16:
+      return graph::convert_to_mixed_precision(network, DType::kBFloat16, where);
+    case Precision::kFloat16:
+      return graph::convert_to_mixed_precision(network, DType::kFloat16, where);
   }
   return network;
 }

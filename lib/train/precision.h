@@ -42,7 +42,9 @@ void check_precision_supported(Precision p, const std::vector<Context>& devices,
                                const CpuFeatures& cpu, const std::string& origin,
                                GpuCapability gpu_capability = gpu::compute_capability);
 
-// The network as it trains in `p` (float32: unchanged).
-graph::Symbol apply_precision(const graph::Symbol& network, Precision p);
+// The network as it trains in `p` (float32: unchanged) on `devices`: with
+// the CPU among them, the operators' classes for the CPU (amp_on_cpu).
+graph::Symbol apply_precision(const graph::Symbol& network, Precision p,
+                              const std::vector<Context>& devices);
 
 }  // namespace mx::train

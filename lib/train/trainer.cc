@@ -589,7 +589,8 @@ void Trainer::describe(std::ostream& out, bool json) const {
 
 void Trainer::benchmark(std::ostream& out, int iterations) const {
   // Timed as the run trains: in its precision, the AMP pass's casts included.
-  const graph::Symbol trained = apply_precision(s_->symbol, s_->settings.precision);
+  const graph::Symbol trained =
+      apply_precision(s_->symbol, s_->settings.precision, s_->settings.devices);
   benchmark_network(out, iterations, describe_input(trained, *s_->exe, s_->settings));
 }
 

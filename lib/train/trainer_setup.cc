@@ -116,7 +116,7 @@ std::unique_ptr<Executor> bind_for_training(const graph::Symbol& network, const 
   graph::ShapeMap shapes{{s.data_name, data_shape}, {s.label_name, bind_label}};
   // A low precision binds the AMP pass's copy; the network itself (what
   // checkpoints save) stays float32.
-  graph::Symbol bound = apply_precision(network, s.precision);
+  graph::Symbol bound = apply_precision(network, s.precision, s.devices);
   if (s.loss_scale.on()) {
     bound = scale_loss_gradient(bound);
     shapes[kLossScaleInput] = Shape{1};

@@ -47,9 +47,33 @@ std::string op_of(const graph::NodeEntry& e) {
 
 }  // namespace
 
+// RNN runs in 16 bits on a GPU; on the CPU its float32 kernels (oneDNN's
+// primitives) are faster than its 16-bit ones, so it stays float32 there.
+TEST_CASE("amp pass: RNN in 16 bits on a GPU, in float32 on the CPU") {
+  Symbol x = Symbol::variable("data");
+  Symbol rnn = Symbol::create(
+      "RNN", "lstm", {{"mode", "lstm"}, {"state_size", "8"}, {"num_layers", "1"}},
+      {x, Symbol::variable("params"), Symbol::variable("h0"), Symbol::variable("c0")});
+  Symbol fc =
+      Symbol::create("FullyConnected", "fc", {{"num_hidden", "4"}, {"flatten", "False"}}, {rnn});
+  const Symbol net = Symbol::create("SoftmaxOutput", "softmax", {}, {fc});
+  for (DType low : {DType::kBFloat16, DType::kFloat16}) {
+    CAPTURE(dtype_name(low));
+    auto on_gpu = node_named(graph::convert_to_mixed_precision(net, low, DeviceKind::kGPU), "lstm");
+    REQUIRE(on_gpu);
+    for (const auto& in : on_gpu->inputs) {
+      CHECK(op_of(in) == "amp_cast");
+      CHECK(in.node->attrs.at("dtype") == dtype_name(low));
+    }
+    auto on_cpu = node_named(graph::convert_to_mixed_precision(net, low, DeviceKind::kCPU), "lstm");
+    REQUIRE(on_cpu);
+    for (const auto& in : on_cpu->inputs) CHECK(op_of(in) == "variable");
+  }
+}
+
 TEST_CASE("amp pass: casts into low-precision layers and back before float32 ones") {
   const Symbol net = small_convnet(true);
-  const Symbol amp = graph::convert_to_mixed_precision(net, DType::kBFloat16);
+  const Symbol amp = graph::convert_to_mixed_precision(net, DType::kBFloat16, DeviceKind::kCPU);
   // The arguments (master weights, data, label) are the network's.
   CHECK(amp.list_arguments() == net.list_arguments());
   CHECK(amp.list_outputs() == net.list_outputs());
@@ -95,7 +119,8 @@ TEST_CASE("amp pass: casts into low-precision layers and back before float32 one
 }
 
 TEST_CASE("amp pass: the converted graph round-trips through MXNet's JSON") {
-  const Symbol amp = graph::convert_to_mixed_precision(small_convnet(true), DType::kBFloat16);
+  const Symbol amp =
+      graph::convert_to_mixed_precision(small_convnet(true), DType::kBFloat16, DeviceKind::kCPU);
   const std::string json = amp.to_json();
   CHECK(json.find("\"op\": \"amp_cast\"") != std::string::npos);
   const Symbol back = Symbol::from_json(json);
@@ -107,7 +132,7 @@ TEST_CASE("amp pass: a widest-type operator of mixed inputs gets one amp_multica
   Symbol fc = Symbol::create("FullyConnected", "fc", {{"num_hidden", "3"}}, {x});
   Symbol y = Symbol::variable("other");
   Symbol sum = Symbol::create("elemwise_add", "sum", {}, {fc, y});
-  const Symbol amp = graph::convert_to_mixed_precision(sum, DType::kBFloat16);
+  const Symbol amp = graph::convert_to_mixed_precision(sum, DType::kBFloat16, DeviceKind::kCPU);
   auto add = node_named(amp, "sum");
   REQUIRE(add);
   CHECK(op_of(add->inputs[0]) == "amp_multicast");
@@ -119,7 +144,7 @@ TEST_CASE("amp pass: a widest-type operator of mixed inputs gets one amp_multica
   // Both inputs low: the add runs in bfloat16 and the head is cast back.
   Symbol fc2 = Symbol::create("FullyConnected", "fc2", {{"num_hidden", "3"}}, {x});
   Symbol both = Symbol::create("elemwise_add", "both", {}, {fc, fc2});
-  const Symbol amp2 = graph::convert_to_mixed_precision(both, DType::kBFloat16);
+  const Symbol amp2 = graph::convert_to_mixed_precision(both, DType::kBFloat16, DeviceKind::kCPU);
   CHECK(op_of(node_named(amp2, "both")->inputs[0]) == "FullyConnected");
   CHECK(op_of(amp2.outputs()[0]) == "amp_cast");
   graph::DTypeMap f32_2;
@@ -131,9 +156,11 @@ TEST_CASE("amp pass: an entry read by two low-precision layers is cast once") {
   Symbol x = Symbol::variable("data");
   Symbol a = Symbol::create("FullyConnected", "a", {{"num_hidden", "3"}}, {x});
   Symbol b = Symbol::create("FullyConnected", "b", {{"num_hidden", "3"}}, {x});
-  const Symbol amp = graph::convert_to_mixed_precision(Symbol::group({a, b}), DType::kBFloat16);
+  const Symbol amp =
+      graph::convert_to_mixed_precision(Symbol::group({a, b}), DType::kBFloat16, DeviceKind::kCPU);
   CHECK(node_named(amp, "a")->inputs[0].node == node_named(amp, "b")->inputs[0].node);
-  CHECK_THROWS_AS(graph::convert_to_mixed_precision(a, DType::kFloat64), InputError);
+  CHECK_THROWS_AS(graph::convert_to_mixed_precision(a, DType::kFloat64, DeviceKind::kCPU),
+                  InputError);
 }
 
 TEST_CASE("amp pass: bfloat16 training gives float32 gradients close to float32's") {
@@ -149,8 +176,8 @@ TEST_CASE("amp pass: bfloat16 training gives float32 gradients close to float32'
   BindOptions bind;
   bind.grad_req = {{"data", graph::GradReq::kNull}, {"softmax_label", graph::GradReq::kNull}};
   auto f32 = Executor::simple_bind(net, shapes, bind);
-  auto bf16 =
-      Executor::simple_bind(graph::convert_to_mixed_precision(net, DType::kBFloat16), shapes, bind);
+  auto bf16 = Executor::simple_bind(
+      graph::convert_to_mixed_precision(net, DType::kBFloat16, DeviceKind::kCPU), shapes, bind);
   std::mt19937_64 rng(3);
   std::normal_distribution<float> normal(0.f, 0.5f);
   for (const auto& [name, arr] : f32->arg_dict()) {

@@ -7,11 +7,12 @@
 // (dnnl/dnnl_rnn.h: not with sequence lengths or cell clipping), unless
 // MX_DNNL=0.
 //
-// Mixed precision (an AMP low-precision operator): float16 and bfloat16 on a
-// GPU, bfloat16 on the CPU, run rnn_driver.h with 16-bit storage, products
-// that sum in float32 (cuBLAS; oneDNN's matmul on the CPU) and the steps
-// computed in float. With sequence lengths the operator stays in float32,
-// so that the lengths are never rounded to 16 bits.
+// Mixed precision: float16 and bfloat16 on a GPU, bfloat16 on the CPU, run
+// rnn_driver.h with 16-bit storage, products that sum in float32 (cuBLAS;
+// oneDNN's matmul on the CPU) and the steps computed in float. The AMP pass
+// runs RNN in 16 bits on GPUs only: on the CPU its float32 path (oneDNN's
+// primitives) is the faster. With sequence lengths it stays in float32, so
+// that the lengths are never rounded to 16 bits.
 //
 // Beyond MXNet 1.9.1 on the CPU, which refuses them: use_sequence_length,
 // lstm_state_clip_* and training with projection_size all work here, forward
@@ -219,6 +220,9 @@ void register_rnn_ops(OpRegistry& r) {
                 return p.use_sequence_length ? AmpClass::kFloat32 : AmpClass::kLowPrecision;
               },
               "low_precision (with use_sequence_length: float32)")
+          // Its bfloat16 steps on the CPU (rnn_driver.h, one small product
+          // per step) run slower than oneDNN's float32 LSTM primitive.
+          .amp_on_cpu(AmpClass::kFloat32)
           .describe(
               "Recurrent layers over TNC data with MXNet's flat parameter vector: vanilla "
               "(rnn_relu, rnn_tanh), LSTM (gates i, f, g, o) or GRU (r, z, n, reset after the "
