@@ -13,7 +13,7 @@ biases 0 but the LSTM's forget gate 1; --init torch keeps PyTorch's own
 Usage:
     python3 scripts/bench/charlstm_pytorch.py --data D.csv --label L.csv
         [--epochs 2] [--batch-size 32] [--threads N] [--init mx|torch] [--device cpu|cuda]
-        [--precision float32|bfloat16|float16]
+        [--precision float32|bfloat16|float16] [--seed S]
 
 --precision bfloat16 or float16 trains under torch.autocast (float16 with a
 GradScaler, as mixed precision in float16 is meant to run), the peer of
@@ -72,10 +72,11 @@ def main():
     p.add_argument("--lr", type=float, default=0.002)
     p.add_argument("--init", choices=["mx", "torch"], default="mx")
     p.add_argument("--precision", choices=["float32", "bfloat16", "float16"], default="float32")
+    p.add_argument("--seed", type=int, default=0, help="torch.manual_seed (initial parameters)")
     a = p.parse_args()
     if a.threads > 0:
         torch.set_num_threads(a.threads)
-    torch.manual_seed(0)
+    torch.manual_seed(a.seed)
     device = torch.device(a.device)
     # float32 as mx computes it on a GPU by default: no TF32 (cuDNN's RNNs use it unless told).
     torch.backends.cudnn.allow_tf32 = False

@@ -22,13 +22,16 @@ Usage:
   charlstm_vs_pytorch.py [--python PY] [--build DIR] [--text FILE] [--steps N]
                          [--epochs E] [--rounds R] [--threads T] [--mx-env K=V ...]
                          [--device cpu|gpu] [--units U] [--layers L] [--batch B]
-                         [--precision float32|bfloat16|float16]
+                         [--precision float32|bfloat16|float16] [--seed S]
 PY has torch and numpy (default: this python). DIR is mx's build folder
 (default: $MX_BUILD_DIR, else build/). --mx-env sets variables for mx-train
 only (e.g. MX_DNNL=0 for its reference kernels).
 --device gpu trains both on the first GPU (mx-train's gpu:0, PyTorch's cuda).
 --precision bfloat16 or float16: mixed precision on both sides (mx-train's
 train.precision, PyTorch's torch.autocast with a GradScaler for float16).
+--seed S seeds both sides' initial parameters (mx-train's train.seed,
+PyTorch's torch.manual_seed; default 0), to see how far the losses move
+with the draw alone.
 """
 import argparse
 import json
@@ -109,7 +112,7 @@ def run_mx(a, config, work, env, round_index):
     run_dir = os.path.join(work, f"mx-run-{round_index}")
     devices = ["train.devices=[gpu:0]"] if a.device == "gpu" else []
     run([os.path.join(a.build, "cmd", "mx-train"), config, *devices, f"train.precision={a.precision}",
-         "--run-dir", run_dir], env)
+         f"train.seed={a.seed}", "--run-dir", run_dir], env)
     with open(os.path.join(run_dir, "metrics.jsonl")) as f:
         last = [json.loads(line) for line in f if line.strip()][-1]
     return last["samples_per_sec"] * STEPS_PER_ROW, math.log(last["train"]["perplexity"])
@@ -119,7 +122,8 @@ def run_torch(a, data, label, env):
     out = run([a.python, os.path.join(ROOT, "scripts", "bench", "charlstm_pytorch.py"), "--data",
                data, "--label", label, "--epochs", str(a.epochs), "--batch-size", str(a.batch),
                "--threads", str(a.threads), "--units", str(a.units), "--layers", str(a.layers),
-               "--device", "cuda" if a.device == "gpu" else "cpu", "--precision", a.precision], env)
+               "--device", "cuda" if a.device == "gpu" else "cpu", "--precision", a.precision,
+               "--seed", str(a.seed)], env)
     last = [line for line in out.splitlines() if line.startswith("epoch")][-1].split()
     return float(last[5]), float(last[3])
 
@@ -145,6 +149,7 @@ def main():
                    help="gpu: both train on the first GPU (mx gpu:0, PyTorch cuda)")
     p.add_argument("--precision", choices=["float32", "bfloat16", "float16"], default="float32",
                    help="mixed precision on both sides")
+    p.add_argument("--seed", type=int, default=0, help="both sides' initial parameters")
     a = p.parse_args()
     if a.text is None:
         sys.exit("charlstm_vs_pytorch: no text file found; give one with --text")

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "error_text.h"
+#include "graph/node.h"
 #include "ndarray/params_io.h"
 #include "op/dnnl/dnnl_switch.h"
 #include "temp_dir.h"
@@ -105,6 +106,28 @@ TEST_CASE("a precision this machine cannot run fast is refused, naming the missi
         }).find("runs on GPUs only") != std::string::npos);
   // float32 needs nothing.
   check_precision_supported(Precision::kFloat32, {Context::cpu()}, CpuFeatures{}, "here");
+}
+
+// RNN declares float32 for the CPU (its bfloat16 kernels are slower there
+// than its float32 ones): a run with any CPU among its devices keeps it.
+TEST_CASE("apply_precision takes the CPU's AMP classes when a device is the CPU") {
+  using graph::Symbol;
+  const Symbol rnn =
+      Symbol::create("RNN", "lstm", {{"mode", "lstm"}, {"state_size", "4"}, {"num_layers", "1"}},
+                     {Symbol::variable("data"), Symbol::variable("params"), Symbol::variable("h0"),
+                      Symbol::variable("c0")});
+  // Whether the converted network casts the RNN's data input.
+  auto rnn_cast = [&](const std::vector<Context>& devices) {
+    const Symbol amp = train::apply_precision(rnn, train::Precision::kBFloat16, devices);
+    for (const auto& n : graph::topo_order(amp.outputs()))
+      if (n->name == "lstm") return !n->inputs[0].node->is_variable();
+    FAIL("no node lstm");
+    return false;
+  };
+  CHECK(rnn_cast({Context::gpu(0)}));
+  CHECK(rnn_cast({Context::gpu(0), Context::gpu(1)}));
+  CHECK_FALSE(rnn_cast({Context::cpu()}));
+  CHECK_FALSE(rnn_cast({Context::gpu(0), Context::cpu()}));
 }
 
 TEST_CASE("a bfloat16 run checkpoints float32 parameters and resumes exactly") {

@@ -148,6 +148,8 @@ struct CpuOps {
       // The operator's temporary space holds the driver's scratch, so
       // oneDNN's buffers come from the thread's own (no TempSpace given).
       dnnl_impl::matmul_bf16(g, {}, a, b, c, add ? OpReq::kAdd : OpReq::kWrite, OpResources{});
+#else
+      throw Error("RNN: bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL)");
 #endif
     } else {
       op::gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, add ? T(1) : T(0), c, ldc);
