@@ -188,6 +188,14 @@ void check_low_precision(const LowCase& c, DType low = DType::kBFloat16,
   }
 }
 
+// An RNN case (5 steps): inputs from [-1, 1], all in the low precision,
+// twice the bounds.
+LowCase rnn_case(AttrMap attrs, std::vector<Shape> inputs) {
+  LowCase c{"RNN", std::move(attrs), std::move(inputs)};
+  c.bound_scale = 2.0;
+  return c;
+}
+
 std::vector<LowCase> low_precision_cases() {
   const Shape img{2, 8, 6, 6};
   return {
@@ -208,34 +216,17 @@ std::vector<LowCase> low_precision_cases() {
       {"batch_dot", {}, {Shape{1, 4, 12}, Shape{1, 12, 3}}},
       // RNN: the x-side products of every step at once, then one h-side
       // product and one cell step per step, in every mode; 16-bit states.
-      {"RNN",
-       {{"mode", "lstm"}, {"state_size", "8"}, {"num_layers", "2"}, {"state_outputs", "True"}},
-       {Shape{5, 3, 6}, Shape{1088}, Shape{2, 3, 8}, Shape{2, 3, 8}},
-       -1.0,
-       SIZE_MAX,
-       {},
-       2.0},
-      {"RNN",
-       {{"mode", "lstm"}, {"state_size", "8"}, {"num_layers", "1"}, {"projection_size", "4"}},
-       {Shape{5, 3, 6}, Shape{416}, Shape{1, 3, 4}, Shape{1, 3, 8}},
-       -1.0,
-       SIZE_MAX,
-       {},
-       2.0},
-      {"RNN",
-       {{"mode", "gru"}, {"state_size", "8"}, {"num_layers", "1"}, {"bidirectional", "True"}},
-       {Shape{5, 3, 6}, Shape{768}, Shape{2, 3, 8}},
-       -1.0,
-       SIZE_MAX,
-       {},
-       2.0},
-      {"RNN",
-       {{"mode", "rnn_tanh"}, {"state_size", "8"}, {"num_layers", "1"}},
-       {Shape{5, 3, 6}, Shape{128}, Shape{1, 3, 8}},
-       -1.0,
-       SIZE_MAX,
-       {},
-       2.0},
+      rnn_case(
+          {{"mode", "lstm"}, {"state_size", "8"}, {"num_layers", "2"}, {"state_outputs", "True"}},
+          {Shape{5, 3, 6}, Shape{1088}, Shape{2, 3, 8}, Shape{2, 3, 8}}),
+      rnn_case(
+          {{"mode", "lstm"}, {"state_size", "8"}, {"num_layers", "1"}, {"projection_size", "4"}},
+          {Shape{5, 3, 6}, Shape{416}, Shape{1, 3, 4}, Shape{1, 3, 8}}),
+      rnn_case(
+          {{"mode", "gru"}, {"state_size", "8"}, {"num_layers", "1"}, {"bidirectional", "True"}},
+          {Shape{5, 3, 6}, Shape{768}, Shape{2, 3, 8}}),
+      rnn_case({{"mode", "rnn_tanh"}, {"state_size", "8"}, {"num_layers", "1"}},
+               {Shape{5, 3, 6}, Shape{128}, Shape{1, 3, 8}}),
       {"Activation", {{"act_type", "relu"}}, {img}},
       // bfloat16 data, float32 gamma, beta, statistics and their gradients;
       // with fix_gamma off so that gamma's gradient is compared too.

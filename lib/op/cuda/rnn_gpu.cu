@@ -32,15 +32,8 @@ struct GpuOps {
 
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
             int64_t ldb, bool add, T* c, int64_t ldc) {
-    RowMajorGemm g;
-    g.trans_a = ta;
-    g.trans_b = tb;
-    g.m = m;
-    g.n = n;
-    g.k = k;
-    g.lda = lda;
-    g.ldb = ldb;
-    g.ldc = ldc;
+    const RowMajorGemm g{
+        .trans_a = ta, .trans_b = tb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc};
     cuda::gemm(*rctx, "RNN", g, a, b, c, add ? OpReq::kAdd : OpReq::kWrite);
   }
   template <typename F>

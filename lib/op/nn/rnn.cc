@@ -136,15 +136,8 @@ struct CpuOps {
             int64_t ldb, bool add, T* c, int64_t ldc) {
     if constexpr (std::is_same_v<T, bf16_t>) {
 #if MX_USE_DNNL
-      cuda::RowMajorGemm g;
-      g.trans_a = ta;
-      g.trans_b = tb;
-      g.m = m;
-      g.n = n;
-      g.k = k;
-      g.lda = lda;
-      g.ldb = ldb;
-      g.ldc = ldc;
+      const cuda::RowMajorGemm g{
+          .trans_a = ta, .trans_b = tb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc};
       // The operator's temporary space holds the driver's scratch, so
       // oneDNN's buffers come from the thread's own (no TempSpace given).
       dnnl_impl::matmul_bf16(g, {}, a, b, c, add ? OpReq::kAdd : OpReq::kWrite, OpResources{});
