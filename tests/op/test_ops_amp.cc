@@ -322,6 +322,34 @@ TEST_CASE("low precision: dot and batch_dot in bfloat16 add into outputs and gra
   }
 }
 
+// Without oneDNN (MX_DNNL=0 here) the CPU has no bfloat16 kernels for the
+// low-precision operators: each refuses, naming itself, rather than emulate;
+// RNN refuses float16 on the CPU too.
+TEST_CASE("low precision: the CPU refuses 16-bit operators it has no kernels for") {
+  auto refusal = [](const LowCase& c, DType low) -> std::string {
+    std::mt19937_64 rng(3);
+    std::vector<NDArray> in;
+    for (const Shape& s : c.inputs) in.push_back(cast_to(random_f32(s, rng, -1, 1), low));
+    try {  // (a kernel's error surfaces when its output is read)
+      for (const NDArray& y : op::invoke(c.op, in, c.attrs)) y.wait_to_read();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  op::ScopedDnnl off(false);
+  for (const LowCase& c : low_precision_cases()) {
+    if (c.op != "RNN" && c.op != "dot" && c.op != "FullyConnected" && c.op != "Convolution")
+      continue;
+    CAPTURE(c.op);
+    const std::string bf16 = refusal(c, DType::kBFloat16);
+    CHECK(bf16.find(c.op + ": bfloat16 needs mx's oneDNN kernels") != std::string::npos);
+    if (c.op == "RNN")
+      CHECK(refusal(c, DType::kFloat16).find("RNN: float16 runs on a GPU only") !=
+            std::string::npos);
+  }
+}
+
 // On a GPU (test_ops_gpu): every case in float16 and in bfloat16 against
 // float32 on the same GPU (whose float32 kernels the harness compares with
 // the CPU's), through cuDNN's and cuBLAS's 16-bit kernels with float32 sums

@@ -1,7 +1,7 @@
-// dot and batch_dot in bfloat16 on the CPU: oneDNN's matmul with float32
-// sums, on mx's row-major operands where they lie (a transposed operand is a
-// strided view, not a copy), one primitive per shape. Only compiled with
-// MX_USE_DNNL.
+// bfloat16 products on the CPU (dot, batch_dot, and RNN's in rnn_driver.h):
+// oneDNN's matmul with float32 sums, on mx's row-major operands where they
+// lie (a transposed operand is a strided view, not a copy), one primitive
+// per shape. Only compiled with MX_USE_DNNL.
 #pragma once
 
 #include "op/cuda/gemm_args.h"

@@ -2,7 +2,9 @@
 
 #include <atomic>
 
+#include "base/error.h"
 #include "base/runtime_config.h"
+#include "base/strings.h"
 #if MX_USE_DNNL
 #include "op/dnnl/dnnl_context.h"
 #endif
@@ -22,6 +24,11 @@ std::atomic<bool>& winograd_flag() {
 }
 
 }  // namespace
+
+[[noreturn]] void bf16_needs_dnnl(const char* op) {
+  throw Error(
+      str(op, ": bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)"));
+}
 
 bool dnnl_built() { return MX_USE_DNNL != 0; }
 

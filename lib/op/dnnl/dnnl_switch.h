@@ -33,6 +33,12 @@ void set_dnnl_winograd_enabled(bool on);
 // (AVX-512; not AVX2).
 bool dnnl_winograd_available();
 
+// The refusal of an operator's bfloat16 kernel without oneDNN (not built
+// in, or MX_DNNL=0): bfloat16 runs on oneDNN alone (float32 sums inside; no
+// emulation). Mixed-precision training checks for it before it binds
+// (train/precision.h), so this is for graphs built in bfloat16 by hand.
+[[noreturn]] void bf16_needs_dnnl(const char* op);
+
 // True when oneDNN is built in and this CPU computes bfloat16 products
 // natively (AVX512-BF16 or AMX): what bfloat16 inference needs to be fast.
 // Without them oneDNN would emulate bfloat16 at a loss against float32.

@@ -160,13 +160,6 @@ T* grad_of(const BackwardCall& c, size_t i) {
   return c.req[i] == OpReq::kNull ? nullptr : c.in_grads[i].ptr<T>();
 }
 
-// bfloat16 runs on oneDNN alone (float32 sums inside; no emulation):
-// mixed-precision training checks for it before it binds (train/precision.h).
-[[noreturn]] void bf16_needs_dnnl() {
-  throw Error(
-      "Convolution: bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)");
-}
-
 void convolution_forward_bf16([[maybe_unused]] const ConvolutionParam& p,
                               [[maybe_unused]] const ForwardCall& c) {
 #if MX_USE_DNNL
@@ -177,7 +170,7 @@ void convolution_forward_bf16([[maybe_unused]] const ConvolutionParam& p,
                               c.resources, std::nullopt, DType::kBFloat16))
     return;
 #endif
-  bf16_needs_dnnl();
+  bf16_needs_dnnl("Convolution");
 }
 
 void convolution_backward_bf16([[maybe_unused]] const ConvolutionParam& p,
@@ -194,7 +187,7 @@ void convolution_backward_bf16([[maybe_unused]] const ConvolutionParam& p,
                                     DType::kBFloat16))
     return;
 #endif
-  bf16_needs_dnnl();
+  bf16_needs_dnnl("Convolution");
 }
 
 template <typename T>

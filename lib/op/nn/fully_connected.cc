@@ -81,13 +81,6 @@ void forward(const FullyConnectedParam& p, const ForwardCall& c) {
   gemm(false, true, rows, h, k, T(1), x, k, w, k, beta, y, h);
 }
 
-// bfloat16 runs on oneDNN alone (float32 sums inside; no emulation):
-// mixed-precision training checks for it before it binds (train/precision.h).
-[[noreturn]] void bf16_needs_dnnl() {
-  throw Error(
-      "FullyConnected: bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)");
-}
-
 void forward_bf16([[maybe_unused]] const FullyConnectedParam& p,
                   [[maybe_unused]] const ForwardCall& c) {
   if (c.req[0] == OpReq::kNull) return;
@@ -100,7 +93,7 @@ void forward_bf16([[maybe_unused]] const FullyConnectedParam& p,
     return;
   }
 #endif
-  bf16_needs_dnnl();
+  bf16_needs_dnnl("FullyConnected");
 }
 
 void backward_bf16([[maybe_unused]] const FullyConnectedParam& p,
@@ -116,7 +109,7 @@ void backward_bf16([[maybe_unused]] const FullyConnectedParam& p,
     return;
   }
 #endif
-  bf16_needs_dnnl();
+  bf16_needs_dnnl("FullyConnected");
 }
 
 template <typename T>

@@ -141,9 +141,7 @@ struct CpuOps {
       // The operator's temporary space holds the driver's scratch, so
       // oneDNN's buffers come from the thread's own (no TempSpace given).
       dnnl_impl::matmul_bf16(g, {}, a, b, c, add ? OpReq::kAdd : OpReq::kWrite, OpResources{});
-#else
-      throw Error("RNN: bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL)");
-#endif
+#endif  // (without oneDNN, check_cpu_type refused bfloat16)
     } else {
       op::gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, add ? T(1) : T(0), c, ldc);
     }
@@ -175,14 +173,12 @@ struct CpuOps {
   void draw_mask(T* mask, int64_t n, double keep) { rnn::draw_dropout_mask(*rng, mask, n, keep); }
 };
 
-// bfloat16's products run on oneDNN alone (float32 sums inside; no
-// emulation), as FullyConnected's; float16 runs on a GPU only, as mixed
-// precision in float16 does (train/precision.h).
+// bfloat16's products run on oneDNN alone, as FullyConnected's; float16
+// runs on a GPU only, as mixed precision in float16 does (train/precision.h).
 void check_cpu_type(DType t) {
   if (t == DType::kFloat16)
     throw Error("RNN: float16 runs on a GPU only (on the CPU, mixed precision is bfloat16)");
-  if (t == DType::kBFloat16 && !dnnl_enabled())
-    throw Error("RNN: bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)");
+  if (t == DType::kBFloat16 && !dnnl_enabled()) bf16_needs_dnnl("RNN");
 }
 
 template <typename T>

@@ -253,9 +253,7 @@ void products_backward(const DotParam& p, const ProductDims& g, int64_t batch,
 }
 
 // oneDNN's matmul for bfloat16 on the CPU, as products_forward's and
-// products_backward's `run`. bfloat16 runs on oneDNN alone (float32 sums
-// inside; no emulation), as FullyConnected's: mixed-precision training checks
-// for it before it binds (train/precision.h).
+// products_backward's `run` (refused without oneDNN: bf16_needs_dnnl).
 struct Bf16Matmul {
   const OpResources& res;
   void operator()([[maybe_unused]] const cuda::RowMajorGemm& gemm,
@@ -269,9 +267,7 @@ struct Bf16Matmul {
 };
 
 Bf16Matmul bf16_matmul(const char* op, const OpResources& res) {
-  if (!dnnl_enabled())
-    throw Error(
-        str(op, ": bfloat16 needs mx's oneDNN kernels (built with MX_USE_DNNL, MX_DNNL not 0)"));
+  if (!dnnl_enabled()) bf16_needs_dnnl(op);
   return {res};
 }
 
